@@ -1,0 +1,7 @@
+// fa4sim version and the git state the binary was configured from.
+#pragma once
+
+namespace fa4sim {
+const char* version();       // e.g. "0.1.0"
+const char* git_describe();  // `git describe --always --dirty` at configure time
+}  // namespace fa4sim

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: the README's first command. On a fresh Debian machine it installs what is
+# missing, configures and builds fa4sim (Release, CUDA backend when nvcc is found), then runs
+# the main job: `fa4sim report --out fa4sim-report`.
+#   Environment: FA4SIM_BUILD_DIR (default build), FA4SIM_NO_REPORT=1 to skip the report,
+#                FA4SIM_CMAKE_ARGS for extra CMake arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${FA4SIM_BUILD_DIR:-build}
+
+debs=(build-essential cmake git pkg-config libcli11-dev libfmt-dev libeigen3-dev libboost-dev
+      nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-pip python3-numpy
+      python3-matplotlib)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# The python3 on PATH may not be Debian's (pyenv, venv): give it numpy, matplotlib and ml_dtypes
+# (the cross-check scripts' needs) from PyPI when it lacks them.
+py_missing=()
+for m in numpy matplotlib ml_dtypes; do
+  python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
+done
+if ((${#py_missing[@]})); then
+  echo "setup: pip-installing ${py_missing[*]} for $(command -v python3)"
+  python3 -m pip install -q "${py_missing[@]}" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "${py_missing[@]}" ||
+    echo "setup: warning: could not install ${py_missing[*]}; tests that need them will skip"
+fi
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${FA4SIM_CMAKE_ARGS:-}
+cmake --build "$build" -j"$(nproc)"
+if [ "${FA4SIM_NO_REPORT:-0}" != 1 ]; then
+  "$build/fa4sim" report --out fa4sim-report
+fi

@@ -1,0 +1,129 @@
+#include "cli_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "fa4sim/error.h"
+#include "fa4sim/parallel.h"
+
+namespace fa4sim::cli {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  for (auto& x : out) {
+    const auto b = x.find_first_not_of(" \t");
+    const auto e = x.find_last_not_of(" \t");
+    x = b == std::string::npos ? "" : x.substr(b, e - b + 1);
+  }
+  return out;
+}
+
+double parse_double(const std::string& opt, const std::string& s, bool allow_nonfinite) {
+  if (s.empty()) throw Error(fmt::format("{} needs a number, got an empty value", opt));
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0')
+    throw Error(fmt::format("{} expects a number, got '{}'", opt, s), "e.g. 8 or -20.5");
+  if (!allow_nonfinite && !std::isfinite(v))
+    throw Error(fmt::format("{} must be finite, got '{}'", opt, s));
+  return v;
+}
+
+int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {
+  const double v = parse_double(opt, s, true);
+  if (std::isnan(v) || v != std::floor(v) || std::fabs(v) > 9.0e18)
+    throw Error(fmt::format("{} expects an integer, got '{}'", opt, s),
+                fmt::format("valid: {}..{}", lo, hi));
+  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+    throw Error(fmt::format("{} = {} is out of range", opt, s), fmt::format("valid: {}..{}", lo, hi));
+  return static_cast<int64_t>(v);
+}
+
+std::vector<int64_t> parse_int_list(const std::string& opt, const std::string& s, int64_t lo,
+                                    int64_t hi) {
+  std::vector<int64_t> out;
+  for (const auto& part : split(s, ',')) out.push_back(parse_int(opt, part, lo, hi));
+  return out;
+}
+
+std::vector<double> parse_double_list(const std::string& opt, const std::string& s) {
+  std::vector<double> out;
+  for (const auto& part : split(s, ',')) out.push_back(parse_double(opt, part));
+  return out;
+}
+
+std::pair<double, double> parse_range(const std::string& opt, const std::string& s) {
+  const auto parts = split(s, ',');
+  if (parts.size() != 2)
+    throw Error(fmt::format("{} expects LO,HI, got '{}'", opt, s), "e.g. --range -20,8");
+  const double lo = parse_double(opt, parts[0]), hi = parse_double(opt, parts[1]);
+  if (!(lo < hi))
+    throw Error(fmt::format("{} is empty: LO = {} is not below HI = {}", opt, parts[0], parts[1]),
+                fmt::format("did you mean {},{}?", parts[1], parts[0]));
+  return {lo, hi};
+}
+
+static size_t levenshtein(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands) {
+  std::optional<std::string> best;
+  size_t best_d = std::numeric_limits<size_t>::max();
+  for (const auto& c : cands) {
+    const size_t d = levenshtein(s, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  const size_t limit = std::max<size_t>(2, s.size() / 3);
+  if (best && best_d <= limit) return best;
+  return std::nullopt;
+}
+
+std::string parse_choice(const std::string& opt, const std::string& s,
+                         const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  std::string hint = "valid: " + list;
+  if (auto m = did_you_mean(s, choices)) hint = fmt::format("did you mean '{}'? valid: {}", *m, list);
+  throw Error(fmt::format("unknown {} '{}'", opt, s), hint);
+}
+
+void add_common_options(CLI::App* sub, CommonOptions& o) {
+  sub->add_option("--json", o.json_path,
+                  "Write the JSON report to FILE (atomically), or to stdout with '-'")
+      ->type_name("FILE|-");
+  sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)")
+      ->type_name("T")
+      ->check(CLI::Range(0, 1024));
+}
+
+int resolved_threads(const CommonOptions& o) {
+  return o.threads > 0 ? o.threads : default_threads();
+}
+
+}  // namespace fa4sim::cli

@@ -1,0 +1,77 @@
+// fa4sim: the command-line shell. Parses, dispatches through the one subcommand table
+// (commands.cpp), and is the only place that turns errors into messages and exit codes:
+//   0 ok, 1 a check ran and failed, 2 bad input (usage, config, files), 3 no CUDA device.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "cli_util.h"
+#include "fa4sim/error.h"
+#include "fa4sim/version.h"
+
+namespace {
+
+int fail(const std::string& msg, int code) {
+  std::fprintf(stderr, "fa4sim: error: %s\n", msg.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fa4sim;
+  CLI::App app{"fa4sim: FlashAttention-4 softmax numerics and speed, emulated bit for bit.\n"
+               "Run 'fa4sim <command> --help' for the options of a command."};
+  app.name("fa4sim");
+  app.set_version_flag("--version", std::string("fa4sim ") + version() + " (" + git_describe() + ")");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  std::vector<std::string> names;
+  for (const auto& c : cli::commands()) {
+    c.add(app);
+    names.push_back(c.name);
+  }
+
+  // Unknown subcommand: say so and suggest the nearest, before CLI11 calls it an extra argument.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    bool known = false;
+    for (const auto& n : names) known = known || n == first;
+    if (!known) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      std::string hint = "commands: " + list;
+      if (auto m = cli::did_you_mean(first, names))
+        hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
+      return fail(fmt::format("unknown command '{}' ({})", first, hint), kExitUsage);
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where = "fa4sim --help";
+    for (const auto* sub : app.get_subcommands())
+      where = fmt::format("fa4sim {} --help", sub->get_name());
+    return fail(fmt::format("{} (see '{}')", e.what(), where), kExitUsage);
+  } catch (const Error& e) {
+    return fail(e.what(), e.exit_code());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory (try fewer samples, threads or a smaller problem)", kExitUsage);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("{} (this is a bug in fa4sim: please report it)", e.what()), kExitUsage);
+  }
+  return kExitOk;
+}

@@ -1,0 +1,55 @@
+// cli_helpers.h: run the fa4sim binary from a test and capture exit code, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fa4sim::test {
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A fresh temporary directory per call (removed by the caller if it cares).
+inline std::filesystem::path temp_dir(const std::string& tag) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / ("fa4sim-" + tag + "-XXXXXX")).string();
+  char* p = mkdtemp(tmpl.data());
+  return p ? std::filesystem::path(p) : std::filesystem::temp_directory_path();
+}
+
+// Runs `FA4SIM_BIN args` through the shell (args are shell words, quote as needed).
+inline CliResult run_cli(const std::string& args, const std::string& stdin_file = "") {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const std::string out = (dir / ("fa4sim-cli-" + tag + ".out")).string();
+  const std::string err = (dir / ("fa4sim-cli-" + tag + ".err")).string();
+  std::string cmd = std::string(FA4SIM_BIN) + " " + args + " >" + out + " 2>" + err;
+  cmd += stdin_file.empty() ? " </dev/null" : " <" + stdin_file;
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+}  // namespace fa4sim::test
