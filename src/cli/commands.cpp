@@ -4,7 +4,16 @@ namespace fa4sim::cli {
 
 const std::vector<CommandEntry>& commands() {
   static const std::vector<CommandEntry> kCommands = {
+      {"attention", add_attention},
+      {"check", add_check},
+      {"exp2", add_exp2},
+      {"formats", add_formats},
+      {"gpu", add_gpu},
+      {"gpu", add_gpu_attention},  // `gpu attention`: must stay after add_gpu
+      {"quantize", add_quantize},
       {"report", add_report},
+      {"rescale", add_rescale},
+      {"roofline", add_roofline},
       {"version", add_version},
   };
   return kCommands;
@@ -13,6 +22,10 @@ const std::vector<CommandEntry>& commands() {
 // Order = order of the sections in report.md.
 const std::vector<ReportSection>& report_sections() {
   static const std::vector<ReportSection> kReportSections = {
+      {"formats", report_formats},
+      {"exp2", report_exp2},
+      {"rescale", report_rescale},
+      {"roofline", report_roofline},
   };
   return kReportSections;
 }

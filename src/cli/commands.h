@@ -39,9 +39,22 @@ const std::vector<CommandEntry>& commands();
 const std::vector<ReportSection>& report_sections();
 
 // ---- one line per command (defined in cmd_*.cpp)
+void add_attention(CLI::App& root);
+void add_check(CLI::App& root);
+void add_exp2(CLI::App& root);
+void add_formats(CLI::App& root);
+void add_gpu(CLI::App& root);
+void add_gpu_attention(CLI::App& root);  // adds `attention` under `gpu`
+void add_quantize(CLI::App& root);
 void add_report(CLI::App& root);
+void add_rescale(CLI::App& root);
+void add_roofline(CLI::App& root);
 void add_version(CLI::App& root);
 
 // ---- one line per report section
+void report_exp2(ReportContext& ctx);
+void report_formats(ReportContext& ctx);
+void report_rescale(ReportContext& ctx);
+void report_roofline(ReportContext& ctx);
 
 }  // namespace fa4sim::cli
