@@ -256,7 +256,7 @@ void report_roofline(ReportContext& ctx) {
       if (t.title.rfind(prefix, 0) == 0) return &t;
     return nullptr;
   };
-  for (const char* prefix : {"Published figures", "Investigation", "Exp pipe model", "Predicted exps",
+  for (const char* prefix : {"Published figures", "Investigation", "Head dim d at which", "Exp pipe model", "Predicted exps",
                              "Predicted softmax", "Exp2 emulation schedule"})
     if (const Table* t = find_table(prefix)) md += render_markdown(*t) + "\n";
   // The tile table is long (5 archs x 8 d x 3 directions x 2 dtypes): show d = 64 and 128 here.

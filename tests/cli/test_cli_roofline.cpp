@@ -189,3 +189,28 @@ TEST(CliRoofline, BadTileScheduleAndOthers) {
   expect_usage_error("--dtype fp8 --direction bwd", "no tile to model");
   expect_usage_error("--json /nonexistent-dir/out.json", "does not exist");
 }
+
+// ---- `fa4sim report` section
+
+TEST(CliRoofline, ReportSectionWritesJsonAndFiguresOrSaysWhyNot) {
+  const auto dir = temp_dir("roofline-report");
+  auto r = run_cli("report --only roofline --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json rep = json::parse(fa4sim::test::slurp((dir / "roofline.json").string()));
+  EXPECT_EQ(rep["command"], "roofline");
+  for (const auto& p : rep["results"]["published"]) EXPECT_TRUE(p["match"].get<bool>()) << p.dump();
+  EXPECT_FALSE(rep["results"]["excess_investigation"]["finding"].get<std::string>().empty());
+  const std::string md = fa4sim::test::slurp((dir / "report.md").string());
+  EXPECT_NE(md.find("## Roofline"), std::string::npos);
+  EXPECT_NE(md.find("Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\""), std::string::npos);
+  if (md.find("![T_exp/T_mma vs d](roofline_exp_over_mma.png)") != std::string::npos) {
+    // Figures were linked: they must exist and be PNGs.
+    for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"}) {
+      const std::string bytes = fa4sim::test::slurp((dir / png).string());
+      ASSERT_GT(bytes.size(), 8u) << png;
+      EXPECT_EQ(bytes.substr(1, 3), "PNG") << png;
+    }
+  } else {
+    EXPECT_NE(md.find("no python3 with matplotlib was found"), std::string::npos) << md;
+  }
+}
