@@ -19,20 +19,26 @@
 //              tests/test_exp2_emu.cpp proves it exhaustively against an independent model,
 //              `fa4sim gpu verify` against the H200).
 // Large error by design:
-//   * floor(x) = -127, i.e. x in [-127, -126) (and everything below -127, which is clamped to
-//     -127): the splice builds a subnormal bit pattern (the exponent field wraps to 0), which
-//     is off from 2^x by up to 2x. Nothing is flushed: the integer add is not a float op.
-//   * x >= 128: only floor(x) mod 512 survives the shift, so the result is garbage by design
-//     (e.g. 2^128 comes out as ~1.0 * 2^-384 mod wrap). Reported, never "fixed".
-// Special values: NaN -> treated as -127 (PTX max), result as for x = -127.
+//   * floor(x) = -127, i.e. x in [-127, -126) (and everything below -127, NaN and -inf, which are
+//     clamped to -127): the splice wraps the exponent field to 0, so the bits are the subnormal
+//     pattern 2^-126 * (p - 1) instead of 2^-127 * p (nothing is flushed: the integer add is not
+//     a float op). With p ~ 2^f that is 2^x * (2 - 2^(1-f)): too small by a factor in (0, 1],
+//     and exactly +0 at x = -127 (p = 1). So every x <= -127 gives +0.
+//   * x >= 128: only floor(x) mod 512 survives the shift, so the result is garbage by design:
+//     x = 128 gives +inf (0x7F800000), x in (128, 129) NaN patterns, x = 129 gives -0
+//     (0x80000000), x = 2^23 gives 1.0 (floor mod 512 = 0). Reported, never "fixed".
+// Special values: NaN -> treated as -127 (PTX max), so +0 like x = -127.
 //              +inf -> f = inf - inf = NaN -> canonical NaN 0x7FFFFFFF for degree >= 1 (the GPU's
 //              NaN; x86 would give 0xFFC00000, so the model canonicalises), and bits(1.0) for
-//              degree 0 (the polynomial ignores f). -inf -> clamped to -127.
+//              degree 0 (the polynomial ignores f; bits(inf) << 23 = 0). -inf -> +0.
 //              +-0 and subnormals -> flushed to zero -> 1.0 exactly.
+// Array form:  ex2_emu(span in, span out, degree) gives the same bits as the scalar form for
+//              every input (AVX2 path where the build has it; tested over all 2^32 inputs).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "fa4sim/hd.h"
 
@@ -109,5 +115,11 @@ FA4_HD float ex2_emu(float x, int degree) {
   const uint32_t bits = (f32_bits(xr) << 23) + f32_bits(p);  // shl.b32 + add.s32, wraps mod 2^32
   return f32_from_bits(bits);
 }
+
+// Array form (src/exp2_emu.cpp): out[i] = ex2_emu(in[i], degree), bit for bit. Sizes must
+// match (out.size() >= in.size(); only in.size() elements are written). Vectorised (AVX2 + FMA,
+// 8 lanes) when the build targets it; `ex2_emu_array_is_simd()` says which path was compiled.
+void ex2_emu(std::span<const float> in, std::span<float> out, int degree);
+bool ex2_emu_array_is_simd();
 
 }  // namespace fa4sim
