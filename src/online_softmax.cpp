@@ -8,10 +8,8 @@
 #include <immintrin.h>
 #endif
 
-#if __has_include("fa4sim/exp2_schedule.h")
 #include "fa4sim/exp2_schedule.h"
-#define FA4SIM_HAVE_EXP2_SCHEDULE 1
-#endif
+
 
 namespace fa4sim {
 
@@ -136,12 +134,9 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
 
   // ---- P, row_sum, P_cast @ V
   std::vector<char> emu_col(size_t(n), 0);
-  if (p_.exp2.mode == Exp2Mode::schedule) {
-#ifdef FA4SIM_HAVE_EXP2_SCHEDULE
+  if (p_.exp2.mode == Exp2Mode::schedule)
     for (int k = 0; k < n; ++k)
       emu_col[size_t(k)] = emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg);
-#endif
-  }
   std::vector<float> P(static_cast<size_t>(n)), Pc(static_cast<size_t>(n));
   for (int r = 0; r < rows_; ++r) {
     const float* s = S + size_t(r) * lds;

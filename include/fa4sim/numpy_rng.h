@@ -1,0 +1,42 @@
+// numpy_rng.h: NumPy's default generator, bit for bit: `numpy.random.default_rng(seed)` =
+// Generator(PCG64(SeedSequence(seed))), with the streams `standard_normal` (256-layer ziggurat),
+// `normal(0, sigma)` and `random()` that the seed article's simulation draws from.
+//
+// Models: numpy/random/bit_generator.pyx (SeedSequence: hashmix pool of 4 uint32 words,
+// generate_state), numpy/random/src/pcg64/pcg64.h (PCG64 = 128-bit LCG, multiplier
+// 0x2360ED051FC65DA44385DF649FCCF645, XSL-RR output; set_seed(state words 0-1, inc words 2-3)),
+// numpy/random/src/distributions/distributions.c (random_standard_normal, next_double) and the
+// ziggurat tables of ziggurat_constants.h (src/numpy_ziggurat_tables.inc, extracted from NumPy
+// by scripts/extract_numpy_ziggurat.py). NumPy is BSD-3-Clause.
+// Bit-exact vs: numpy itself (tests/test_numpy_rng.cpp runs python3 + numpy when available and
+// compares the first values of each stream bit for bit; skipped visibly without numpy).
+// Does not model: other bit generators, legacy RandomState, spawn keys, numpy's uint32 buffering
+// (only 64-bit draws are used here).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fa4sim {
+
+class NumpyGenerator {
+ public:
+  explicit NumpyGenerator(uint64_t seed);  // default_rng(seed), seed < 2^64
+  uint64_t next_uint64();                  // PCG64 step + XSL-RR
+  double random();                         // Generator.random(): (u64 >> 11) * 2^-53
+  double standard_normal();                // Generator.standard_normal()
+  // `count` standard normals, rounded to float32 (the simulator's V).
+  std::vector<float> standard_normal_f32(size_t count);
+  // A (rows x keys) score matrix drawn as numpy.normal(0, sigma, (rows, keys)) (C order) plus
+  // total * k / keys on key k, rounded to float32.
+  std::vector<float> scores_f32(double sigma, double total, int rows, int keys);
+
+ private:
+  unsigned __int128 state_ = 0, inc_ = 0;
+};
+
+// SeedSequence(seed).generate_state(n_words, uint32) (exposed for tests).
+std::vector<uint32_t> numpy_seed_sequence_state(uint64_t seed, int n_words32);
+
+}  // namespace fa4sim
