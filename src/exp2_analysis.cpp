@@ -427,21 +427,27 @@ void fill_inputs(const InputPlan& p, Block& b) {
     for (; i < b.n + 2; ++i) b.xs[i] = f32_from_bits(bits_of_key32(k0 + static_cast<int32_t>(i)));
     i = 0;
 #if FA4SIM_EXP2_AVX2
+    // Note [Value weights]: the first float of the range also takes [lo, its lower midpoint)
+    // and the last one [its upper midpoint, hi): sampling clamps those slivers onto them.
     const __m256d hi = _mm256_set1_pd(p.hi), lo = _mm256_set1_pd(p.lo), half = _mm256_set1_pd(0.5);
-    for (; i + 4 <= b.n; i += 4) {  // Note [Value weights]
+    const __m256d first = _mm256_set1_pd(p.x_first), last = _mm256_set1_pd(p.x_last);
+    for (; i + 4 <= b.n; i += 4) {
       const __m256d xm = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i));
       const __m256d x0 = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i + 1));
       const __m256d xp = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i + 2));
-      const __m256d below = _mm256_max_pd(lo, _mm256_mul_pd(half, _mm256_add_pd(xm, x0)));
-      const __m256d above = _mm256_min_pd(hi, _mm256_mul_pd(half, _mm256_add_pd(x0, xp)));
+      const __m256d below = _mm256_blendv_pd(_mm256_mul_pd(half, _mm256_add_pd(xm, x0)), lo,
+                                             _mm256_cmp_pd(x0, first, _CMP_EQ_OQ));
+      const __m256d above = _mm256_blendv_pd(_mm256_mul_pd(half, _mm256_add_pd(x0, xp)), hi,
+                                             _mm256_cmp_pd(x0, last, _CMP_EQ_OQ));
       _mm256_store_pd(b.w + i, _mm256_sub_pd(above, below));
     }
 #endif
-    for (; i < b.n; ++i) {  // Note [Value weights]
-      const double xd = b.xs[i + 1];
-      const double below = 0.5 * (static_cast<double>(b.xs[i]) + xd);
-      const double above = 0.5 * (xd + static_cast<double>(b.xs[i + 2]));
-      b.w[i] = std::min(p.hi, above) - std::max(p.lo, below);
+    for (; i < b.n; ++i) {
+      const float x = b.xs[i + 1];
+      const double xd = x;
+      const double below = x == p.x_first ? p.lo : 0.5 * (static_cast<double>(b.xs[i]) + xd);
+      const double above = x == p.x_last ? p.hi : 0.5 * (xd + static_cast<double>(b.xs[i + 2]));
+      b.w[i] = above - below;
     }
     for (i = 0; i < b.n; ++i) b.x[i] = b.xs[i + 1], b.valid[i] = -1;
     double wsum[4] = {0, 0, 0, 0};  // 4 interleaved partial sums (vectorisable, fixed order)
