@@ -37,7 +37,7 @@ TEST(CliMain, VersionFlagAndCommandAgree) {
 TEST(CliMain, EverySubcommandHasHelp) {
   auto top = run_cli("--help");
   ASSERT_EQ(top.code, 0);
-  for (const char* cmd : {"report", "version"}) {
+  for (const char* cmd : {"exp2", "report", "version"}) {
     EXPECT_NE(top.out.find(cmd), std::string::npos) << cmd;
     auto r = run_cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
