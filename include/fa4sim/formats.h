@@ -166,41 +166,46 @@ FA4_HD uint32_t overflow_code(const Format& f, uint32_t sign, Overflow ov) {
 // adds the final 1 to the exponent field, and a rounding carry out of the mantissa bumps the
 // exponent: 1.111.. -> 10.000), and base = 0, shift = 23 - man_bits + (1 - t) when t < 1 (the
 // result is a subnormal of f, or rounds up to min normal: the carry again lands in the exponent
-// field). Codes above max_code overflowed.
+// field). Codes above max_code overflowed. `shift` is capped at 30 for round to nearest: from 26
+// on the result is 0 anyway (sig < 2^24 is less than half of 2^shift); `shift_exact` is not.
 struct EncodeSplit {
   uint32_t sig;
   uint32_t base;
   int shift;
+  int shift_exact;
 };
 FA4_HD EncodeSplit encode_split(const Format& f, uint32_t a) {
-  const int e = int(a >> 23);
+  const uint32_t e = a >> 23;
   const uint32_t sig = (a & 0x7FFFFFu) | (e != 0 ? 0x800000u : 0u);
-  const int t = (e != 0 ? e : 1) - 127 + f.bias;
-  if (t >= 1) return {sig, uint32_t(t - 1) << f.man_bits, 23 - f.man_bits};
-  return {sig, 0u, 23 - f.man_bits + (1 - t)};
+  const int t = int(e != 0 ? e : 1u) - 127 + f.bias;
+  const int sub_shift = 23 - f.man_bits + (1 - t);
+  const int shift = t >= 1 ? 23 - f.man_bits : (sub_shift < 30 ? sub_shift : 30);
+  const uint32_t base = t >= 1 ? uint32_t(t - 1) << f.man_bits : 0u;
+  return {sig, base, shift, t >= 1 ? 23 - f.man_bits : sub_shift};
 }
 
-// Round sig / 2^shift to nearest, ties to even. sig < 2^24.
-// Truth table on the discarded bits r (half = 2^(shift-1)), q = sig >> shift:
+// Round sig / 2^shift to nearest, ties to even; sig < 2^24, 0 <= shift <= 30. Branch-free so the
+// array loops vectorise. Truth table on the discarded bits r (half = 2^(shift-1)), q = sig >> shift:
 //   r < half -> q      r == half -> q + (q & 1)      r > half -> q + 1
-// computed as (sig + half - 1 + (q & 1)) >> shift. shift >= 26 always gives 0 (sig < 2^24 <
-// half: below half the min subnormal).
+// computed as (s2 + half2 - 1 + (q & 1)) >> (shift + 1) on s2 = 2 sig (half2 = 2^shift >= 1, so
+// shift = 0, fp32, needs no special case: s2 is even and the added bit never carries).
 FA4_HD uint32_t round_rne_shift(uint32_t sig, int shift) {
-  if (shift <= 0) return sig;  // fp32: nothing to drop
-  if (shift >= 26) return 0u;
-  const uint32_t half = 1u << (shift - 1);
-  return (sig + (half - 1u) + ((sig >> shift) & 1u)) >> shift;
+  const uint32_t s2 = sig << 1;
+  const uint32_t half2 = 1u << shift;
+  return (s2 + (half2 - 1u) + ((sig >> shift) & 1u)) >> (shift + 1);
 }
 
+// Branch-free (selects only) so that loops over it vectorise; see the contract block above.
 FA4_HD uint32_t encode(const Format& f, float x, Overflow ov) {
   const uint32_t u = f32_bits(x);
   const uint32_t sign = u >> 31;
   const uint32_t a = u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return a == 0x7F800000u ? overflow_code(f, sign, ov) : f.nan_code;
   const EncodeSplit sp = encode_split(f, a);
   const uint32_t code = sp.base + round_rne_shift(sp.sig, sp.shift);
-  if (code > f.max_code) return overflow_code(f, sign, ov);
-  return (sign << (f.total_bits - 1)) | code;
+  const uint32_t ovf = overflow_code(f, sign, ov);
+  const uint32_t finite = code > f.max_code ? ovf : ((sign << (f.total_bits - 1)) | code);
+  // a == 0x7F800000: +-inf behaves as an overflow; above: NaN.
+  return a < 0x7F800000u ? finite : (a == 0x7F800000u ? ovf : f.nan_code);
 }
 
 // Stochastic rounding; `random_bits` uniform on [0, 2^32). The discarded part r of sig (shift
@@ -214,11 +219,11 @@ FA4_HD uint32_t encode_sr(const Format& f, float x, Overflow ov, uint32_t random
   if (a >= 0x7F800000u) return a == 0x7F800000u ? overflow_code(f, sign, ov) : f.nan_code;
   const EncodeSplit sp = encode_split(f, a);
   uint32_t q = sp.sig;
-  if (sp.shift > 0) {
+  if (sp.shift_exact > 0) {
     uint64_t sig = sp.sig;
-    int shift = sp.shift;
-    if (shift > 32) {  // keep the top 32 discarded bits
-      sig >>= (shift - 32);
+    int shift = sp.shift_exact;
+    if (shift > 32) {  // keep the top 32 discarded bits (sig < 2^24: beyond 56, nothing is left)
+      sig = shift - 32 < 64 ? sig >> (shift - 32) : 0u;
       shift = 32;
     }
     const uint64_t r = sig & ((uint64_t(1) << shift) - 1u);
@@ -303,5 +308,49 @@ FA4_HD float decode(const Format& f, uint32_t bits) {
 }
 
 FA4_HD float quantize(const Format& f, float x, Overflow ov) { return decode(f, encode(f, x, ov)); }
+
+}  // namespace fa4sim
+
+// ---- Non-core shell (src/formats.cpp): name lookup, validation, array versions. Host only;
+// these allocate or throw fa4sim::Error.
+#include <span>
+#include <string>
+#include <vector>
+
+namespace fa4sim {
+
+// The named formats, in table order: fp32, bf16, fp16, e4m3, e5m2.
+const std::vector<const Format*>& all_formats();
+std::vector<std::string> format_names();
+// "satfinite" / "ieee" and back (unknown names: fa4sim::Error with a suggestion).
+const char* overflow_name(Overflow ov);
+Overflow overflow_by_name(const std::string& name);
+
+// "e4m3" -> kE4M3. Also accepts the ml_dtypes / numpy spellings (float8_e4m3fn, e4m3fn,
+// float8_e5m2, bfloat16, float16, half, float32). Unknown names throw fa4sim::Error listing the
+// valid names and suggesting the nearest.
+const Format& format_by_name(const std::string& name);
+
+// Checks that a (hand-made) Format is one these functions handle: widths, bias range, total
+// bits <= 32, a subset of float32's range (every value decodes exactly), derived fields
+// consistent with make_format(). Returns the problems found (empty = valid).
+std::vector<std::string> validate(const Format& f);
+
+// Array versions. `out` must have in.size() elements (fa4sim::Error otherwise); the narrow
+// outputs must be wide enough for the format (uint8_t for FP8, uint16_t for 16-bit formats).
+// Bit-identical to the scalar functions, element by element; named formats take a fast path
+// where the format is a compile-time constant.
+void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov);
+void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov);
+void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov);
+void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out);
+// decode(encode(x)) per element; `out` may alias `in`.
+void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov);
+// Stochastic rounding: element i uses sr_random_bits(seed, first_index + i), so a long stream
+// can be converted in pieces (or threads) with the same result as in one call.
+void encode_sr_array(const Format& f, std::span<const float> in, std::span<uint32_t> out,
+                     Overflow ov, uint64_t seed, uint64_t first_index = 0);
+void quantize_sr_array(const Format& f, std::span<const float> in, std::span<float> out,
+                       Overflow ov, uint64_t seed, uint64_t first_index = 0);
 
 }  // namespace fa4sim
