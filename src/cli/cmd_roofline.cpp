@@ -2,11 +2,13 @@
 // Parses and validates the options, then calls run_roofline() (src/roofline.cpp). Also the
 // `fa4sim report` section `roofline`, which adds the published-figures check, the 25-60 %
 // investigation and the figures drawn by scripts/plot.py.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -143,7 +145,18 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
   }
   if (!c.measured.empty()) o.measured_path = c.measured;
   o.archs = parse_archs(c.arch, c.arch_files);
-  if (o.measured_path) load_measured(*o.measured_path);  // validate before the analysis
+  if (o.measured_path) {  // validate before the analysis, including the arch it names
+    const MeasuredFile m = load_measured(*o.measured_path);
+    bool found = false;
+    for (const auto& a : o.archs) found = found || a.name == m.arch;
+    const auto known = known_arch_names();
+    if (!found && std::find(known.begin(), known.end(), m.arch) == known.end()) {
+      std::string hint = "known: " + fmt::format("{}", fmt::join(known, ", ")) + ", or pass it with --arch-file";
+      if (auto near = did_you_mean(m.arch, known)) hint = fmt::format("did you mean '{}'? ", *near) + hint;
+      throw Error(fmt::format("measured file '{}': arch '{}' is not a known architecture", *o.measured_path, m.arch),
+                  hint);
+    }
+  }
   o.params = {{"arch", c.arch},
               {"arch_file", c.arch_files},
               {"d", ds},

@@ -128,6 +128,9 @@ TEST(CliRoofline, MeasuredHandMadeFile) {
   expect_usage_error("--measured " + write_file("bad.json", R"({"schema": "fa4sim/bench-exp-v1",
       "device": "x", "arch": "h200", "points": [{"degree": 3, "f": "half", "exps_per_clk_sm": 1}]})"),
                      "'points[0].f' must be a number");
+  expect_usage_error("--measured " + write_file("unknown-arch.json", R"({"schema": "fa4sim/bench-exp-v1",
+      "device": "x", "arch": "h2000", "points": [{"degree": 3, "f": 0, "exps_per_clk_sm": 16}]})"),
+                     "arch 'h2000' is not a known architecture (did you mean 'h200'?");
 }
 
 TEST(CliRoofline, CustomArchFileIsAccepted) {
