@@ -10,6 +10,8 @@
 #include "commands.h"
 #include "fa4sim/error.h"
 #include "fa4sim/exp2_analysis.h"
+#include "fa4sim/gpu.h"
+#include "fa4sim/gpu_exp2.h"
 
 namespace fa4sim::cli {
 
@@ -24,6 +26,7 @@ struct Exp2Options {
   std::string out_dtype = "bf16";
   std::string seed = "0";
   std::string reference = "f64";
+  bool hardware = false;
   CommonOptions common;
 };
 
@@ -91,13 +94,19 @@ void add_exp2(CLI::App& root) {
                   "Boost multiprecision for every input (slow, for audits)")
       ->type_name("f64|mp")
       ->capture_default_str();
+  sub->add_flag("--hardware", o.hardware,
+                "Also run the MUFU (ex2.approx.ftz.f32) on the GPU: MUFU vs exact, and the emulation vs "
+                "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
   add_common_options(sub, o.common);
   sub->callback([] {
     const Exp2Config cfg = parse(o);
     check_report_path(o.common.json_path);
+    if (o.hardware) gpu::require();
     Stopwatch sw;
     const Exp2Result r = run_exp2(cfg);
-    emit(exp2_report(cfg, r), o.common.json_path, sw.seconds());
+    Report rep = exp2_report(cfg, r);
+    if (o.hardware) add_exp2_hardware(rep, cfg, run_exp2_hardware(cfg));
+    emit(rep, o.common.json_path, sw.seconds());
   });
 }
 

@@ -1,0 +1,136 @@
+// `fa4sim gpu info | verify | bench-exp`: the CUDA backend's commands. Parses and validates,
+// then calls the library (src/gpu_verify.cpp, src/gpu_bench.cpp). Without a usable device every
+// subcommand fails with "fa4sim: error: no CUDA device ..." and exit code 3, after its options
+// were validated (bad options are still exit code 2).
+// Also the `fa4sim report` section `gpu`, which shows the committed H200 data (data/gpu/) when
+// it exists: the report never needs a GPU.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "fa4sim/error.h"
+#include "fa4sim/gpu.h"
+#include "fa4sim/gpu_bench.h"
+#include "fa4sim/gpu_verify.h"
+
+namespace fa4sim::cli {
+
+namespace {
+
+struct GpuCliOptions {
+  CommonOptions info_common;
+  std::string what = "all";
+  std::string verify_degree = "0,1,2,3,4,5";
+  CommonOptions verify_common;
+  std::string bench_degree = "3";
+  std::string reps = "5";
+  std::string out;
+  CommonOptions bench_common;
+};
+
+std::vector<int> to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+void run_info(const GpuCliOptions& o) {
+  check_report_path(o.info_common.json_path);
+  Stopwatch sw;
+  const auto d = gpu::device_info();
+  emit(gpu_info_report(d), o.info_common.json_path, sw.seconds());
+}
+
+void run_verify(const GpuCliOptions& o) {
+  GpuVerifyOptions v;
+  v.what = parse_choice("--what", o.what, {"exp2", "formats", "all"});
+  v.degrees = to_ints(parse_int_list("--degree", o.verify_degree, 0, 5));
+  v.threads = o.verify_common.threads;
+  gpu_verify_targets(v);  // validates
+  check_report_path(o.verify_common.json_path);
+  Stopwatch sw;
+  const auto results = run_gpu_verify(v);
+  const auto rep = gpu_verify_report(v, results, gpu::device_info());
+  emit(rep, o.verify_common.json_path, sw.seconds());
+  const uint64_t total = rep.results.at("total_mismatches").get<uint64_t>();
+  if (total != 0)
+    throw Error(fmt::format("gpu verify: {} mismatches between the GPU and the CPU emulators", total),
+                "the CPU emulator is wrong where they differ: see the first mismatches above",
+                kExitCheckFailed);
+}
+
+void run_bench(const GpuCliOptions& o, const std::string& command) {
+  GpuBenchOptions b;
+  b.degrees = to_ints(parse_int_list("--degree", o.bench_degree, 0, 5));
+  b.reps = static_cast<int>(parse_int("--reps", o.reps, 1, 101));
+  validate(b);
+  check_report_path(o.bench_common.json_path);
+  if (!o.out.empty() && o.out != "none") check_report_path(o.out);
+  Stopwatch sw;
+  const auto r = run_gpu_bench(b);
+  std::string out = o.out;
+  if (out.empty()) {
+    out = "data/gpu/" + gpu_device_slug(r.device.name) + "-bench-exp.json";
+    std::error_code ec;
+    std::filesystem::create_directories("data/gpu", ec);
+  }
+  emit(gpu_bench_report(b, r), o.bench_common.json_path, sw.seconds());
+  if (out != "none") {
+    write_file_atomic(out, gpu_bench_measured_json(r, command).dump(2) + "\n");
+    std::fprintf(stderr, "fa4sim gpu bench-exp: wrote %s (read it with 'fa4sim roofline --measured %s')\n",
+                 out.c_str(), out.c_str());
+  }
+}
+
+std::string command_line(const GpuCliOptions& o) {
+  std::string c = "fa4sim gpu bench-exp --degree " + o.bench_degree + " --reps " + o.reps;
+  if (!o.out.empty()) c += " --out " + o.out;
+  return c;
+}
+
+}  // namespace
+
+void add_gpu(CLI::App& root) {
+  static GpuCliOptions o;
+  auto* gpu = root.add_subcommand(
+      "gpu", "The CUDA backend (sm_90a): device info, bit-exact verification, exp2 throughput");
+  gpu->require_subcommand(1);
+
+  auto* info = gpu->add_subcommand("info", "Print the CUDA device, SM count, clocks and driver "
+                                           "(exit code 3 when there is no CUDA device)");
+  add_common_options(info, o.info_common);
+  info->callback([] { run_info(o); });
+
+  auto* verify = gpu->add_subcommand(
+      "verify",
+      "Run the GPU's own exp2 and conversion instructions on all 2^32 float32 inputs and compare "
+      "every result bit with the CPU emulators (exit code 1 on any mismatch)");
+  verify->add_option("--what", o.what, "Which functions: exp2 (the emulation, per degree), formats "
+                                       "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), all")
+      ->type_name("SET")
+      ->capture_default_str();
+  verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees (0..5)")
+      ->type_name("LIST")
+      ->capture_default_str();
+  add_common_options(verify, o.verify_common);
+  verify->callback([] { run_verify(o); });
+
+  auto* bench = gpu->add_subcommand(
+      "bench-exp",
+      "Measure exp2 throughput (exps per clock per SM): MUFU, emulation, mixtures f = 0..1 in 1/16 "
+      "steps and the upstream interleaving rule; writes the roofline's measured-data file");
+  bench->add_option("--degree", o.bench_degree, "Emulation degrees (0..5)")
+      ->type_name("LIST")
+      ->capture_default_str();
+  bench->add_option("--reps", o.reps, "Timed launches per point (median)")
+      ->type_name("N")
+      ->capture_default_str();
+  bench->add_option("--out", o.out,
+                    "Measured-data file for 'fa4sim roofline --measured' (default "
+                    "data/gpu/<device>-bench-exp.json; 'none' to skip)")
+      ->type_name("FILE");
+  add_common_options(bench, o.bench_common);
+  bench->callback([] { run_bench(o, command_line(o)); });
+}
+
+}  // namespace fa4sim::cli
