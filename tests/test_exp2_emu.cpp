@@ -162,29 +162,31 @@ Dyadic dyadic(uint32_t b) {
   return {(b >> 31) != 0, ef ? (mf | 0x800000u) : 0u, ef ? static_cast<int>(ef) - 150 : -149};
 }
 
-// fma.rn.ftz(p, f, c) for p, f >= 0 finite (or NaN f), c > 0: exact double product (24 x 24 <=
-// 53 bits), TwoSum for the exact sum s + err, then round-to-nearest-even on s's bits with err
-// deciding exact halfway cases. Never calls a float FMA or float add.
+// fma.rn.ftz(p, f, c) for p, f >= 0 (or NaN f), c > 0: exact double product (24 x 24 <= 53
+// bits; float -> double conversion is exact), TwoSum for the exact sum s + err, then
+// round-to-nearest-even of s's 53-bit significand to 24 bits on the integer bits, with err
+// deciding exact halfway cases. Never calls a float FMA, float add or float conversion.
 uint32_t fma_rn(uint32_t p_bits, uint32_t f_bits, uint32_t c_bits) {
-  const bool p_nan = (p_bits & 0x7FFFFFFFu) > 0x7F800000u, f_nan = (f_bits & 0x7FFFFFFFu) > 0x7F800000u;
-  if (p_nan || f_nan) return 0x7FFFFFFFu;
+  if ((p_bits & 0x7FFFFFFFu) > 0x7F800000u || (f_bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFFFFFu;
   if ((p_bits & 0x7F800000u) == 0) p_bits &= 0x80000000u;  // .ftz inputs
   if ((f_bits & 0x7F800000u) == 0) f_bits &= 0x80000000u;
-  const Dyadic p = dyadic(p_bits), f = dyadic(f_bits), c = dyadic(c_bits);
-  if (p_bits == 0x7F800000u) return f.m == 0 ? 0x7FFFFFFFu : 0x7F800000u;  // inf * 0 = NaN
-  const double P = std::ldexp(static_cast<double>(p.m) * static_cast<double>(f.m), p.e + f.e);
-  const double C = std::ldexp(static_cast<double>(c.m), c.e);
+  if (p_bits == 0x7F800000u) return (f_bits & 0x7FFFFFFFu) == 0 ? 0x7FFFFFFFu : 0x7F800000u;
+  const double P = static_cast<double>(f32_from_bits(p_bits)) * static_cast<double>(f32_from_bits(f_bits));
+  const double C = static_cast<double>(f32_from_bits(c_bits));
   const double s = P + C;
   const double bb = s - P;
   const double err = (P - (s - bb)) + (C - bb);  // s + err == P + C exactly
   uint64_t u;
-  std::memcpy(&u, &s, sizeof u);
-  const int E = static_cast<int>((u >> 52) & 0x7FF) - 1075;
+  std::memcpy(&u, &s, sizeof u);  // s > 0, normal
+  int E = static_cast<int>(u >> 52) - 1023;  // s = 1.M * 2^E
   const uint64_t M = (u & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
-  const uint64_t q = M >> 29, rem = M & ((uint64_t{1} << 29) - 1), half = uint64_t{1} << 28;
-  bool up = rem > half;
-  if (rem == half) up = err > 0 || (err == 0 && (q & 1));
-  return round24(static_cast<u128>(up ? q + 1 : q), E + 29, false);
+  uint64_t q = M >> 29;
+  const uint64_t rem = M & ((uint64_t{1} << 29) - 1), half = uint64_t{1} << 28;
+  if (rem > half || (rem == half && (err > 0 || (err == 0 && (q & 1))))) ++q;
+  if (q >> 24) q >>= 1, ++E;
+  if (E > 127) return 0x7F800000u;
+  if (E < -126) return 0;  // .ftz result
+  return (static_cast<uint32_t>(E + 127) << 23) | static_cast<uint32_t>(q & 0x7FFFFFu);
 }
 
 // The integer value of float bits that hold an integer (0 included).
