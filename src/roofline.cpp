@@ -276,6 +276,11 @@ PipeModelSpec parse_pipe_model(const json& j, const std::string& origin) {
         op.count = f.number("count");
         if (op.count < 0) f.fail("count", "must be >= 0", "instructions per element");
       }
+      if (arr[i].contains("min_degree")) {
+        const double md = f.number("min_degree");
+        if (md != std::floor(md) || md < 0 || md > 5) f.fail("min_degree", "must be an integer 0..5", "e.g. 1");
+        op.min_degree = static_cast<int>(md);
+      }
       op.packable = f.boolean("packable");
       op.assumption = f.boolean("assumption");
       op.source = f.str("source");
@@ -297,6 +302,7 @@ PipeModelSpec load_pipe_model() {
 PipeCounts pipe_counts(const std::vector<PipeOp>& ops, const ArchSpec& a, int degree) {
   PipeCounts c;
   for (const auto& op : ops) {
+    if (degree < op.min_degree) continue;
     const double n = op.per_degree ? degree : op.count;
     // One lane-operation per element on its pipe; a packed op issues once per two elements.
     if (op.pipe == "fma") c.fma += n;

@@ -266,7 +266,14 @@ TEST(RooflinePipe, InstructionCountsPerEmulatedExp) {
   EXPECT_DOUBLE_EQ(b.fma, 6);
   EXPECT_DOUBLE_EQ(b.issue, 5);
   // Each degree adds one FMA.
-  for (int deg = 0; deg <= 5; ++deg) EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, deg).fma, 3 + deg);
+  for (int deg = 1; deg <= 5; ++deg) EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, deg).fma, 3 + deg);
+  // Degree 0: p = 1 ignores f, so the two subtracts are dead: FMA pipe = add.rm only; issue =
+  // add.rm + max + LEA = 3 (H200 SASS: FADD.FTZ.RM, FMNMX.FTZ, LEA per exp).
+  EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, 0).fma, 1);
+  EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, 0).issue, 3);
+  // Then the ALU binds at f = 1: 2 ALU ops / 64 lanes -> 32 exps/clk/SM (issue 3 / 128 -> 42.7).
+  EXPECT_DOUBLE_EQ(pipe_point(pm, hopper, 0, 1.0, false).exps_per_clk_sm, 32);
+  EXPECT_EQ(pipe_point(pm, hopper, 0, 1.0, false).bound, "alu");
   const PipeCounts hw = pipe_counts(pm.hardware_exp2, hopper, 3);
   EXPECT_DOUBLE_EQ(hw.mufu, 1);
   EXPECT_DOUBLE_EQ(hw.issue, 1);

@@ -120,6 +120,7 @@ struct PipeOp {
   std::string op, pipe;  // pipe: "fma", "alu" or "mufu"
   double count = 0;      // per element; ignored when per_degree
   bool per_degree = false;
+  int min_degree = 0;    // counted only for degree >= min_degree (dead code below it)
   bool packable = false;
   bool assumption = false;
   std::string source;

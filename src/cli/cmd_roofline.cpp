@@ -249,8 +249,16 @@ void report_roofline(ReportContext& ctx) {
   o.dtypes = {OperandType::kBf16, OperandType::kFp8};
   o.degrees = {3, 2, 4, 5};
   o.schedule_table = true;
+  // The GPU backend's measured exp throughput, when one is in data/gpu (first by name).
+  std::vector<std::string> measured;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(roofline_data_dir() + "/gpu", ec))
+    if (e.path().filename().string().ends_with("-bench-exp.json")) measured.push_back(e.path().string());
+  std::sort(measured.begin(), measured.end());
+  if (!measured.empty()) o.measured_path = measured.front();
   o.params = {{"arch", "all"}, {"d", o.ds}, {"direction", "all"}, {"dtype", "all"}, {"tile", "128x128"},
-              {"degree", o.degrees}, {"schedule", "table"}};
+              {"degree", o.degrees}, {"schedule", "table"},
+              {"measured", o.measured_path ? json(*o.measured_path) : json(nullptr)}};
   Report r = run_roofline(o);
   add_published_comparison(r, o.archs);
   add_excess_investigation(r, o.archs);
@@ -259,7 +267,7 @@ void report_roofline(ReportContext& ctx) {
 
   std::string md = "## Roofline (`fa4sim roofline`)\n\n";
   md += "Command: `fa4sim roofline --arch all --sweep-d 32:256:32 --direction all --dtype all --degree 3,2,4,5 "
-        "--schedule` plus the published-figures check and the \"25-60 %\" investigation; full results in "
+        "--schedule [--measured data/gpu/<device>-bench-exp.json]` plus the published-figures check and the \"25-60 %\" investigation; full results in "
         "`roofline.json`. Counting convention: `include/fa4sim/roofline.h`, Note [Counting convention]. "
         "Inputs: `data/archs/*.json` (each number with its source; fields marked `assumption` are listed under "
         "the tile table), `data/exp_pipe_model.json`, `data/fa4_tuning.json`.\n\n";
@@ -272,6 +280,27 @@ void report_roofline(ReportContext& ctx) {
   for (const char* prefix : {"Published figures", "Investigation", "Head dim d at which", "Exp pipe model", "Predicted exps",
                              "Predicted softmax", "Exp2 emulation schedule"})
     if (const Table* t = find_table(prefix)) md += render_markdown(*t) + "\n";
+  // Measured vs predicted: degree 3 here (every degree in roofline.json).
+  if (const Table* t = find_table("Measured vs predicted")) {
+    Table small = *t;
+    small.title += ", degree 3 (every degree in roofline.json)";
+    small.rows.clear();
+    for (const auto& row : t->rows)
+      if (!row.empty() && row[0] == "3") small.rows.push_back(row);
+    double lo = 1e300, hi = 0;
+    for (const auto& p : r.results["measured"]["points"]) {
+      lo = std::min(lo, p["ratio"].get<double>());
+      hi = std::max(hi, p["ratio"].get<double>());
+    }
+    small.notes = {fmt::format("all {} points, every degree: measured/predicted from {:.3f} to {:.3f}. The pipe "
+                               "model is a throughput bound (no latency, perfect overlap): a ratio above 1 would "
+                               "mean a wrong rate or instruction count",
+                               r.results["measured"]["points"].size(), lo, hi)};
+    md += render_markdown(small) + "\n";
+  } else {
+    md += "No measured exp throughput in data/gpu/ (written by `fa4sim gpu bench-exp`): the pipe model is "
+          "unchecked here.\n\n";
+  }
   // The tile table is long (5 archs x 8 d x 3 directions x 2 dtypes): show d = 64 and 128 here.
   if (const Table* t = find_table("Tile costs")) {
     Table small = *t;
