@@ -1,0 +1,178 @@
+// test_cli_attention.cpp: `fa4sim attention` and `fa4sim check` through the binary: every bad
+// input of issue #5's acceptance 5 (exit 2, "fa4sim: error: <what> (<hint>)"), the check's exit
+// codes (0 safe, 1 unsafe), and the JSON fields.
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "fa4sim/attention.h"
+#include "fa4sim/npy.h"
+
+namespace fa4sim::test {
+namespace {
+
+const std::string kSmall = "attention --batch 1 --heads 2 --kv-heads 1 --d 16 --seq 64 --threads 2";
+
+void expect_usage_error(const CliResult& r, const std::string& needle) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("fa4sim: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "partial output: " << r.out;
+}
+
+// ---- check
+TEST(CliCheck, ExitCodes) {
+  auto r = run_cli("check");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("verdict: safe"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flash_fwd_sm100.py @0251105a"), std::string::npos) << r.out;  // the source
+  r = run_cli("check --preset fp8-tau4");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("2^12 = 4096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row_sum counts the unclipped value"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("unsafe configuration for e4m3"), std::string::npos) << r.err;
+  EXPECT_EQ(run_cli("check --dtype e4m3 --tau 4 --max-offset 8").code, 1);
+  EXPECT_EQ(run_cli("check --dtype e5m2 --tau 4 --max-offset 8").code, 0);
+  EXPECT_EQ(run_cli("check --dtype e4m3 --tau 0.8 --max-offset 8").code, 0);
+  EXPECT_EQ(run_cli("check --dtype fp16 --tau 16 --max-offset 0").code, 1);
+  expect_usage_error(run_cli("check --preset upstreem"), "did you mean 'upstream'");
+  expect_usage_error(run_cli("check --dtype fp8"), "unknown --dtype 'fp8'");
+  expect_usage_error(run_cli("check --tau -1 --max-offset 8"), "finite and >= 0");
+}
+
+TEST(CliCheck, Json) {
+  const auto r = run_cli("check --preset fp8-tau4 --dtype e4m3 --json -");
+  EXPECT_EQ(r.code, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["command"], "check");
+  EXPECT_FALSE(j["results"]["safe"].get<bool>());
+  EXPECT_EQ(j["results"]["rows"][0]["largest_safe_tau"].get<double>(), std::log2(448.0) - 8);
+}
+
+// ---- attention: JSON fields
+TEST(CliAttention, JsonHasTheListedFields) {
+  const auto r = run_cli(kSmall + " --dtype e4m3,bf16 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"]["runs"].size(), 2u);
+  for (const char* k : {"dtype", "tau", "max_offset", "batch", "heads", "kv_heads", "seq_q", "seq_k",
+                        "d", "causal", "q_scale", "seed", "rel_l2_unquantized", "rel_l2_dequantized",
+                        "max_abs", "cosine", "lse_max_err", "saturated", "saturated_pct", "rows_pct",
+                        "warps_pct", "error_split"})
+    EXPECT_TRUE(j["results"]["runs"][0].contains(k)) << k;
+  for (const char* k : {"qkv_quantization", "saturation", "p_conversion", "kernel_rest"})
+    EXPECT_TRUE(j["results"]["runs"][0]["error_split"].contains(k)) << k;
+  EXPECT_EQ(j["results"]["runs"][0]["max_offset"], 8.0);  // upstream preset, FP8
+  EXPECT_EQ(j["results"]["runs"][1]["tau"], 8.0);         // upstream preset, bf16
+  EXPECT_EQ(j["results"]["runs"][0]["descales"]["q"].size(), 1u);
+}
+
+TEST(CliAttention, UnsafeIsRefusedUnlessAllowed) {
+  expect_usage_error(run_cli(kSmall + " --dtype e4m3 --preset fp8-tau4"), "refusing to run");
+  const auto r = run_cli(kSmall + " --dtype e4m3 --preset fp8-tau4 --allow-saturation");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// ---- acceptance 5: every bad input
+TEST(CliAttention, BadGeometry) {
+  expect_usage_error(run_cli("attention --heads 6 --kv-heads 4"), "--heads 6 is not a multiple of --kv-heads 4");
+  expect_usage_error(run_cli("attention --d 0"), "--d = 0 is out of range");
+  expect_usage_error(run_cli("attention --seq 0"), "--seq = 0 is out of range");
+  expect_usage_error(run_cli("attention --seq 128,0"), "--seq = 0 is out of range");
+  expect_usage_error(run_cli("attention --preset nightly"), "unknown --preset 'nightly'");
+  expect_usage_error(run_cli("attention --dtype e4m3fn"), "unknown --dtype 'e4m3fn'");
+  expect_usage_error(run_cli("attention --q-scale 0"), "--q-scale must be finite and > 0");
+  expect_usage_error(run_cli("attention --exp fast"), "unknown --exp 'fast'");
+  expect_usage_error(run_cli("attention --seq 100 --seq-k 50 --causal"), "seq_q = 100 > seq_k = 50");
+}
+
+struct Files {
+  std::filesystem::path dir;
+  std::string q, k, v;
+  explicit Files(const std::string& tag) : dir(temp_dir(tag)) {
+    q = (dir / "q.npy").string(), k = (dir / "k.npy").string(), v = (dir / "v.npy").string();
+  }
+  ~Files() { std::filesystem::remove_all(dir); }
+  std::string args() const { return " --q " + q + " --k " + k + " --v " + v; }
+};
+
+void put(const std::string& path, int s, int h, int d, int tensor) {
+  write_npy_f32(path, {1, uint64_t(s), uint64_t(h), uint64_t(d)}, seeded_input(3, tensor, 1, s, h, d, 1));
+}
+
+TEST(CliAttention, BadNpyInputs) {
+  Files f("cli-attn");
+  put(f.q, 64, 2, 16, 0);
+  put(f.k, 64, 1, 16, 1);
+  put(f.v, 48, 1, 16, 2);  // mismatched with K
+  expect_usage_error(run_cli("attention" + f.args()), "K and V must match");
+  put(f.v, 64, 1, 16, 2);
+  EXPECT_EQ(run_cli("attention" + f.args()).code, 0);
+  // geometry flags do not mix with files
+  expect_usage_error(run_cli("attention --heads 2" + f.args()), "--heads does not apply to .npy inputs");
+  // only some of the three
+  expect_usage_error(run_cli("attention --q " + f.q), "--q, --k and --v go together");
+  // NaN / inf: refused with the count and where
+  auto v = seeded_input(3, 2, 1, 64, 1, 16, 1);
+  v[5] = INFINITY;
+  write_npy_f32(f.v, {1, 64, 1, 16}, v);
+  expect_usage_error(run_cli("attention" + f.args()), "holds 1 non-finite value(s) (NaN or inf); the first is inf at flat index 5");
+  put(f.v, 64, 1, 16, 2);
+  // not a .npy file
+  { std::FILE* fp = std::fopen(f.k.c_str(), "w"); std::fputs("not numpy\n", fp); std::fclose(fp); }
+  expect_usage_error(run_cli("attention" + f.args()), "is not a valid .npy file: it does not start with the .npy magic");
+  // wrong rank
+  write_npy_f32(f.k, {64, 16}, std::vector<float>(64 * 16, 1.0f));
+  expect_usage_error(run_cli("attention" + f.args()), "expected 4-D (batch, seq, heads, d)");
+  // big-endian / float64: a numpy-compatible header the reader refuses clearly
+  {
+    std::string hdr = "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 64, 1, 16), }";
+    hdr.append(64 - (10 + hdr.size() + 1) % 64, ' ');
+    hdr += '\n';
+    std::string img = std::string("\x93NUMPY\x01\x00", 8) + char(hdr.size() & 0xFF) + char(hdr.size() >> 8) + hdr +
+                      std::string(64 * 16 * 4, '\0');
+    std::FILE* fp = std::fopen(f.k.c_str(), "wb");
+    std::fwrite(img.data(), 1, img.size(), fp);
+    std::fclose(fp);
+  }
+  expect_usage_error(run_cli("attention" + f.args()), "big-endian");
+  expect_usage_error(run_cli("attention --q /nonexistent.npy --k /x.npy --v /y.npy"), "cannot open '/nonexistent.npy'");
+}
+
+TEST(CliAttention, FortranOrderNpyIsSupported) {
+  Files c("cli-attn-c"), fo("cli-attn-f");
+  for (const Files* f : {&c, &fo}) {
+    const bool fortran = f == &fo;
+    for (int t = 0; t < 3; ++t) {
+      const int h = t == 0 ? 2 : 1;
+      const auto x = seeded_input(3, t, 1, 64, h, 16, 1);
+      const std::string& path = t == 0 ? f->q : t == 1 ? f->k : f->v;
+      if (!fortran) {
+        write_npy_f32(path, {1, 64, uint64_t(h), 16}, x);
+        continue;
+      }
+      std::vector<float> col(x.size());
+      for (int s = 0; s < 64; ++s)
+        for (int hh = 0; hh < h; ++hh)
+          for (int j = 0; j < 16; ++j)
+            col[size_t(s) + 64 * (size_t(hh) + size_t(h) * size_t(j))] = x[(size_t(s) * size_t(h) + size_t(hh)) * 16 + size_t(j)];
+      write_npy(path, NpyType::f32, {1, 64, uint64_t(h), 16}, col.data(), col.size() * 4, true);
+    }
+  }
+  const auto a = run_cli("attention --dtype e5m2 --json -" + c.args());
+  const auto b = run_cli("attention --dtype e5m2 --json -" + fo.args());
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  auto runs = [](const std::string& out) {
+    auto j = nlohmann::json::parse(out)["results"]["runs"];
+    for (auto& r : j) r.erase("elapsed_s");
+    return j.dump();
+  };
+  EXPECT_EQ(runs(a.out), runs(b.out));
+}
+
+}  // namespace
+}  // namespace fa4sim::test
