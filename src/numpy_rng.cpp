@@ -5,12 +5,11 @@
 
 namespace fa4sim {
 
-namespace {
-
+namespace numpy_detail {
 #include "numpy_ziggurat_tables.inc"
+}  // namespace numpy_detail
 
-constexpr double kZigNorR = 3.6541528853610087963519472518;
-constexpr double kZigNorInvR = 0.27366123732975827203338247596;
+namespace {
 
 // ---- SeedSequence (bit_generator.pyx); every operation is uint32 arithmetic.
 constexpr uint32_t kInitA = 0x43b0d7e5u, kMultA = 0x931e8875u;
@@ -90,26 +89,7 @@ uint64_t NumpyGenerator::next_uint64() {
 double NumpyGenerator::random() { return double(next_uint64() >> 11) * (1.0 / 9007199254740992.0); }
 
 double NumpyGenerator::standard_normal() {
-  for (;;) {
-    uint64_t r = next_uint64();
-    const int idx = int(r & 0xff);
-    r >>= 8;
-    const int sign = int(r & 0x1);
-    const uint64_t rabs = (r >> 1) & 0x000fffffffffffffull;
-    double x = double(rabs) * kZigWi[idx];
-    if (sign & 0x1) x = -x;
-    if (rabs < kZigKi[idx]) return x;  // 99.3% of draws
-    if (idx == 0) {
-      for (;;) {
-        const double xx = -kZigNorInvR * std::log1p(-random());
-        const double yy = -std::log1p(-random());
-        if (yy + yy > xx * xx) return ((rabs >> 8) & 0x1) ? -(kZigNorR + xx) : kZigNorR + xx;
-      }
-    } else {
-      if (((kZigFi[idx - 1] - kZigFi[idx]) * random() + kZigFi[idx]) < std::exp(-0.5 * x * x))
-        return x;
-    }
-  }
+  return ziggurat_normal([this] { return next_uint64(); });
 }
 
 std::vector<float> NumpyGenerator::standard_normal_f32(size_t count) {

@@ -41,7 +41,7 @@ RescaleCounts& RescaleCounts::operator+=(const RescaleCounts& o) {
   return *this;
 }
 
-RowBlockSim::RowBlockSim(const SoftmaxParams& params, int rows, int d)
+RowBlockSim::RowBlockSim(const SoftmaxParams& params, int rows, int d, bool counts_only)
     : p_(params),
       rows_(std::max(rows, 1)),
       d_(std::max(d, 0)),
@@ -50,6 +50,7 @@ RowBlockSim::RowBlockSim(const SoftmaxParams& params, int rows, int d)
       row_sum_(size_t(rows_), 0.0f),
       acc_scale_(size_t(rows_), 1.0f),
       o_(size_t(rows_) * size_t(d_), 0.0f) {
+  counts_only_ = counts_only;
   if (p_.warp_rows < 1) p_.warp_rows = 1;
 }
 
@@ -70,33 +71,68 @@ float tile_sum(const float* p, int n) {
   return acc[0] + acc[1];
 }
 
-// o[0..d) = fma(p[k], V[k][j], o[j]) for k = 0..n-1 in order: one rounding per product-add.
-// The AVX2 path computes exactly the same values lane by lane (vfmadd is fma).
-void accumulate_pv(float* o, const float* p, const float* V, size_t ldv, int n, int d) {
+// O[r][0..d) = fma(Pc[r][k], V[k][j], O[r][j]) for k = 0..n-1 in key order, every row r of the
+// tile: one rounding per product-add. Columns are taken in chunks of 32 so that the V chunk
+// (n x 32 floats, 16 KiB for n = 128) stays in L1 while pairs of rows sweep it. The AVX2 path
+// computes exactly the same values lane by lane (vfmadd is fma); the order per element is the same.
+void accumulate_pv(float* O, size_t ldo, const float* Pc, size_t ldp, int rows, const float* V,
+                   size_t ldv, int n, int d) {
   int j = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  for (; j + 64 <= d; j += 64) {
-    __m256 a[8];
-    for (int t = 0; t < 8; ++t) a[t] = _mm256_loadu_ps(o + j + 8 * t);
-    for (int k = 0; k < n; ++k) {
-      const __m256 pk = _mm256_set1_ps(p[k]);
-      const float* v = V + size_t(k) * ldv + j;
-      for (int t = 0; t < 8; ++t) a[t] = _mm256_fmadd_ps(pk, _mm256_loadu_ps(v + 8 * t), a[t]);
+  for (; j + 32 <= d; j += 32) {
+    int r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      float* o0 = O + size_t(r) * ldo + j;
+      float* o1 = o0 + ldo;
+      const float* p0 = Pc + size_t(r) * ldp;
+      const float* p1 = p0 + ldp;
+      __m256 a0 = _mm256_loadu_ps(o0), a1 = _mm256_loadu_ps(o0 + 8), a2 = _mm256_loadu_ps(o0 + 16),
+             a3 = _mm256_loadu_ps(o0 + 24), b0 = _mm256_loadu_ps(o1), b1 = _mm256_loadu_ps(o1 + 8),
+             b2 = _mm256_loadu_ps(o1 + 16), b3 = _mm256_loadu_ps(o1 + 24);
+      for (int k = 0; k < n; ++k) {
+        const float* v = V + size_t(k) * ldv + j;
+        const __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8),
+                     v2 = _mm256_loadu_ps(v + 16), v3 = _mm256_loadu_ps(v + 24);
+        const __m256 x = _mm256_set1_ps(p0[k]), y = _mm256_set1_ps(p1[k]);
+        a0 = _mm256_fmadd_ps(x, v0, a0);
+        a1 = _mm256_fmadd_ps(x, v1, a1);
+        a2 = _mm256_fmadd_ps(x, v2, a2);
+        a3 = _mm256_fmadd_ps(x, v3, a3);
+        b0 = _mm256_fmadd_ps(y, v0, b0);
+        b1 = _mm256_fmadd_ps(y, v1, b1);
+        b2 = _mm256_fmadd_ps(y, v2, b2);
+        b3 = _mm256_fmadd_ps(y, v3, b3);
+      }
+      _mm256_storeu_ps(o0, a0), _mm256_storeu_ps(o0 + 8, a1), _mm256_storeu_ps(o0 + 16, a2),
+          _mm256_storeu_ps(o0 + 24, a3);
+      _mm256_storeu_ps(o1, b0), _mm256_storeu_ps(o1 + 8, b1), _mm256_storeu_ps(o1 + 16, b2),
+          _mm256_storeu_ps(o1 + 24, b3);
     }
-    for (int t = 0; t < 8; ++t) _mm256_storeu_ps(o + j + 8 * t, a[t]);
-  }
-  for (; j + 8 <= d; j += 8) {
-    __m256 a = _mm256_loadu_ps(o + j);
-    for (int k = 0; k < n; ++k)
-      a = _mm256_fmadd_ps(_mm256_set1_ps(p[k]), _mm256_loadu_ps(V + size_t(k) * ldv + j), a);
-    _mm256_storeu_ps(o + j, a);
+    for (; r < rows; ++r) {
+      float* o = O + size_t(r) * ldo + j;
+      const float* p = Pc + size_t(r) * ldp;
+      __m256 a0 = _mm256_loadu_ps(o), a1 = _mm256_loadu_ps(o + 8), a2 = _mm256_loadu_ps(o + 16),
+             a3 = _mm256_loadu_ps(o + 24);
+      for (int k = 0; k < n; ++k) {  // four independent chains hide the fma latency
+        const float* v = V + size_t(k) * ldv + j;
+        const __m256 x = _mm256_set1_ps(p[k]);
+        a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(v), a0);
+        a1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(v + 8), a1);
+        a2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(v + 16), a2);
+        a3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(v + 24), a3);
+      }
+      _mm256_storeu_ps(o, a0), _mm256_storeu_ps(o + 8, a1), _mm256_storeu_ps(o + 16, a2),
+          _mm256_storeu_ps(o + 24, a3);
+    }
   }
 #endif
-  for (; j < d; ++j) {
-    float a = o[j];
-    for (int k = 0; k < n; ++k) a = std::fma(p[k], V[size_t(k) * ldv + j], a);
-    o[j] = a;
-  }
+  for (; j < d; ++j)
+    for (int r = 0; r < rows; ++r) {
+      const float* p = Pc + size_t(r) * ldp;
+      float a = O[size_t(r) * ldo + size_t(j)];
+      for (int k = 0; k < n; ++k) a = std::fma(p[k], V[size_t(k) * ldv + size_t(j)], a);
+      O[size_t(r) * ldo + size_t(j)] = a;
+    }
 }
 
 }  // namespace
@@ -137,30 +173,50 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
   if (p_.exp2.mode == Exp2Mode::schedule)
     for (int k = 0; k < n; ++k)
       emu_col[size_t(k)] = emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg);
-  std::vector<float> P(static_cast<size_t>(n)), Pc(static_cast<size_t>(n));
+  if (counts_only_) {
+    // Only saturations are counted: P can reach the threshold only where its argument is at least
+    // log2(threshold) - 1 (every exp2 mode here is within a factor 2 of 2^x for x <= 127), so P is
+    // computed for those candidates alone.
+    const float arg_min = std::log2(sat_threshold_) - 1.0f;
+    for (int r = 0; r < rows_; ++r) {
+      const float* s = S + size_t(r) * lds;
+      const float rm = row_max_[size_t(r)];
+      const float bias = p_bias(rm, p_.scale_log2, p_.max_offset);
+      uint64_t sat = 0;
+      for (int k = 0; k < n; ++k)
+        if (p_argument(s[k], p_.scale_log2, bias) >= arg_min)
+          sat += p_exp2(s[k], rm, p_, emu_col[size_t(k)] != 0) >= sat_threshold_ ? 1 : 0;
+      counts_.saturated += sat;
+      counts_.p_count += uint64_t(n);
+    }
+    return;
+  }
+  P_.resize(size_t(n));
+  Pc_.resize(size_t(rows_) * size_t(n));
   for (int r = 0; r < rows_; ++r) {
     const float* s = S + size_t(r) * lds;
     const float rm = row_max_[size_t(r)];
+    float* pc = Pc_.data() + size_t(r) * size_t(n);
     uint64_t sat = 0;
     for (int k = 0; k < n; ++k) {
       const float pk = p_exp2(s[k], rm, p_, emu_col[size_t(k)] != 0);
-      P[size_t(k)] = pk;
+      P_[size_t(k)] = pk;
       sat += pk >= sat_threshold_ ? 1 : 0;
-      Pc[size_t(k)] = quantize(p_.p_format, pk, p_.p_overflow);
+      pc[k] = quantize(p_.p_format, pk, p_.p_overflow);
     }
     counts_.saturated += sat;
     counts_.p_count += uint64_t(n);
     const float acc = acc_scale_[size_t(r)];
-    row_sum_[size_t(r)] = row_sum_[size_t(r)] * acc + tile_sum(P.data(), n);
-    if (V != nullptr && d_ > 0) {
+    row_sum_[size_t(r)] = row_sum_[size_t(r)] * acc + tile_sum(P_.data(), n);
+    // The correction warp multiplies every row of a voting warp by its scale; a row whose scale
+    // is 1 is multiplied by 1 (exact), so only rows with acc_scale != 1 change.
+    if (V != nullptr && d_ > 0 && acc != 1.0f) {
       float* o = o_.data() + size_t(r) * size_t(d_);
-      // The correction warp multiplies every row of a voting warp by its scale; a row whose
-      // scale is 1 is multiplied by 1 (exact), so only rows with acc_scale != 1 change.
-      if (acc != 1.0f)
-        for (int j = 0; j < d_; ++j) o[j] *= acc;
-      accumulate_pv(o, Pc.data(), V, ldv, n, d_);
+      for (int j = 0; j < d_; ++j) o[j] *= acc;
     }
   }
+  if (V != nullptr && d_ > 0)
+    accumulate_pv(o_.data(), size_t(d_), Pc_.data(), size_t(n), rows_, V, ldv, n, d_);
 }
 
 void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {

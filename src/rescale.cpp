@@ -52,7 +52,7 @@ const Format& p_format_by_name(const std::string& name) {
 }
 
 // ---- fa4sim's own generator: counter-based splitmix64 streams, one per (seed, stream, row), so
-// draws do not depend on the thread count. Normals by the Marsaglia polar method.
+// draws do not depend on the thread count. Normals by NumPy's ziggurat on these bits.
 
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -69,8 +69,6 @@ uint64_t fnv1a(const std::string& s) {
 
 struct RowStream {
   uint64_t state;
-  bool have_spare = false;
-  double spare = 0;
   RowStream(uint64_t seed, const std::string& stream, uint64_t row) {
     uint64_t s = seed ^ fnv1a(stream);
     state = splitmix64(s) ^ (row * 0xD1B54A32D192ED03ull);
@@ -78,20 +76,7 @@ struct RowStream {
   }
   double uniform() { return double(splitmix64(state) >> 11) * 0x1p-53; }  // [0, 1)
   double normal() {
-    if (have_spare) {
-      have_spare = false;
-      return spare;
-    }
-    double u, v, q;
-    do {
-      u = 2.0 * uniform() - 1.0;
-      v = 2.0 * uniform() - 1.0;
-      q = u * u + v * v;
-    } while (q >= 1.0 || q == 0.0);
-    const double f = std::sqrt(-2.0 * std::log(q) / q);
-    spare = v * f;
-    have_spare = true;
-    return u * f;
+    return ziggurat_normal([this] { return splitmix64(state); });
   }
 };
 
@@ -287,7 +272,12 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
   std::vector<float> S;
   fill_rows(S, rows, keys, threads, [&](int r, float* out) {
     RowStream g(seed, "scores:" + dist.label, uint64_t(r));
-    for (int k = 0; k < keys; ++k) out[k] = float(score_from_normal(dist, g.normal(), k, keys));
+    if (dist.kind == ScoreDist::Kind::rise) {
+      for (int k = 0; k < keys; ++k) out[k] = float(score_from_normal(dist, g.normal(), k, keys));
+    } else {
+      const double sigma = dist.kind == ScoreDist::Kind::peaked ? 6.0 : dist.sigma;
+      for (int k = 0; k < keys; ++k) out[k] = float(sigma * g.normal());
+    }
   });
   return S;
 }
@@ -304,7 +294,7 @@ RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int
   parallel_chunks(uint64_t(n_warps), 1, threads, [&](uint64_t w, uint64_t, uint64_t) {
     const int r0 = int(w) * wr;
     const int nr = std::min(wr, rows - r0);
-    RowBlockSim sim(params, nr, V != nullptr ? d : 0);
+    RowBlockSim sim(params, nr, V != nullptr ? d : 0, /*counts_only=*/V == nullptr);
     for (int i = 0; i < n_blocks; ++i) {
       const int b = order == BlockOrder::forward ? i : n_blocks - 1 - i;
       const int k0 = b * block;
@@ -340,11 +330,19 @@ void softmax_reference(const float* S, int rows, int keys, float scale_log2, con
         p[size_t(k)] = std::exp2((double(s[k]) - m) * double(scale_log2));
         l += p[size_t(k)];
       }
-      for (int k = 0; k < keys; ++k) {
-        const double pk = p[size_t(k)];
-        const float* v = V + size_t(k) * size_t(d);
-        for (int j = 0; j < d; ++j) o[j] += pk * double(v[j]);
+      // o[j] = sum_k p_k V[k][j] in key order, fma in float64, 16 columns at a time (registers).
+      int j0 = 0;
+      for (; j0 + 16 <= d; j0 += 16) {
+        double acc[16] = {};
+        for (int k = 0; k < keys; ++k) {
+          const double pk = p[size_t(k)];
+          const float* v = V + size_t(k) * size_t(d) + j0;
+          for (int t = 0; t < 16; ++t) acc[t] = std::fma(pk, double(v[t]), acc[t]);
+        }
+        for (int t = 0; t < 16; ++t) o[j0 + t] = acc[t];
       }
+      for (; j0 < d; ++j0)
+        for (int k = 0; k < keys; ++k) o[j0] = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j0)]), o[j0]);
       for (int j = 0; j < d; ++j) o[j] /= l;
       lse_ref[r] = (m * double(scale_log2) + std::log2(l)) * kLn2;
     }
@@ -529,7 +527,7 @@ Report run_rescale(const RescaleConfig& cfg_in) {
       V = np.standard_normal_f32(size_t(keys) * size_t(d));
       if (cfg.v_dist == "uniform")
         throw Error("--rng numpy draws V as standard normal only", "use --v-dist normal");
-    } else {
+    } else if (!cfg.counts_only) {
       V = draw_v_fa4sim(cfg.v_dist, keys, d, seed, "V", threads);
     }
     for (size_t di = 0; di < cfg.dists.size(); ++di) {

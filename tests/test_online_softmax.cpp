@@ -281,6 +281,10 @@ TEST(OnlineSoftmax, SaturationThresholdAndCount) {
     p.max_offset = 8.0f;
     p.rescale_threshold = 4.0f;
     const auto res = simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, nullptr, 0, 1);
+    // The counts-only path (P only where it could saturate) counts exactly what the full path does.
+    const std::vector<float> V1(size_t(keys), 1.0f);
+    EXPECT_EQ(res.counts.saturated,
+              simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, V1.data(), 1, 1).counts.saturated);
     if (f == &kE4M3)
       EXPECT_GT(res.counts.saturated, 0u);
     else

@@ -192,7 +192,9 @@ class RowBlockSim {
  public:
   // `rows` >= 1 rows of one tile; warps are consecutive groups of params.warp_rows rows (the last
   // warp may be partial: it still votes once). `d` = head dimension (columns of V and O).
-  RowBlockSim(const SoftmaxParams& params, int rows, int d);
+  // `counts_only`: track maxima, rescale votes and saturations only (no row sums, no O, no LSE;
+  // P is computed only where it could saturate): the fast path of `fa4sim rescale --counts-only`.
+  RowBlockSim(const SoftmaxParams& params, int rows, int d, bool counts_only = false);
 
   // Feeds one key tile of n >= 1 keys. S: rows x n scores (row r at S + r * lds); -inf marks a
   // masked key (P = 0). NaN/+inf scores are the caller's to refuse. V: n x d (key k at
@@ -217,7 +219,9 @@ class RowBlockSim {
   int rows_, d_;
   float sat_threshold_;
   bool first_ = true;
+  bool counts_only_ = false;
   std::vector<float> row_max_, row_sum_, acc_scale_, o_;
+  std::vector<float> P_, Pc_;  // per-tile scratch: one row of P, the tile's P_cast
   RescaleCounts counts_;
 };
 

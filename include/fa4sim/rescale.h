@@ -105,7 +105,8 @@ struct RowBlockRunResult {
 };
 // Runs the simulator over a whole (rows x keys) score matrix: row-blocks of params.warp_rows
 // rows in parallel, key tiles of `block` keys in `order` (a ragged last block is processed with
-// its valid keys only). V may be nullptr (counts only). Deterministic for any thread count.
+// its valid keys only). V may be nullptr: counts only (RowBlockSim's counts_only path; O and lse
+// are then not computed). Deterministic for any thread count.
 RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,
                                 int block, BlockOrder order, const float* V, int d, int threads);
 
