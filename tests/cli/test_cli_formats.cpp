@@ -1,0 +1,202 @@
+// `fa4sim formats` and `fa4sim quantize`: outputs, JSON schema, and every bad input of issue 3's
+// acceptance item 4 (unknown dtype; nan / inf / 1e999 / abc in VALUES and on stdin; --binary
+// stdin whose length is not a multiple of 4): clear error, exit code 2.
+#include <cstring>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+using fa4sim::test::run_cli;
+using fa4sim::test::slurp;
+using fa4sim::test::temp_dir;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  const auto path = temp_dir("formats") / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path.string();
+}
+
+void expect_usage_error(const fa4sim::test::CliResult& r, const std::string& what) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << "wanted '" << what << "' in: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << "no partial report on error: " << r.out;
+}
+
+}  // namespace
+
+// ---- fa4sim formats
+TEST(CliFormats, TableAndJson) {
+  auto r = run_cli("formats");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"e4m3", "e5m2", "bf16", "fp16", "fp32", "448", "57344", "65504", "8.807355"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing in:\n" << r.out;
+  auto j = run_cli("formats --json -");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["command"], "formats");
+  const auto& fs = doc["results"]["formats"];
+  ASSERT_EQ(fs.size(), 5u);
+  for (const auto& f : fs)
+    for (const char* k : {"name", "bits", "exponent_bits", "mantissa_bits", "bias", "max_finite",
+                          "min_normal", "min_subnormal", "epsilon", "log2_max", "has_inf"})
+      EXPECT_TRUE(f.contains(k)) << k;
+  const auto& e4 = fs[3];
+  EXPECT_EQ(e4["name"], "e4m3");
+  EXPECT_EQ(e4["max_finite"], 448.0);
+  EXPECT_EQ(e4["has_inf"], false);
+  EXPECT_NEAR(e4["log2_max"].get<double>(), 8.807354922057604, 1e-12);
+}
+
+// ---- fa4sim quantize: values, flags, JSON
+TEST(CliQuantize, ValuesWithNanAndInfAreValid) {
+  auto r = run_cli("quantize --dtype e4m3 --json - 1.0 500 nan inf -inf 1e-4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& v = doc["results"]["values"];
+  ASSERT_EQ(v.size(), 6u);
+  for (const char* k : {"input", "dtype", "overflow", "bits", "decoded", "abs_err", "rel_err",
+                        "saturated", "flushed"})
+    EXPECT_TRUE(v[0].contains(k)) << k;
+  EXPECT_EQ(v[0]["bits"], "0x38");
+  EXPECT_EQ(v[0]["decoded"], 1.0);
+  EXPECT_EQ(v[1]["bits"], "0x7E");  // 500 saturates to 448
+  EXPECT_EQ(v[1]["decoded"], 448.0);
+  EXPECT_EQ(v[1]["saturated"], true);
+  EXPECT_EQ(v[2]["input"], "nan");
+  EXPECT_EQ(v[2]["bits"], "0x7F");  // canonical NaN
+  EXPECT_EQ(v[2]["decoded"], "nan");
+  EXPECT_EQ(v[3]["bits"], "0x7E");  // +inf -> max under satfinite
+  EXPECT_EQ(v[3]["saturated"], true);
+  EXPECT_EQ(v[4]["bits"], "0xFE");
+  EXPECT_EQ(v[5]["bits"], "0x00");  // 1e-4 < 2^-10: flushed
+  EXPECT_EQ(v[5]["flushed"], true);
+  EXPECT_EQ(doc["params"]["dtype"], "e4m3");
+  EXPECT_EQ(doc["params"]["overflow"], "satfinite");
+}
+
+TEST(CliQuantize, IeeeOverflowAndHumanTable) {
+  auto r = run_cli("quantize --dtype e5m2 --overflow ieee 1e6 -1e6 1.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("0x7C"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0xFC"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overflow -> inf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 01111 10"), std::string::npos) << "binary fields of 1.5:\n" << r.out;
+  auto e = run_cli("quantize --dtype e4m3 --overflow ieee --json - 465");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(nlohmann::json::parse(e.out)["results"]["values"][0]["bits"], "0x7F");
+}
+
+TEST(CliQuantize, StochasticIsSeededAndReproducible) {
+  const std::string args = "quantize --dtype e4m3 --rounding stochastic --seed 7 --json - 1.03 1.03 1.03 1.03 1.03 1.03 1.03 1.03";
+  auto a = run_cli(args), b = run_cli(args);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const auto va = nlohmann::json::parse(a.out)["results"]["values"];
+  const auto vb = nlohmann::json::parse(b.out)["results"]["values"];
+  EXPECT_EQ(va, vb);
+  for (const auto& v : va) EXPECT_TRUE(v["bits"] == "0x38" || v["bits"] == "0x39") << v;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["params"]["seed"], 7);
+}
+
+TEST(CliQuantize, StdinTextAndBinary) {
+  const std::string text = write_temp("v.txt", "# P values\n1.0, 2.0\n  nan inf\n\n-0.5\n");
+  auto r = run_cli("quantize --dtype bf16 --stdin --json -", text);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out)["results"]["values"];
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[2]["bits"], "0x7FFF");
+  EXPECT_EQ(v[3]["bits"], "0x7F7F");  // satfinite inf
+  EXPECT_EQ(v[4]["bits"], "0xBF00");
+  const float xs[3] = {1.0f, 448.0f, -3.0f};
+  const std::string bin = write_temp("v.bin", std::string(reinterpret_cast<const char*>(xs), sizeof xs));
+  auto b = run_cli("quantize --dtype e4m3 --stdin --binary --json -", bin);
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto vb = nlohmann::json::parse(b.out)["results"]["values"];
+  ASSERT_EQ(vb.size(), 3u);
+  EXPECT_EQ(vb[1]["bits"], "0x7E");
+  EXPECT_EQ(vb[2]["bits"], "0xC4");
+}
+
+TEST(CliQuantize, BinaryOutWritesCodes) {
+  const auto dir = temp_dir("formats-out");
+  const std::string out = (dir / "codes.bin").string();
+  auto r = run_cli("quantize --dtype fp16 --binary-out " + out + " 1 -2 65520");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string codes = slurp(out);
+  ASSERT_EQ(codes.size(), 6u);
+  uint16_t c[3];
+  std::memcpy(c, codes.data(), 6);
+  EXPECT_EQ(c[0], 0x3C00);
+  EXPECT_EQ(c[1], 0xC000);
+  EXPECT_EQ(c[2], 0x7BFF);  // satfinite
+}
+
+// ---- acceptance 4: every bad input -> clear error, exit 2
+TEST(CliQuantizeBadInput, UnknownDtypeListsAndSuggests) {
+  auto r = run_cli("quantize --dtype e4m2 1.0");
+  expect_usage_error(r, "unknown dtype 'e4m2'");
+  EXPECT_NE(r.err.find("did you mean 'e4m3'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fp32, bf16, fp16, e4m3, e5m2"), std::string::npos) << r.err;
+  auto far = run_cli("quantize --dtype zzzzzzzz 1.0");
+  expect_usage_error(far, "valid: fp32, bf16, fp16, e4m3, e5m2");
+}
+
+TEST(CliQuantizeBadInput, HugeLiteralInValues) {
+  auto r = run_cli("quantize --dtype e4m3 1.0 1e999");
+  expect_usage_error(r, "value 2: '1e999' is beyond the float32 range");
+  EXPECT_NE(r.err.find("write inf"), std::string::npos) << r.err;
+  expect_usage_error(run_cli("quantize --dtype e4m3 1e39"), "'1e39' is beyond the float32 range");
+  expect_usage_error(run_cli("quantize --dtype e4m3 1e-50"), "would read as 0");
+}
+
+TEST(CliQuantizeBadInput, NonNumberInValues) {
+  expect_usage_error(run_cli("quantize --dtype e4m3 abc"), "value 1: 'abc' is not a number");
+  expect_usage_error(run_cli("quantize --dtype e4m3 1.5x"), "'1.5x' is not a number");
+  expect_usage_error(run_cli("quantize --dtype e4m3 nanx"), "'nanx' is not a number");
+}
+
+TEST(CliQuantizeBadInput, NonNumberOnStdinGivesLine) {
+  const std::string f = write_temp("bad.txt", "1.0\n2.0 3.0\n4.0 abc\n");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 3: 'abc' is not a number");
+}
+
+TEST(CliQuantizeBadInput, HugeLiteralOnStdinGivesLine) {
+  const std::string f = write_temp("huge.txt", "nan\ninf\n1e999\n");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 3: '1e999' is beyond");
+}
+
+TEST(CliQuantizeBadInput, NanAndInfOnStdinAreValid) {
+  const std::string f = write_temp("ok.txt", "nan\n-inf\nINF\n");
+  auto r = run_cli("quantize --dtype e5m2 --overflow ieee --stdin --json -", f);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out)["results"]["values"];
+  EXPECT_EQ(v[0]["bits"], "0x7F");
+  EXPECT_EQ(v[1]["bits"], "0xFC");
+  EXPECT_EQ(v[2]["bits"], "0x7C");
+  EXPECT_EQ(v[2]["saturated"], false);  // inf -> inf under ieee is not an overflow
+}
+
+TEST(CliQuantizeBadInput, BinaryStdinNotMultipleOf4) {
+  const std::string f = write_temp("odd.bin", std::string("\x00\x00\x80\x3f\x00\x00", 6));
+  auto r = run_cli("quantize --dtype e4m3 --stdin --binary", f);
+  expect_usage_error(r, "stdin has 6 bytes, which is not a multiple of 4");
+}
+
+TEST(CliQuantizeBadInput, OptionMistakes) {
+  expect_usage_error(run_cli("quantize --dtype e4m3"), "nothing to quantize");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --overflow saturate 1"), "unknown overflow mode 'saturate'");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --seed 3 1"), "--seed is only used by stochastic rounding");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --rounding stochastic --seed -1 1"), "--seed");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --binary 1"), "--binary describes stdin");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --all-float32"), "needs --binary-out");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin 1.0", write_temp("x.txt", "1\n")),
+                     "give the values one way");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --json /nonexistent-dir/x.json 1"), "does not exist");
+  const std::string empty = write_temp("empty.txt", "# nothing\n");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", empty), "stdin holds no values");
+}
