@@ -314,37 +314,67 @@ void softmax_reference(const float* S, int rows, int keys, float scale_log2, con
                        std::vector<double>& O_ref, std::vector<double>& lse_ref, int threads) {
   O_ref.assign(size_t(rows) * size_t(d), 0.0);
   lse_ref.assign(size_t(rows), 0.0);
-  parallel_chunks(uint64_t(rows), 4, threads, [&](uint64_t, uint64_t b, uint64_t e) {
-    std::vector<double> p(static_cast<size_t>(keys));
-    for (uint64_t r = b; r < e; ++r) {
-      const float* s = S + r * uint64_t(keys);
-      double m = -std::numeric_limits<double>::infinity();
-      for (int k = 0; k < keys; ++k) m = std::max(m, double(s[k]));
-      double* o = O_ref.data() + r * uint64_t(d);
-      if (m == -std::numeric_limits<double>::infinity()) {
-        lse_ref[r] = m;
+  constexpr int kRows = 4;  // rows per chunk: they share every load and conversion of V
+  parallel_chunks(uint64_t(rows), kRows, threads, [&](uint64_t, uint64_t b, uint64_t e) {
+    const int nr = int(e - b);
+    std::vector<double> p(size_t(kRows) * size_t(keys), 0.0);
+    double l[kRows] = {}, m[kRows];
+    for (int i = 0; i < nr; ++i) {
+      const float* s = S + (b + uint64_t(i)) * uint64_t(keys);
+      m[i] = -std::numeric_limits<double>::infinity();
+      for (int k = 0; k < keys; ++k) m[i] = std::max(m[i], double(s[k]));
+      if (m[i] == -std::numeric_limits<double>::infinity()) continue;  // all masked: p = 0
+      double* pi = p.data() + size_t(i) * size_t(keys);
+      for (int k = 0; k < keys; ++k) {
+        pi[k] = std::exp2((double(s[k]) - m[i]) * double(scale_log2));
+        l[i] += pi[k];
+      }
+    }
+    // O[i][j] = sum_k p_ik V[k][j] in key order, one float64 fma per key (same order for every
+    // column chunk, so the result does not depend on the chunking).
+    // Keys in blocks of 256 (the V block, 128 KiB at d = 128, stays in L2 while the column chunks
+    // sweep it); the 4 x 8 accumulators live in registers within a block.
+    std::vector<double> acc_all(size_t(kRows) * size_t(d), 0.0);
+    constexpr int kKeyBlock = 256;
+    for (int k0 = 0; k0 < keys; k0 += kKeyBlock) {
+      const int k1 = std::min(keys, k0 + kKeyBlock);
+      for (int j0 = 0; j0 < d; j0 += 8) {
+        const int w = std::min(8, d - j0);
+        double acc[kRows][8] = {};
+        for (int i = 0; i < kRows; ++i)
+          for (int t = 0; t < w; ++t) acc[i][t] = acc_all[size_t(i) * size_t(d) + size_t(j0 + t)];
+        if (w == 8) {
+          for (int k = k0; k < k1; ++k) {
+            const float* v = V + size_t(k) * size_t(d) + j0;
+            double vd[8];
+            for (int t = 0; t < 8; ++t) vd[t] = double(v[t]);
+            for (int i = 0; i < kRows; ++i) {
+              const double pk = p[size_t(i) * size_t(keys) + size_t(k)];
+              for (int t = 0; t < 8; ++t) acc[i][t] = std::fma(pk, vd[t], acc[i][t]);
+            }
+          }
+        } else {
+          for (int k = k0; k < k1; ++k)
+            for (int i = 0; i < kRows; ++i)
+              for (int t = 0; t < w; ++t)
+                acc[i][t] = std::fma(p[size_t(i) * size_t(keys) + size_t(k)],
+                                     double(V[size_t(k) * size_t(d) + size_t(j0 + t)]), acc[i][t]);
+        }
+        for (int i = 0; i < kRows; ++i)
+          for (int t = 0; t < w; ++t) acc_all[size_t(i) * size_t(d) + size_t(j0 + t)] = acc[i][t];
+      }
+    }
+    for (int i = 0; i < nr; ++i)
+      for (int j = 0; j < d; ++j)
+        O_ref[(b + uint64_t(i)) * uint64_t(d) + uint64_t(j)] = acc_all[size_t(i) * size_t(d) + size_t(j)];
+    for (int i = 0; i < nr; ++i) {
+      const uint64_t r = b + uint64_t(i);
+      if (m[i] == -std::numeric_limits<double>::infinity()) {
+        lse_ref[r] = m[i];
         continue;
       }
-      double l = 0;
-      for (int k = 0; k < keys; ++k) {
-        p[size_t(k)] = std::exp2((double(s[k]) - m) * double(scale_log2));
-        l += p[size_t(k)];
-      }
-      // o[j] = sum_k p_k V[k][j] in key order, fma in float64, 16 columns at a time (registers).
-      int j0 = 0;
-      for (; j0 + 16 <= d; j0 += 16) {
-        double acc[16] = {};
-        for (int k = 0; k < keys; ++k) {
-          const double pk = p[size_t(k)];
-          const float* v = V + size_t(k) * size_t(d) + j0;
-          for (int t = 0; t < 16; ++t) acc[t] = std::fma(pk, double(v[t]), acc[t]);
-        }
-        for (int t = 0; t < 16; ++t) o[j0 + t] = acc[t];
-      }
-      for (; j0 < d; ++j0)
-        for (int k = 0; k < keys; ++k) o[j0] = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j0)]), o[j0]);
-      for (int j = 0; j < d; ++j) o[j] /= l;
-      lse_ref[r] = (m * double(scale_log2) + std::log2(l)) * kLn2;
+      for (int j = 0; j < d; ++j) O_ref[r * uint64_t(d) + uint64_t(j)] /= l[i];
+      lse_ref[r] = (m[i] * double(scale_log2) + std::log2(l[i])) * kLn2;
     }
   });
 }
