@@ -55,7 +55,7 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_flag("--allow-saturation", o.allow_saturation,
                 "Run a configuration that fails the kernel's safety check (see fa4sim check)")->group("Kernel");
   sub->add_flag("--no-split", o.no_split,
-                "Skip the error split (its two extra model runs); the references still run")->group("Kernel");
+                "Skip the error split (its extra model runs); the references still run")->group("Kernel");
 }
 
 AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI::App* sub) {

@@ -26,6 +26,8 @@ const std::vector<ReportSection>& report_sections() {
       {"exp2", report_exp2},
       {"rescale", report_rescale},
       {"roofline", report_roofline},
+      {"attention", report_attention},
+      {"gpu", report_gpu},
   };
   return kReportSections;
 }

@@ -52,6 +52,8 @@ void add_roofline(CLI::App& root);
 void add_version(CLI::App& root);
 
 // ---- one line per report section
+void report_gpu(ReportContext& ctx);
+void report_attention(ReportContext& ctx);
 void report_exp2(ReportContext& ctx);
 void report_formats(ReportContext& ctx);
 void report_rescale(ReportContext& ctx);
