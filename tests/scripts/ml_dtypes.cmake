@@ -1,0 +1,12 @@
+# Cross-check of the number formats against ml_dtypes / numpy over all 2^32 float32 inputs
+# (scripts/check_ml_dtypes.py). Slow (a few minutes on 2 cores: 4 formats x 2^32 inputs, both
+# overflow modes). Exit 77 = ml_dtypes or numpy missing: ctest shows a visible "Skipped".
+find_program(FA4SIM_PYTHON3 python3)
+if(FA4SIM_PYTHON3)
+  add_test(NAME ml_dtypes_crosscheck
+           COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_ml_dtypes.py
+                   --fa4sim $<TARGET_FILE:fa4sim>)
+  set_tests_properties(ml_dtypes_crosscheck PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 1800)
+else()
+  message(STATUS "✗ python3 not found: the ml_dtypes cross-check is not registered")
+endif()
