@@ -133,6 +133,7 @@ void add_gpu(CLI::App& root) {
       ->type_name("FILE");
   add_common_options(bench, o.bench_common);
   bench->callback([] { run_bench(o, command_line(o)); });
+  add_gpu_attention(root);  // `gpu attention` (cmd_gpu_attention.cpp) hangs under this command
 }
 
 }  // namespace fa4sim::cli

@@ -9,7 +9,6 @@ const std::vector<CommandEntry>& commands() {
       {"exp2", add_exp2},
       {"formats", add_formats},
       {"gpu", add_gpu},
-      {"gpu", add_gpu_attention},  // `gpu attention`: must stay after add_gpu
       {"quantize", add_quantize},
       {"report", add_report},
       {"rescale", add_rescale},
