@@ -273,6 +273,9 @@ void validate_attention_config(const AttentionConfig& c) {
   if (c.block_n < 1 || c.block_n > 4096)
     throw Error(fmt::format("--block-n must be 1..4096, got {}", c.block_n));
   if (c.block_m < 1 || c.warp_rows < 1) throw Error("block_m and warp_rows must be >= 1");
+  if (c.block_m % c.warp_rows != 0)
+    throw Error(fmt::format("--warp-rows {} does not divide --block-m {}", c.warp_rows, c.block_m),
+                "a warp's rows lie inside one tile: e.g. --block-m 128 --warp-rows 16 or 32");
   for (double t : c.taus)
     if (!(std::isfinite(t) && t >= 0)) throw Error(fmt::format("--tau must be finite and >= 0, got {}", t));
   if (c.max_offset && !(std::isfinite(*c.max_offset) && *c.max_offset >= 0 && *c.max_offset <= 64))

@@ -438,7 +438,7 @@ GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& s
             }
           }
         }
-        // the warp vote, per 32-row warp (phantom rows vote too)
+        // the warp vote, per kGpuAttnWarpRows-row warp (phantom rows vote too)
         for (int w = 0; w < kGpuAttnBlockM / kGpuAttnWarpRows; ++w) {
           const int r0 = m0 + w * kGpuAttnWarpRows;
           if (r0 >= shape.seq_q) break;

@@ -216,7 +216,7 @@ Report run_gpu_attention_bench(const GpuAttnBenchOptions& o) {
                             fmt::format("{:.3f}", med), fmt::format("{:.1f}", tf), fl, cu});
         }
   if (torch.is_object() && torch.contains("error")) t.notes.push_back("torch: " + torch["error"].get<std::string>());
-  t.notes.push_back("FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: mma.sync m16n8k16, see README");
+  t.notes.push_back("FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see README");
   r.tables.push_back(t);
   r.results = json{{"device", device}, {"rows", rows}, {"torch_raw", torch}};
   return r;

@@ -4,8 +4,8 @@
 // Models: the forward softmax of Dao-AILab/flash-attention flash_attn/cute/softmax.py
 // (SoftmaxSm100.update_row_max / scale_subtract_rowmax / apply_exp2_convert) and
 // flash_fwd_sm100.py (max_offset, rescale_threshold, correction-warp vote) @0251105a, ported to
-// Hopper with mma.sync.m16n8k16 tensor-core instructions (see src/cuda/attention_kernel.cuh,
-// Note [Why mma.sync]).
+// Hopper with wgmma warpgroup tensor-core instructions (see src/cuda/attention_kernel.cuh,
+// Note [Why wgmma, and how]).
 // Does not model: upstream's TMA/tcgen05 pipelining, 2-CTA mode, the separate correction warp
 // (here each warp rescales its own O), FP8 tensor-core MMAs (FP8 inputs run through the fp16
 // MMA on exactly converted values, see Note [FP8 on the fp16 MMA]).
@@ -15,9 +15,10 @@
 //   (row-major), LSE [batch, heads_q, seq_q] in natural-log units. GQA: q head h reads kv head
 //   h / (heads_q / heads_kv). Causal is top-left aligned (key j visible to query i iff j <= i),
 //   as torch SDPA's is_causal.
-//   A CTA owns kGpuAttnBlockM = 128 query rows, 4 warps, kGpuAttnWarpRows = 32 rows per warp
-//   (two m16 tiles); key blocks are kGpuAttnBlockN = 64 wide. The rescale vote (__any_sync) is
-//   over a warp's 32 rows, so `--warp-rows 32` on the CPU model gives comparable counts.
+//   A CTA owns kGpuAttnBlockM = 128 query rows: 2 warpgroups of 64 rows, 8 warps,
+//   kGpuAttnWarpRows = 16 rows per warp (the wgmma m64 accumulator gives each warp 16 rows);
+//   key blocks are kGpuAttnBlockN = 64 wide. The rescale vote (__any_sync) is over a warp's 16
+//   rows, so `--warp-rows 16` on the CPU model gives comparable counts.
 //   Emulated exps: a key block is 8 tiles of 8 columns (the mma's n8 tiles); `emu_tiles` = k
 //   emulates tile t iff (t * k) % 8 < k (k of 8 tiles, spread evenly: k = 4 -> tiles 0,2,4,6).
 //   The choice is per tile, never per lane, so a warp never diverges on it.
@@ -33,7 +34,7 @@ namespace fa4sim {
 
 inline constexpr int kGpuAttnBlockM = 128;
 inline constexpr int kGpuAttnBlockN = 64;
-inline constexpr int kGpuAttnWarpRows = 32;
+inline constexpr int kGpuAttnWarpRows = 16;
 inline constexpr int kGpuAttnTilesPerBlock = kGpuAttnBlockN / 8;
 
 enum class GpuAttnDtype { kBF16, kFP16, kE4M3, kE5M2 };
@@ -78,7 +79,7 @@ struct GpuAttnInputs {
 
 // Instrumentation (the instrumented kernel only; the timed kernel has none of it compiled in).
 // Flags per (q row, key block), key block in key order: bit 0 = block processed, bit 1 = this
-// row's acc_scale < 1 (the row wanted a rescale), bit 2 = the warp rescaled O (any of its 32 rows
+// row's acc_scale < 1 (the row wanted a rescale), bit 2 = the warp rescaled O (any of its 16 rows
 // wanted one). Dumps (only when `dump` was asked for; size heads*seq_q*seq_k each): S as the MMA
 // produced it with the mask applied (-inf), P in float32 before the cast, P's converted bits.
 struct GpuAttnInstr {
@@ -146,7 +147,7 @@ double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vect
 double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& ref);
 
 // The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
-// kernel's order and granularity (128-row CTA tiles, 64-key blocks, 32-row warps), S = the
+// kernel's order and granularity (128-row CTA tiles, 64-key blocks, 16-row warps), S = the
 // float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly rounded
 // exp2 (Exp2Mode::mufu); emu_tiles > 0 is refused (RowBlockSim's schedule is upstream's
 // per-column-pair rule, not this kernel's per-tile rule: the replay below covers that).

@@ -18,7 +18,7 @@ struct AttentionCliOptions {
   std::string softmax_scale, seed = "1", q_scale = "1";
   std::string q, k, v;
   std::string dtype = "bf16", preset = "upstream", tau, max_offset, descale = "amax";
-  std::string block_n = "128", exp = "mufu", order = "reverse";
+  std::string block_n = "128", block_m = "128", warp_rows = "32", exp = "mufu", order = "reverse";
   bool allow_saturation = false;
   bool no_split = false;
 };

@@ -48,6 +48,11 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_option("--descale", o.descale, "FP8 descales: amax (amax / fp8_max per (batch, kv_head)) or one")
       ->type_name("amax|one")->capture_default_str()->group("Kernel");
   sub->add_option("--block-n", o.block_n, "Keys per tile")->type_name("N")->capture_default_str()->group("Kernel");
+  sub->add_option("--block-m", o.block_m, "Query rows per tile (the CTA's M; sets where tiles start)")
+      ->type_name("N")->capture_default_str()->group("Kernel");
+  sub->add_option("--warp-rows", o.warp_rows,
+                  "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)")
+      ->type_name("N")->capture_default_str()->group("Kernel");
   sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG")
       ->type_name("MODE")->capture_default_str()->group("Kernel");
   sub->add_option("--order", o.order, "Key-tile order: reverse (the kernel's) or forward (the article's)")
@@ -95,6 +100,8 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI:
   if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
   c.descale_one = parse_choice("--descale", o.descale, {"amax", "one"}) == "one";
   c.block_n = int(parse_int("--block-n", o.block_n, 1, 4096));
+  c.block_m = int(parse_int("--block-m", o.block_m, 1, 4096));
+  c.warp_rows = int(parse_int("--warp-rows", o.warp_rows, 1, 4096));
   c.exp2 = parse_exp2_choice(o.exp);
   c.order = parse_choice("--order", o.order, {"reverse", "forward"}) == "reverse" ? BlockOrder::reverse
                                                                                   : BlockOrder::forward;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "attention_kernel.cuh"
 
@@ -45,18 +46,27 @@ __global__ void fill_normal_kernel(uint16_t* out, int64_t n, uint64_t seed, int 
     out[i] = __half_as_ushort(__float2half_rn(z));
 }
 
-template <typename T, int D, bool INSTR>
+template <typename T, int D, bool INSTR, int BN = 64>
 int launch_t(const AttnParams& p, dim3 grid, cudaStream_t stream) {
-  auto* kern = attention_fwd_kernel<T, D, INSTR>;
-  const size_t smem = attention_smem_bytes(D);
+  auto* kern = attention_fwd_kernel<T, D, INSTR, BN>;
+  const size_t smem = size_t(128 + 4 * BN) * size_t(D) * 2 + 1024;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return int(e);
-  kern<<<grid, 128, smem, stream>>>(p);
+  kern<<<grid, 256, smem, stream>>>(p);
   return int(cudaGetLastError());
 }
 
 template <bool INSTR>
 int launch_i(const AttnParams& p, bool bf16, int head_dim, dim3 grid, cudaStream_t s) {
+  // EXPLORATION ONLY: FA4SIM_ATTN_BN=128 times 128-key blocks (the host side assumes 64).
+  if constexpr (!INSTR) {
+    static const bool bn128 = std::getenv("FA4SIM_ATTN_BN") != nullptr && std::atoi(std::getenv("FA4SIM_ATTN_BN")) == 128;
+    if (bn128) {
+      if (head_dim == 64)
+        return bf16 ? launch_t<__nv_bfloat16, 64, false, 128>(p, grid, s) : launch_t<__half, 64, false, 128>(p, grid, s);
+      return bf16 ? launch_t<__nv_bfloat16, 128, false, 128>(p, grid, s) : launch_t<__half, 128, false, 128>(p, grid, s);
+    }
+  }
   if (head_dim == 64)
     return bf16 ? launch_t<__nv_bfloat16, 64, INSTR>(p, grid, s) : launch_t<__half, 64, INSTR>(p, grid, s);
   return bf16 ? launch_t<__nv_bfloat16, 128, INSTR>(p, grid, s) : launch_t<__half, 128, INSTR>(p, grid, s);
@@ -64,7 +74,8 @@ int launch_i(const AttnParams& p, bool bf16, int head_dim, dim3 grid, cudaStream
 
 }  // namespace
 
-size_t attention_smem_bytes(int head_dim) { return size_t(128 + 2 * 64) * size_t(head_dim) * 2; }
+// Q (128 rows) + two stages of K and V (64 rows each), plus 1 KB to align the tiles to 1024 bytes.
+size_t attention_smem_bytes(int head_dim) { return size_t(128 + 4 * 64) * size_t(head_dim) * 2 + 1024; }
 
 int launch_attention(const AttnParams& p, bool dtype_bf16, int head_dim, bool instrument,
                      unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream) {

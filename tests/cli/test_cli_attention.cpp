@@ -89,6 +89,28 @@ TEST(CliAttention, BadGeometry) {
   expect_usage_error(run_cli("attention --seq 100 --seq-k 50 --causal"), "seq_q = 100 > seq_k = 50");
 }
 
+// --warp-rows: the vote granularity. One row per warp makes warps % equal rows %; a warp's
+// vote is an any-of, so larger warps never rescale less often.
+TEST(CliAttention, WarpRowsGranularity) {
+  auto warps = [](const std::string& extra) {
+    const auto r = run_cli("attention --heads 2 --kv-heads 1 --d 16 --seq 512 --block-n 32 --threads 2"
+                           " --dtype bf16 --tau 0 --no-split --json -" + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out)["results"]["runs"][0];
+    return std::pair<double, double>{j["rows_pct"].get<double>(), j["warps_pct"].get<double>()};
+  };
+  const auto w1 = warps(" --warp-rows 1"), w16 = warps(" --warp-rows 16"), w32 = warps("");
+  EXPECT_DOUBLE_EQ(w1.first, w1.second);
+  EXPECT_DOUBLE_EQ(w1.first, w32.first);  // the rows do not depend on the vote
+  EXPECT_GT(w1.first, 0.0);
+  EXPECT_LE(w1.second, w16.second);
+  EXPECT_LE(w16.second, w32.second);
+  expect_usage_error(run_cli("attention --warp-rows 0"), "--warp-rows = 0 is out of range");
+  expect_usage_error(run_cli("attention --warp-rows x"), "--warp-rows");
+  expect_usage_error(run_cli("attention --warp-rows 48"), "--warp-rows 48 does not divide --block-m 128");
+  expect_usage_error(run_cli("attention --block-m 0"), "--block-m = 0 is out of range");
+}
+
 struct Files {
   std::filesystem::path dir;
   std::string q, k, v;
