@@ -191,16 +191,17 @@ def _rescale_once(args):
 
 
 def cmd_rescale(args):
-    times, out = [], None
+    times, cpu, out = [], [], None
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = _rescale_once(args)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     result = {"tool": "numpy_baseline.py rescale", "numpy": np.__version__,
               "params": {"what": args.what, "rows": args.rows, "keys": args.keys, "seed": args.seed,
                          "repeat": args.repeat},
-              "elapsed_s": times, "median_s": statistics.median(times), **out}
+              "elapsed_s": times, "median_s": statistics.median(times), "cpu_s": cpu,
+              "median_cpu_s": statistics.median(cpu), **out}
     if args.json:
         print(json.dumps(result, indent=2))
         return

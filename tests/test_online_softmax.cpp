@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "fa4sim/error.h"
 #include "fa4sim/exp2_schedule.h"
+#include "fa4sim/numpy_rng.h"
 #include "fa4sim/online_softmax.h"
 #include "fa4sim/rescale.h"
 
@@ -362,6 +366,173 @@ TEST(Rescale, ReferenceIsASoftmax) {
     long double l = 0;
     for (int k = 0; k < keys; ++k) l += std::exp2l((long double)S[size_t(r) * size_t(keys) + size_t(k)]);
     EXPECT_NEAR(lse[size_t(r)], double(std::log(l)), 1e-12);
+  }
+}
+
+// ---- the vectorised paths against plain scalar models, bit for bit
+
+uint32_t bits_of(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+}
+
+// quantize_p (AVX2 fast path for non-negative inputs) = quantize() per element: every 4099th float32
+// bit pattern, plus every pattern within 2^12 of each format's boundaries.
+TEST(OnlineSoftmax, QuantizePMatchesQuantize) {
+  for (const Format* f : {&kBF16, &kFP16, &kE4M3, &kE5M2, &kFP32}) {
+    std::vector<float> in;
+    for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 4099) in.push_back(f32_from_bits(uint32_t(b)));
+    for (double edge : {f->min_subnormal, f->min_normal, f->max_finite, double(saturation_threshold(*f)),
+                        1.0, 0.0})
+      for (int sgn : {0, 1})
+        for (int64_t dlt = -4096; dlt <= 4096; ++dlt) {
+          const int64_t b = int64_t(bits_of(float(std::min(edge, 3.0e38)))) + dlt;
+          if (b >= 0 && b < 0x7F800000) in.push_back(f32_from_bits(uint32_t(b) | (uint32_t(sgn) << 31)));
+        }
+    in.push_back(std::numeric_limits<float>::infinity());
+    in.push_back(std::numeric_limits<float>::quiet_NaN());
+    in.push_back(-0.0f);
+    for (Overflow ov : {Overflow::satfinite, Overflow::ieee}) {
+      std::vector<float> out(in.size());
+      quantize_p(*f, ov, in.data(), out.data(), int(in.size()));
+      size_t bad = 0;
+      for (size_t i = 0; i < in.size(); ++i)
+        if (bits_of(out[i]) != bits_of(quantize(*f, in[i], ov)) && bad++ < 5)
+          ADD_FAILURE() << f->name << " " << overflow_name(ov) << " x bits " << std::hex << bits_of(in[i]);
+      EXPECT_EQ(bad, 0u) << f->name;
+    }
+  }
+}
+
+// RowBlockSim (vectorised block max, exp2, cast and P_cast @ V) = a scalar model of the same
+// steps (online_softmax.h), bit for bit: O, row_sum, LSE and counts, for wide scores (exp2
+// arguments down to -300: subnormal and zero P, the scalar fallback), masked keys, a ragged
+// tile, row counts that leave remainders, d with a scalar tail, and the per-row offsets.
+TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
+  const int rows = 13, keys = 700, d = 40, block = 128;
+  auto S = normal_matrix(rows, keys, 40.0, 91, 60.0);
+  for (int k = 0; k < keys; k += 37) S[size_t(k % rows) * size_t(keys) + size_t(k)] = neg_inf_f32();
+  const auto V = normal_matrix(keys, d, 1.0, 92);
+  std::vector<float> offs(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) offs[size_t(r)] = 0.37f * float(r);
+  for (Exp2Mode mode : {Exp2Mode::mufu, Exp2Mode::exact, Exp2Mode::emu})
+    for (const Format* f : {&kBF16, &kE4M3, &kFP16, &kFP32})
+      for (float tau : {0.0f, 4.0f})
+        for (bool per_row : {false, true}) {
+          SoftmaxParams p;
+          p.exp2.mode = mode;
+          p.p_format = *f;
+          p.rescale_threshold = tau;
+          p.max_offset = f->total_bits == 8 ? 8.0f : 0.0f;
+          p.warp_rows = 4;
+          RowBlockSim sim(p, rows, d);
+          if (per_row) sim.set_row_max_offsets(offs);
+          for (int k0 = 0; k0 < keys; k0 += block)
+            sim.process_tile(S.data() + k0, size_t(keys), V.data() + size_t(k0) * size_t(d),
+                             size_t(d), std::min(block, keys - k0));
+          std::vector<float> O(size_t(rows) * size_t(d)), lse(static_cast<size_t>(rows));
+          sim.finalize(O.data(), size_t(d), lse.data());
+          // the scalar model
+          const float sat_thr = saturation_threshold(*f);
+          uint64_t sat = 0, row_resc = 0;
+          for (int r = 0; r < rows; ++r) {
+            SoftmaxParams pr = p;
+            if (per_row) pr.max_offset = offs[size_t(r)];
+            const float* s = S.data() + size_t(r) * size_t(keys);
+            float m = neg_inf_f32(), l = 0.0f;
+            std::vector<float> o(size_t(d), 0.0f);
+            for (int k0 = 0; k0 < keys; k0 += block) {
+              const int n = std::min(block, keys - k0);
+              float bm = neg_inf_f32();
+              for (int k = 0; k < n; ++k) bm = s[k0 + k] > bm ? s[k0 + k] : bm;
+              const RowUpdate u = update_row_max(m, bm, p.scale_log2, tau, k0 == 0, mode == Exp2Mode::exact);
+              m = u.row_max;
+              row_resc += u.rescale;
+              float acc8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+              std::vector<float> pc(static_cast<size_t>(n));
+              for (int k = 0; k < n; ++k) {
+                const float pk = p_exp2(s[k0 + k], m, pr, false);
+                sat += pk >= sat_thr;
+                acc8[k % 8] += pk;
+                pc[size_t(k)] = quantize(*f, pk, Overflow::satfinite);
+              }
+              for (int i = 0; i < 4; ++i) acc8[i] += acc8[i + 4];
+              acc8[0] += acc8[2];
+              acc8[1] += acc8[3];
+              l = l * u.acc_scale + (acc8[0] + acc8[1]);
+              for (int j = 0; j < d; ++j) {
+                float a = u.acc_scale != 1.0f ? o[size_t(j)] * u.acc_scale : o[size_t(j)];
+                for (int k = 0; k < n; ++k) a = std::fma(pc[size_t(k)], V[size_t(k0 + k) * size_t(d) + size_t(j)], a);
+                o[size_t(j)] = a;
+              }
+            }
+            ASSERT_EQ(bits_of(sim.row_sum()[size_t(r)]), bits_of(l)) << "row " << r;
+            const float inv = 1.0f / l;
+            for (int j = 0; j < d; ++j)
+              ASSERT_EQ(bits_of(O[size_t(r) * size_t(d) + size_t(j)]), bits_of(o[size_t(j)] * inv))
+                  << "row " << r << " col " << j << " mode " << int(mode) << " " << f->name;
+            const float lg = static_cast<float>(std::log2(static_cast<double>(l)));
+            ASSERT_EQ(bits_of(lse[size_t(r)]),
+                      bits_of(((row_max_safe(m) * p.scale_log2 + lg) - pr.max_offset) * 0.693147180559945309417f));
+          }
+          EXPECT_EQ(sim.counts().saturated, sat);
+          EXPECT_EQ(sim.counts().row_rescales, row_resc);
+        }
+}
+
+// softmax_reference (panels, row chunks, AVX2) = the plain float64 loop, bit for bit.
+TEST(Rescale, ReferenceMatchesScalarLoop) {
+  const int rows = 11, keys = 600, d = 21;
+  const auto S = normal_matrix(rows, keys, 3.0, 93);
+  const auto V = normal_matrix(keys, d, 1.0, 94);
+  std::vector<double> O, lse;
+  softmax_reference(S.data(), rows, keys, 0.5f, V.data(), d, O, lse, 2);
+  for (int r = 0; r < rows; ++r) {
+    const float* s = S.data() + size_t(r) * size_t(keys);
+    double m = -std::numeric_limits<double>::infinity(), l = 0;
+    for (int k = 0; k < keys; ++k) m = std::max(m, double(s[k]));
+    std::vector<double> p(static_cast<size_t>(keys));
+    for (int k = 0; k < keys; ++k) l += p[size_t(k)] = std::exp2((double(s[k]) - m) * 0.5);
+    for (int j = 0; j < d; ++j) {
+      double a = 0;
+      for (int k = 0; k < keys; ++k) a = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j)]), a);
+      ASSERT_EQ(O[size_t(r) * size_t(d) + size_t(j)], a / l) << r << " " << j;
+    }
+  }
+}
+
+// fa4sim's own generator: draw_scores_fa4sim (four draws at a time, scalar redo off the fast path)
+// = the scalar stream it documents: splitmix64 seeded per (seed, "scores:" + label, row), NumPy's
+// ziggurat on its bits, score = float(sigma * z [+ TOTAL * k / keys]). 3 x 5000 draws include
+// about 100 that leave the ziggurat's fast path.
+TEST(Rescale, OwnGeneratorIsTheDocumentedScalarStream) {
+  auto mix = [](uint64_t& st) {
+    uint64_t z = (st += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  const int rows = 3, keys = 5000;
+  for (const char* spec : {"normal:1.5", "peaked", "rise:24"}) {
+    const ScoreDist dist = parse_score_dist(spec);
+    const auto S = draw_scores_fa4sim(dist, rows, keys, 7, 2);
+    for (int r = 0; r < rows; ++r) {
+      uint64_t h = 0xCBF29CE484222325ull;
+      for (unsigned char c : "scores:" + dist.label) h = (h ^ c) * 0x100000001B3ull;
+      uint64_t s0 = 7 ^ h;
+      uint64_t st = mix(s0) ^ (uint64_t(r) * 0xD1B54A32D192ED03ull);
+      mix(st);
+      for (int k = 0; k < keys; ++k) {
+        const double z = ziggurat_normal([&] { return mix(st); });
+        const double sigma = dist.kind == ScoreDist::Kind::peaked ? 6.0 : dist.sigma;
+        const float want = dist.kind == ScoreDist::Kind::rise
+                               ? float(sigma * z + dist.total * double(k) / double(keys))
+                               : float(sigma * z);
+        ASSERT_EQ(bits_of(S[size_t(r) * size_t(keys) + size_t(k)]), bits_of(want))
+            << spec << " row " << r << " key " << k;
+      }
+    }
   }
 }
 

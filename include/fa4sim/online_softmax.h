@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "fa4sim/exp2_emu.h"
@@ -177,6 +178,13 @@ FA4_HD float p_exp2(float s, float row_max, const SoftmaxParams& p, bool emulate
 // would exceed max_finite; e.g. 464 for E4M3, 61440 for E5M2); +inf for fp32.
 float saturation_threshold(const Format& f);
 
+// out[k] = quantize(f, P[k], ov) for k in [0, n), bit for bit. With AVX2, satfinite and a narrow
+// format (total_bits < 32) non-negative non-NaN inputs are rounded 8 at a time: at or above
+// f.min_normal by round-to-nearest-even on the float32 bits, below it by adding and subtracting
+// 2^(emin - man_bits + 23) (which leaves x rounded to a multiple of the subnormal spacing), then
+// clamped to max_finite. Everything else goes through quantize_array. out may alias P.
+void quantize_p(const Format& f, Overflow ov, const float* P, float* out, int n);
+
 struct RescaleCounts {
   uint64_t tiles = 0;            // tiles processed (per row-block)
   uint64_t row_decisions = 0;    // rows x (tiles - 1): the denominator of rows %
@@ -206,6 +214,10 @@ class RowBlockSim {
   // (rows; may be nullptr). A row whose keys were all masked gets O = 0 and LSE = -inf.
   void finalize(float* O, size_t ldo, float* lse) const;
 
+  // Per-row max_offset (rows values) in place of params.max_offset, for P and the LSE: the seed
+  // article's one-shot experiment gives each row its own offset u_r. Empty = params.max_offset.
+  void set_row_max_offsets(std::vector<float> offsets) { row_offset_ = std::move(offsets); }
+
   const RescaleCounts& counts() const { return counts_; }
   const std::vector<float>& row_max() const { return row_max_; }
   const std::vector<float>& row_sum() const { return row_sum_; }
@@ -220,7 +232,7 @@ class RowBlockSim {
   float sat_threshold_;
   bool first_ = true;
   bool counts_only_ = false;
-  std::vector<float> row_max_, row_sum_, acc_scale_, o_;
+  std::vector<float> row_max_, row_sum_, acc_scale_, o_, row_offset_;
   std::vector<float> P_, Pc_;  // per-tile scratch: one row of P, the tile's P_cast
   RescaleCounts counts_;
 };
