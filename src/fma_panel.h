@@ -33,27 +33,40 @@ template <> struct Vec<double> {
   static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
 };
 
+// The accumulators are named variables, not an array: GCC 12 keeps an array of vectors in memory
+// and stores all of it on every key, which halves the fma rate.
 template <int R, class T>
 inline void fma_panel(T* C, size_t ldc, const T* A, size_t lda, const T* B, size_t ldb, int n) {
+  static_assert(R >= 1 && R <= 6);
   using X = Vec<T>;
-  typename X::V acc[R][2];
-  for (int i = 0; i < R; ++i) {
-    acc[i][0] = X::load(C + size_t(i) * ldc);
-    acc[i][1] = X::load(C + size_t(i) * ldc + X::kW);
-  }
+  using V = typename X::V;
+  constexpr int W = X::kW;
+  V c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
+  auto row = [&](int i) { return C + size_t(i) * ldc; };
+  c00 = X::load(row(0)), c01 = X::load(row(0) + W);
+  if constexpr (R > 1) c10 = X::load(row(1)), c11 = X::load(row(1) + W);
+  if constexpr (R > 2) c20 = X::load(row(2)), c21 = X::load(row(2) + W);
+  if constexpr (R > 3) c30 = X::load(row(3)), c31 = X::load(row(3) + W);
+  if constexpr (R > 4) c40 = X::load(row(4)), c41 = X::load(row(4) + W);
+  if constexpr (R > 5) c50 = X::load(row(5)), c51 = X::load(row(5) + W);
   for (int k = 0; k < n; ++k) {
     const T* b = B + size_t(k) * ldb;
-    const typename X::V b0 = X::load(b), b1 = X::load(b + X::kW);
-    for (int i = 0; i < R; ++i) {
-      const typename X::V a = X::bcast(A + size_t(i) * lda + size_t(k));
-      acc[i][0] = X::fma(a, b0, acc[i][0]);
-      acc[i][1] = X::fma(a, b1, acc[i][1]);
-    }
+    const V b0 = X::load(b), b1 = X::load(b + W);
+    const T* a = A + size_t(k);
+    V x = X::bcast(a);
+    c00 = X::fma(x, b0, c00), c01 = X::fma(x, b1, c01);
+    if constexpr (R > 1) x = X::bcast(a + lda), c10 = X::fma(x, b0, c10), c11 = X::fma(x, b1, c11);
+    if constexpr (R > 2) x = X::bcast(a + 2 * lda), c20 = X::fma(x, b0, c20), c21 = X::fma(x, b1, c21);
+    if constexpr (R > 3) x = X::bcast(a + 3 * lda), c30 = X::fma(x, b0, c30), c31 = X::fma(x, b1, c31);
+    if constexpr (R > 4) x = X::bcast(a + 4 * lda), c40 = X::fma(x, b0, c40), c41 = X::fma(x, b1, c41);
+    if constexpr (R > 5) x = X::bcast(a + 5 * lda), c50 = X::fma(x, b0, c50), c51 = X::fma(x, b1, c51);
   }
-  for (int i = 0; i < R; ++i) {
-    X::store(C + size_t(i) * ldc, acc[i][0]);
-    X::store(C + size_t(i) * ldc + X::kW, acc[i][1]);
-  }
+  X::store(row(0), c00), X::store(row(0) + W, c01);
+  if constexpr (R > 1) X::store(row(1), c10), X::store(row(1) + W, c11);
+  if constexpr (R > 2) X::store(row(2), c20), X::store(row(2) + W, c21);
+  if constexpr (R > 3) X::store(row(3), c30), X::store(row(3) + W, c31);
+  if constexpr (R > 4) X::store(row(4), c40), X::store(row(4) + W, c41);
+  if constexpr (R > 5) X::store(row(5), c50), X::store(row(5) + W, c51);
 }
 
 // fma_panel for any row count 1..6 (the remainder of a group of 6).

@@ -534,8 +534,8 @@ OneShot run_oneshot(const std::vector<float>& V, const std::vector<float>& S,
   OneShot res;
   for (int variant = 0; variant < 2; ++variant) {
     std::vector<float> O(size_t(rows) * size_t(d)), lse(static_cast<size_t>(rows));
-    // Rows are independent (one tile each); 16 rows per simulator share each pass over V.
-    parallel_chunks(uint64_t(rows), 16, threads, [&](uint64_t, uint64_t b, uint64_t e) {
+    // Rows are independent (one tile each); 64 rows per simulator share each pass over V.
+    parallel_chunks(uint64_t(rows), 64, threads, [&](uint64_t, uint64_t b, uint64_t e) {
       SoftmaxParams p;
       p.exp2.mode = Exp2Mode::exact;
       p.p_format = kBF16;
