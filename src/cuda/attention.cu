@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include "attention_kernel.cuh"
 
@@ -46,36 +45,53 @@ __global__ void fill_normal_kernel(uint16_t* out, int64_t n, uint64_t seed, int 
     out[i] = __half_as_ushort(__float2half_rn(z));
 }
 
-template <typename T, int D, bool INSTR, int BN = 64>
+template <typename T, int D, bool INSTR, int EMU>
 int launch_t(const AttnParams& p, dim3 grid, cudaStream_t stream) {
-  auto* kern = attention_fwd_kernel<T, D, INSTR, BN>;
-  const size_t smem = size_t(128 + 4 * BN) * size_t(D) * 2 + 1024;
+  constexpr int kBN = 64;  // fa4sim::kGpuAttnBlockN
+  auto* kern = attention_fwd_kernel<T, D, INSTR, kBN, EMU>;
+  const size_t smem = attention_smem_bytes(D);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return int(e);
   kern<<<grid, 256, smem, stream>>>(p);
   return int(cudaGetLastError());
 }
 
+// The tile mask the kernel's EMU = k rule emulates (fa4sim::gpu_attn_emu_mask(k), 8 tiles a block).
+constexpr uint32_t emu_mask_of(int k) {
+  uint32_t m = 0;
+  for (int t = 0; t < 8; ++t)
+    if ((t * k) % 8 < k) m |= 1u << t;
+  return m;
+}
+
+// The timed kernel has the emulated tiles fixed at compile time for emu_tiles 0-4 (the sweep's
+// f = 0 .. 1/2); other counts, and the instrumented kernel, read p.emu_mask at run time.
+template <typename T, int D, bool INSTR>
+int launch_e(const AttnParams& p, dim3 grid, cudaStream_t s) {
+  if constexpr (!INSTR) {
+    if (p.emu_mask == emu_mask_of(0)) return launch_t<T, D, false, 0>(p, grid, s);
+    if (p.emu_mask == emu_mask_of(1)) return launch_t<T, D, false, 1>(p, grid, s);
+    if (p.emu_mask == emu_mask_of(2)) return launch_t<T, D, false, 2>(p, grid, s);
+    if (p.emu_mask == emu_mask_of(3)) return launch_t<T, D, false, 3>(p, grid, s);
+    if (p.emu_mask == emu_mask_of(4)) return launch_t<T, D, false, 4>(p, grid, s);
+  }
+  return launch_t<T, D, INSTR, -1>(p, grid, s);
+}
+
 template <bool INSTR>
 int launch_i(const AttnParams& p, bool bf16, int head_dim, dim3 grid, cudaStream_t s) {
-  // EXPLORATION ONLY: FA4SIM_ATTN_BN=128 times 128-key blocks (the host side assumes 64).
-  if constexpr (!INSTR) {
-    static const bool bn128 = std::getenv("FA4SIM_ATTN_BN") != nullptr && std::atoi(std::getenv("FA4SIM_ATTN_BN")) == 128;
-    if (bn128) {
-      if (head_dim == 64)
-        return bf16 ? launch_t<__nv_bfloat16, 64, false, 128>(p, grid, s) : launch_t<__half, 64, false, 128>(p, grid, s);
-      return bf16 ? launch_t<__nv_bfloat16, 128, false, 128>(p, grid, s) : launch_t<__half, 128, false, 128>(p, grid, s);
-    }
-  }
   if (head_dim == 64)
-    return bf16 ? launch_t<__nv_bfloat16, 64, INSTR>(p, grid, s) : launch_t<__half, 64, INSTR>(p, grid, s);
-  return bf16 ? launch_t<__nv_bfloat16, 128, INSTR>(p, grid, s) : launch_t<__half, 128, INSTR>(p, grid, s);
+    return bf16 ? launch_e<__nv_bfloat16, 64, INSTR>(p, grid, s) : launch_e<__half, 64, INSTR>(p, grid, s);
+  return bf16 ? launch_e<__nv_bfloat16, 128, INSTR>(p, grid, s) : launch_e<__half, 128, INSTR>(p, grid, s);
 }
 
 }  // namespace
 
-// Q (128 rows) + two stages of K and V (64 rows each), plus 1 KB to align the tiles to 1024 bytes.
-size_t attention_smem_bytes(int head_dim) { return size_t(128 + 4 * 64) * size_t(head_dim) * 2 + 1024; }
+// Q (128 rows) + three stages of K and V (block_n rows each), 1 KB to align the tiles to 1024
+// bytes, and the 6 mbarriers.
+size_t attention_smem_bytes(int head_dim, int block_n) {
+  return size_t(128 + 6 * block_n) * size_t(head_dim) * 2 + 1024 + 64;
+}
 
 int launch_attention(const AttnParams& p, bool dtype_bf16, int head_dim, bool instrument,
                      unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream) {

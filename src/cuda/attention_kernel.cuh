@@ -11,13 +11,22 @@
 //
 // Note [Why wgmma, and how]
 //   Hopper's tensor cores reach their rate only through wgmma (warpgroup MMA, asynchronous,
-//   B from shared memory through a descriptor); mma.sync tops out near FA2's level (the torch
-//   SDPA flash backend), which an earlier mma.sync version of this kernel did not reach (235
-//   TFLOP/s at d = 128). Here: 2 warpgroups per CTA, 64 query rows each; S = Q K^T by
-//   m64n64k16 with Q and K from 128-byte-swizzled smem; P stays in registers and is the A
-//   operand of m64nDk16 against V (MN-major B, transposed by the instruction). Loads are cp.async
-//   into two K/V stages, one block ahead. Not done (FA3 does): TMA, producer/consumer warp
-//   specialisation, ping-pong between warpgroups, overlapping softmax with the next QK^T.
+//   B from shared memory through a descriptor); an earlier mma.sync (FA2-design) version of this
+//   kernel reached 235 TFLOP/s at d = 128, below torch's FA2-based flash backend. Here a CTA is
+//   2 warpgroups (256 threads), 64 query rows each, and a key block is 64 keys:
+//   - S = Q K^T: m64n64k16 with Q's A fragments in registers (ldmatrix'd once) and K from
+//     128-byte-swizzled smem (K-major B); O += P V: m64nDk16 with P's A fragments in registers
+//     and V from the same swizzled layout read MN-major (the instruction transposes it).
+//   - K/V: three smem stages filled one block ahead by cp.async from every thread; full/empty
+//     mbarriers per stage (cp.async.mbarrier.arrive.noinc / mbarrier.arrive) instead of
+//     CTA-wide barriers, so the two warpgroups can drift apart.
+//   - Ping-pong (as FA3): a warpgroup's MMA phase issues P V of the previous block and S of this
+//     one back to back, then passes the tensor cores to the other warpgroup (named barriers 1
+//     and 2) and does its softmax while the other one's MMAs run. Every MMA phase is
+//     straight-line code (the first block is peeled): a branch between wgmmas makes ptxas
+//     wait for each one before the next (WARPGROUP.DEPBAR after every HGMMA in the SASS).
+//   Not done (FA3 does): TMA loads, a producer warp, overlapping a warpgroup's softmax with its
+//   own next Q K^T, FP8 wgmma.
 //   The accumulator layout per warp is the m16n8 C fragment (a thread owns rows lane/4 and
 //   lane/4 + 8 of its warp's 16, columns 2(lane%4) + {0,1} of each 8-column tile), and P's
 //   register A fragment is the m16n8k16 one, so the per-row softmax and the per-tile emulation
@@ -60,10 +69,40 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool 
   const int n = valid ? 16 : 0;  // 0 source bytes: the 16 destination bytes are zero-filled
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// mbarrier and named-barrier helpers (PTX ISA 8.x, sm_90).
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+// Arrives on `bar` once every cp.async this thread issued so far has completed (no pending-count
+// increment: the arrival counts against the barrier's expected count).
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // Two float32 -> packed pair in the MMA's input type; `lo` is the lower column. For FP8 casts
@@ -110,13 +149,16 @@ __device__ __forceinline__ uint32_t tile_off(int row, int chunk) {  // chunk: 16
 }
 
 // Loads rows [row0, row0 + ROWS) of a [rows_total][D] tensor into a tile (zero-fill past the end).
+// Thread tid moves chunks tid + j * NTHREADS: a fixed trip count, so the loop unrolls fully.
 template <int ROWS, int D, int NTHREADS>
 __device__ __forceinline__ void load_tile(uint32_t smem, const char* g, int row0, int rows_total,
                                           int tid) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
   constexpr int kTotal = ROWS * kChunks;
+  static_assert(kTotal % NTHREADS == 0, "every thread moves the same number of chunks");
 #pragma unroll
-  for (int i = tid; i < kTotal; i += NTHREADS) {
+  for (int j = 0; j < kTotal / NTHREADS; ++j) {
+    const int i = tid + j * NTHREADS;
     const int r = i / kChunks, c = i % kChunks;
     const bool valid = row0 + r < rows_total;
     const int gr = valid ? row0 + r : 0;
@@ -146,15 +188,22 @@ __device__ __forceinline__ void reg_fence(float (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
+template <int N, int M>
+__device__ __forceinline__ void reg_fence_u(uint32_t (&r)[N][M]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < M; ++j) asm volatile("" : "+r"(r[i][j])::"memory");
+}
 
 template <typename T, int N>
-__device__ __forceinline__ void wgmma_s(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
+__device__ __forceinline__ void wgmma_s_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    if constexpr (N == 64) wgmma_ss_m64n64k16_bf16(d, da, db, scale_d);
-    else wgmma_ss_m64n128k16_bf16(d, da, db, scale_d);
+    if constexpr (N == 64) wgmma_rs_m64n64k16_bf16(d, a, db, scale_d);
+    else wgmma_rs_m64n128k16_bf16(d, a, db, scale_d);
   } else {
-    if constexpr (N == 64) wgmma_ss_m64n64k16_f16(d, da, db, scale_d);
-    else wgmma_ss_m64n128k16_f16(d, da, db, scale_d);
+    if constexpr (N == 64) wgmma_rs_m64n64k16_f16(d, a, db, scale_d);
+    else wgmma_rs_m64n128k16_f16(d, a, db, scale_d);
   }
 }
 template <typename T, int N>
@@ -174,9 +223,12 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[N / 2], const uint32_t (&a)[
 // the CTA rows m0 + 16w .. m0 + 16w + 15 (the wgmma accumulator layout: a thread holds rows
 // 16w + lane/4 and 16w + lane/4 + 8, columns 8t + 2(lane%4) + {0,1} of each 8-column tile t).
 // K/V tiles are double-buffered: block it+1 loads (cp.async) while block it computes.
-template <typename T, int D, bool INSTR, int kBN = 64>
+// EMU: -1 = the emulated tiles come from p.emu_mask at run time (a warp-uniform branch per tile);
+// k >= 0 = tiles t with (t * k) % kNT < k are emulated, fixed at compile time, so the softmax is
+// one straight-line block the compiler can schedule (the timed kernel; same arithmetic).
+template <typename T, int D, bool INSTR, int kBN, int EMU>
 __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams p) {
-  constexpr int kThreads = 256, kBM = 128;
+  constexpr int kThreads = 256, kBM = 128, kStages = 3;
   constexpr int kNT = kBN / 8;   // S n8 tiles per key block
   constexpr int kDT = D / 8;     // O n8 tiles
   constexpr uint32_t kQBytes = kBM * D * 2, kKVBytes = kBN * D * 2;
@@ -218,41 +270,76 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   uint32_t sat_count[2] = {0u, 0u};
 
   auto block_of = [&](int it) { return p.reverse_blocks ? n_blocks - 1 - it : it; };
+  // mbarriers: full[st] completes when every thread's cp.asyncs of a stage have landed
+  // (cp.async.mbarrier.arrive.noinc), empty[st] when every thread has finished the P V that
+  // read it.
+  const uint32_t bar_full = sK(kStages), bar_empty = bar_full + 8u * kStages;
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) {
+      mbar_init(bar_full + 8u * i, kThreads);
+      mbar_init(bar_empty + 8u * i, kThreads);
+    }
+  }
+  __syncthreads();
+  auto load_block = [&](int j) {  // block j (iteration order) into stage j % kStages
+    const int st = j % kStages;
+    if (j >= kStages) mbar_wait(bar_empty + 8u * st, uint32_t((j / kStages - 1) & 1));
+    const int n0 = block_of(j) * kBN;
+    load_tile<kBN, D, kThreads>(sK(st), gK, n0, p.seq_k, tid);
+    load_tile<kBN, D, kThreads>(sV(st), gV, n0, p.seq_k, tid);
+    cp_async_arrive(bar_full + 8u * st);
+  };
   load_tile<kBM, D, kThreads>(sQ, gQ, m0, p.seq_q, tid);
-  load_tile<kBN, D, kThreads>(sK(0), gK, block_of(0) * kBN, p.seq_k, tid);
-  load_tile<kBN, D, kThreads>(sV(0), gV, block_of(0) * kBN, p.seq_k, tid);
-  cp_async_commit();
+  load_block(0);
 
-  // Descriptor bases: this warpgroup's 64 Q rows (8 row groups of 1024 bytes).
-  const uint32_t q_wg = sQ + uint32_t(wg) * 64u * 128u;
+  auto issue_pv = [&](int st, const uint32_t (&pa)[kBN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+      const uint64_t db = gmma_desc(sV(st) + uint32_t(kk) * 16u * 128u, kBN * 128u, 1024u);
+      wgmma_pv<T, D>(o_acc, pa[kk], db);
+    }
+  };
 
-  for (int it = 0; it < n_blocks; ++it) {
+  // Ping-pong (Note [Why wgmma, and how]): a warpgroup's "MMA phase" issues P V of the previous
+  // block and S = Q K^T of this one, then hands the tensor cores to the other warpgroup (named
+  // barriers 1 and 2) and runs its softmax while the other one's MMAs execute.
+  if (wg == 1) named_arrive(1, kThreads);  // warpgroup 0 goes first
+  uint32_t pa[kBN / 16][4];  // P of the previous block, the A operand of its P V
+  // Q's A fragments (the m16n8k16 layout per warp), loaded once: S = Q K^T reads only K from smem.
+  uint32_t q_frag[D / 16][4];
+  // One key block. HAS_PV: issue the previous block's P V in the same MMA phase. The first block
+  // is peeled off (HAS_PV false) so that every MMA phase is straight-line code: ptxas keeps the
+  // wgmmas of one phase in flight only when no branch splits them.
+  auto step = [&](const int it, auto has_pv) {
+    constexpr bool kHasPV = decltype(has_pv)::value;
     const int nb = block_of(it);
     const int n0 = nb * kBN;
-    const int st = it & 1;
-    if (it + 1 < n_blocks) {
-      const int nn = block_of(it + 1) * kBN;
-      load_tile<kBN, D, kThreads>(sK(st ^ 1), gK, nn, p.seq_k, tid);
-      load_tile<kBN, D, kThreads>(sV(st ^ 1), gV, nn, p.seq_k, tid);
-    }
-    cp_async_commit();
-    cp_async_wait<1>();  // this block's K and V (and Q) have landed
+    const int st = it % kStages;
+    mbar_wait(bar_full + 8u * st, uint32_t((it / kStages) & 1));
     fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
-    __syncthreads();
 
-    // ---- S = Q K^T (64 x kBN per warpgroup), D/16 k-steps of m64nBNk16
-    float s[kNT * 4];
+    // ---- MMA phase: O += P_prev V_prev; S = Q K^T (64 x kBN per warpgroup)
+    float s[kBN / 2];
+    named_sync(1 + wg, kThreads);
+    reg_fence(o_acc);
+    reg_fence_u(pa);
+    reg_fence_u(q_frag);
     wgmma_fence();
+    if constexpr (kHasPV) issue_pv((it - 1) % kStages, pa);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint32_t koff = uint32_t(kk % 4) * 32u;  // 16 elements further in the 128-byte row
-      const uint64_t da = gmma_desc(q_wg + uint32_t(kk / 4) * (kBM * 128u) + koff, 16u, 1024u);
       const uint64_t db = gmma_desc(sK(st) + uint32_t(kk / 4) * (kBN * 128u) + koff, 16u, 1024u);
-      wgmma_s<T, kBN>(s, da, db, kk > 0 ? 1 : 0);
+      wgmma_s_rs<T, kBN>(s, q_frag[kk], db, kk > 0 ? 1 : 0);
     }
     wgmma_commit();
+    if (wg == 0 || it + 1 < n_blocks) named_arrive(2 - wg, kThreads);
     wgmma_wait0();
     reg_fence(s);
+    reg_fence(o_acc);
+    if constexpr (kHasPV) mbar_arrive(bar_empty + 8u * ((it - 1) % kStages));
+    if (it + 1 < n_blocks) load_block(it + 1);
 
     // ---- mask (key tail, causal)
     const bool need_mask = (n0 + kBN > p.seq_k) || (p.causal && n0 + kBN - 1 > m0);
@@ -272,9 +359,14 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
     bool want_rescale = false;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-      float m = -INFINITY;
+      float mt[kNT];  // a tree of maxima (max is exact and associative: any order gives the same bits)
 #pragma unroll
-      for (int nt = 0; nt < kNT; ++nt) m = fmaxf(m, fmaxf(s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
+      for (int nt = 0; nt < kNT; ++nt) mt[nt] = fmaxf(s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]);
+#pragma unroll
+      for (int w = kNT / 2; w >= 1; w /= 2)
+#pragma unroll
+        for (int nt = 0; nt < w; ++nt) mt[nt] = fmaxf(mt[nt], mt[nt + w]);
+      float m = mt[0];
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
       const float m_old = row_max[hh];
@@ -307,7 +399,6 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
     }
 
     // ---- P = exp2(s * scale_log2 + bias), per-tile MUFU or emulation; row sums; cast
-    uint32_t pa[kNT / 2][4];  // A fragments of P @ V, one per 16-key step
     float bias[2];
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -318,7 +409,8 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) {
       float pv[4];
-      const bool emu = (p.emu_mask >> nt) & 1u;  // warp-uniform, Note [Emulation granularity]
+      // warp-uniform (Note [Emulation granularity]); a constant when EMU >= 0
+      const bool emu = EMU < 0 ? bool((p.emu_mask >> nt) & 1u) : (nt * EMU) % kNT < EMU;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const float x = __fmaf_rn(s[nt * 4 + i], scale_log2, bias[i >> 1]);
@@ -360,20 +452,22 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
         }
       }
     }
-
-    // ---- O += P V: kBN/16 k-steps of m64nDk16, A = P from registers, B = V (MN-major)
-    reg_fence(o_acc);
-    wgmma_fence();
+    reg_fence_u(pa);
+  };
+  mbar_wait(bar_full, 0u);  // Q arrived with block 0
 #pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) {
-      const uint64_t db = gmma_desc(sV(st) + uint32_t(kk) * 16u * 128u, kBN * 128u, 1024u);
-      wgmma_pv<T, D>(o_acc, pa[kk], db);
-    }
-    wgmma_commit();
-    wgmma_wait0();
-    reg_fence(o_acc);
-    __syncthreads();  // every warpgroup is done with stage st before it is reloaded
-  }
+  for (int kk = 0; kk < D / 16; ++kk)
+    ldmatrix_x4(sQ + tile_off<kBM>(warp * 16 + (lane % 16), kk * 2 + lane / 16), q_frag[kk]);
+  step(0, std::false_type{});
+  for (int it = 1; it < n_blocks; ++it) step(it, std::true_type{});
+
+  // ---- the last block's P V
+  reg_fence(o_acc);
+  wgmma_fence();
+  issue_pv((n_blocks - 1) % kStages, pa);
+  wgmma_commit();
+  wgmma_wait0();
+  reg_fence(o_acc);
 
   // ---- epilogue: O / row_sum (times V's descale), LSE
   const float v_scale = p.v_descale != nullptr ? p.v_descale[bhk] : 1.f;

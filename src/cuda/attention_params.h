@@ -42,6 +42,6 @@ int launch_attention(const AttnParams& p, bool dtype_bf16, int head_dim, bool in
                      unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream);
 int launch_widen_fp8(const uint8_t* in, uint16_t* out, int64_t n_pairs, bool e5m2);
 int launch_fill_normal(uint16_t* out, int64_t n, uint64_t seed, bool bf16);
-size_t attention_smem_bytes(int head_dim);
+size_t attention_smem_bytes(int head_dim, int block_n = 64);
 
 }  // namespace fa4sim::cuda
