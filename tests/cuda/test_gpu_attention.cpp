@@ -48,7 +48,9 @@ void expect_exact(const GpuAttnShape& s, const GpuAttnSoftmax& sm, double q_scal
   EXPECT_EQ(r.p_cvt_mismatch, 0u);
   EXPECT_EQ(r.p_cvt_emu_mismatch, 0u);
   EXPECT_EQ(r.p_mufu_ulp[3], 0u);
-  if (sm.emu_tiles > 0) EXPECT_GT(r.p_emu_checked, 0u);
+  if (sm.emu_tiles > 0) {
+    EXPECT_GT(r.p_emu_checked, 0u);
+  }
 }
 
 }  // namespace
