@@ -14,6 +14,7 @@ d4="--dist normal:1.5,peaked,rise:24,rise:96"
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); awk "BEGIN {print $e - $s}"; }
 med() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 declare -A T
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 0; i < repeat; i++)); do
   T[np_counts]+="$(python3 scripts/numpy_baseline.py rescale --what counts --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_s"])') "
   T[fa_counts_np]+="$(t "$bin" rescale $d4 --counts-only --rng numpy:1) "
@@ -23,9 +24,14 @@ for ((i = 0; i < repeat; i++)); do
   T[fa_errors_own]+="$(t bash -c "$bin rescale $d4 --counts-only && $bin rescale --dist normal:1.5,peaked && $bin rescale --dist normal:1.5,peaked --dtype e4m3,e5m2 --tau 0,4 --max-offset 8 --allow-saturation") "
 done
 m() { tr ' ' '\n' <<<"${T[$1]}" | grep . | med; }
-echo "fa4sim rescale vs NumPy baseline: medians of $repeat interleaved runs, $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ), $(hostname)"
+echo "fa4sim rescale vs NumPy baseline: medians of $repeat interleaved runs, $(nproc) cores, load at start: $load0, $(date -u +%FT%TZ), $(hostname)"
 printf " %-8s %10s %16s %16s %12s %12s\n" workload numpy_s "fa4sim_s(numpy)" "fa4sim_s(own)" ratio_numpy ratio_own
 for w in counts errors; do
   n=$(m np_$w); a=$(m fa_${w}_np); b=$(m fa_${w}_own)
   printf " %-8s %10.3f %16.3f %16.3f %11.1fx %11.1fx\n" $w "$n" "$a" "$b" "$(awk "BEGIN {print $n / $a}")" "$(awk "BEGIN {print $n / $b}")"
 done
+echo "every run (s), in order:"
+for k in np_counts fa_counts_np fa_counts_own np_errors fa_errors_np fa_errors_own; do
+  printf "  %-14s %s\n" "$k" "${T[$k]}"
+done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg); git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
