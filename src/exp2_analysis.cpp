@@ -19,6 +19,8 @@
 #include "fa4sim/parallel.h"
 #include "fa4sim/progress.h"
 
+#include "exp2_emu_avx2.h"
+
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define FA4SIM_EXP2_AVX2 1
@@ -28,6 +30,11 @@ namespace fa4sim {
 
 namespace {
 
+#if FA4SIM_EXP2_AVX2
+constexpr bool kFusedPassAvailable = true;
+#else
+constexpr bool kFusedPassAvailable = false;
+#endif
 constexpr size_t kBlock = 512;  // inputs per inner block (a few KB per array: stays in L1/L2)
 // A reference within this relative distance of a rounding midpoint is re-decided in
 // multiprecision: twice exp2_ref's proven bound, so every decision is the exact 2^x's.
@@ -127,6 +134,8 @@ struct Block {
   alignas(32) int32_t ridx_out[kBlock]; // index (= bits) of RN_out(2^x)
   alignas(32) int32_t valid[kBlock];    // -1 (all ones) or 0 (padding)
   alignas(32) double w[kBlock];         // value weight (exhaustive) or 0
+  alignas(32) int32_t xr[kBlock];       // fused pass: ex2_emu's input-only steps (Ex2Split8)
+  alignas(32) float f[kBlock];
   double w_total = 0;                   // sum of w (in a fixed order)
 };
 
@@ -174,7 +183,7 @@ struct QFormat4 {
 };
 
 // rounded_index, 4 lanes, as int32 (indices are < 2^31). `kr_out`: v / quantum, for ambiguous4.
-inline __m128i rounded_index4(__m256d v, const QFormat4& q, __m256d* kr_out) {
+[[gnu::always_inline]] inline __m128i rounded_index4(__m256d v, const QFormat4& q, __m256d* kr_out) {
   const __m256i exp_mask = _mm256_set1_epi64x(0x7FF0000000000000ll);
   const __m256i two52 = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
   const __m256d vc = _mm256_max_pd(v, q.min_normal);
@@ -194,36 +203,32 @@ inline __m256d ambiguous4(__m256d kr) {
   return _mm256_cmp_pd(_mm256_and_pd(fr, absmask), _mm256_mul_pd(eps, kr), _CMP_LE_OQ);
 }
 
-// exp2_ref over a block, 4 lanes x 4 independent vectors (the Horner chains are latency-bound),
-// the same operations in the same order as the scalar exp2_ref (so the same bits).
-inline void exp2_ref_block(const float* x, double* ref, size_t n) {  // n % 16 == 0
+// exp2_ref, 4 lanes: the same operations in the same order as the scalar exp2_ref (so the same
+// bits). Callers keep several calls in flight: the Horner chain is latency-bound.
+[[gnu::always_inline]] inline __m256d exp2_ref4(__m256d x) {
   const __m256d half = _mm256_set1_pd(0.5), magic = _mm256_set1_pd(0x1p52 + 1023.0);
   const __m256i two52 = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
-  for (size_t i = 0; i < n; i += 16) {
-    const __m256d x0 = _mm256_cvtps_pd(_mm_load_ps(x + i)), x1 = _mm256_cvtps_pd(_mm_load_ps(x + i + 4)),
-                  x2 = _mm256_cvtps_pd(_mm_load_ps(x + i + 8)), x3 = _mm256_cvtps_pd(_mm_load_ps(x + i + 12));
-    const __m256d n0 = _mm256_floor_pd(_mm256_add_pd(x0, half)), n1 = _mm256_floor_pd(_mm256_add_pd(x1, half)),
-                  n2 = _mm256_floor_pd(_mm256_add_pd(x2, half)), n3 = _mm256_floor_pd(_mm256_add_pd(x3, half));
-    const __m256d t0 = _mm256_sub_pd(x0, n0), t1 = _mm256_sub_pd(x1, n1), t2 = _mm256_sub_pd(x2, n2),
-                  t3 = _mm256_sub_pd(x3, n3);
-    __m256d p0 = _mm256_set1_pd(kExp2RefTaylor[13]), p1 = p0, p2 = p0, p3 = p0;
+  const __m256d n = _mm256_floor_pd(_mm256_add_pd(x, half));
+  const __m256d t = _mm256_sub_pd(x, n);
+  __m256d p = _mm256_set1_pd(kExp2RefTaylor[13]);
 #pragma GCC unroll 13
-    for (int k = 12; k >= 0; --k) {
-      const __m256d c = _mm256_set1_pd(kExp2RefTaylor[k]);
-      p0 = _mm256_fmadd_pd(p0, t0, c);
-      p1 = _mm256_fmadd_pd(p1, t1, c);
-      p2 = _mm256_fmadd_pd(p2, t2, c);
-      p3 = _mm256_fmadd_pd(p3, t3, c);
-    }
-    // 2^n from its bits: n + 1023 sits in the low mantissa bits of n + (2^52 + 1023).
-    auto scale = [&](__m256d nv) {
-      const __m256i nb = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(nv, magic)), two52);
-      return _mm256_castsi256_pd(_mm256_slli_epi64(nb, 52));
-    };
-    _mm256_store_pd(ref + i, _mm256_mul_pd(p0, scale(n0)));
-    _mm256_store_pd(ref + i + 4, _mm256_mul_pd(p1, scale(n1)));
-    _mm256_store_pd(ref + i + 8, _mm256_mul_pd(p2, scale(n2)));
-    _mm256_store_pd(ref + i + 12, _mm256_mul_pd(p3, scale(n3)));
+  for (int k = 12; k >= 0; --k) p = _mm256_fmadd_pd(p, t, _mm256_set1_pd(kExp2RefTaylor[k]));
+  // 2^n from its bits: n + 1023 sits in the low mantissa bits of n + (2^52 + 1023).
+  const __m256i nb = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)), two52);
+  return _mm256_mul_pd(p, _mm256_castsi256_pd(_mm256_slli_epi64(nb, 52)));
+}
+
+// exp2_ref over a block, 4 independent vectors of 4 lanes per step.
+inline void exp2_ref_block(const float* x, double* ref, size_t n) {  // n % 16 == 0
+  for (size_t i = 0; i < n; i += 16) {
+    const __m256d r0 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i)));
+    const __m256d r1 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 4)));
+    const __m256d r2 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 8)));
+    const __m256d r3 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 12)));
+    _mm256_store_pd(ref + i, r0);
+    _mm256_store_pd(ref + i + 4, r1);
+    _mm256_store_pd(ref + i + 8, r2);
+    _mm256_store_pd(ref + i + 12, r3);
   }
 }
 
@@ -233,6 +238,29 @@ inline __m256i bf16_index8(__m256i yb) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(yb, 16), _mm256_set1_epi32(1));
   return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(yb, _mm256_set1_epi32(0x7FFF)), lsb), 16);
 }
+
+// Pass 1 for 4 references: 1 / ref, the RN_fp32 and RN_out indices, and a 4-bit mask of the
+// lanes whose rounding decision is within kAmbiguousRel of a midpoint (re-decided exactly).
+struct Prep4 {
+  __m256d inv;
+  __m128i r32, ridx;
+  int amb;
+};
+[[gnu::always_inline]] inline Prep4 prep4(__m256d ref, const QFormat4& vo) {
+  const __m256d one_minus = _mm256_set1_pd(1.0 - kAmbiguousRel), one_plus = _mm256_set1_pd(1.0 + kAmbiguousRel);
+  Prep4 r;
+  r.inv = _mm256_div_pd(_mm256_set1_pd(1.0), ref);
+  // RN_fp32 by the hardware conversion (MXCSR's default round-to-nearest-even, never changed;
+  // subnormals kept): its bits are the index. Ambiguous when ref * (1 -+ eps) round apart.
+  r.r32 = _mm_castps_si128(_mm256_cvtpd_ps(ref));
+  const __m128i r32_lo = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_mul_pd(ref, one_minus)));
+  const __m128i r32_hi = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_mul_pd(ref, one_plus)));
+  __m256d kro;
+  r.ridx = rounded_index4(ref, vo, &kro);
+  r.amb = _mm256_movemask_pd(ambiguous4(kro)) |
+          _mm_movemask_ps(_mm_castsi128_ps(_mm_xor_si128(_mm_cmpeq_epi32(r32_lo, r32_hi), _mm_set1_epi32(-1))));
+  return r;
+}
 #endif
 
 void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given,
@@ -241,26 +269,15 @@ void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given,
   size_t i = 0;
 #if FA4SIM_EXP2_AVX2
   const QFormat4 vo(qo);
-  const __m256d one = _mm256_set1_pd(1.0);
-  const __m256d one_minus = _mm256_set1_pd(1.0 - kAmbiguousRel), one_plus = _mm256_set1_pd(1.0 + kAmbiguousRel);
   if (!ref_given) exp2_ref_block(b.x, b.ref, b.n_pad);
   for (; i < b.n_pad; i += 4) {
-    const __m256d ref = _mm256_load_pd(b.ref + i);
-    _mm256_store_pd(b.inv_ref + i, _mm256_div_pd(one, ref));
-    // RN_fp32 by the hardware conversion (MXCSR's default round-to-nearest-even, never changed;
-    // subnormals kept): its bits are the index. Ambiguous when ref * (1 -+ eps) round apart.
-    const __m128i r32 = _mm_castps_si128(_mm256_cvtpd_ps(ref));
-    const __m128i r32_lo = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_mul_pd(ref, one_minus)));
-    const __m128i r32_hi = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_mul_pd(ref, one_plus)));
-    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx32 + i), r32);
-    __m256d kro;
-    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx_out + i), rounded_index4(ref, vo, &kro));
-    const int amb = _mm256_movemask_pd(ambiguous4(kro)) |
-                    _mm_movemask_ps(_mm_castsi128_ps(_mm_xor_si128(
-                        _mm_cmpeq_epi32(r32_lo, r32_hi), _mm_set1_epi32(-1))));
-    if (amb)
+    const Prep4 r = prep4(_mm256_load_pd(b.ref + i), vo);
+    _mm256_store_pd(b.inv_ref + i, r.inv);
+    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx32 + i), r.r32);
+    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx_out + i), r.ridx);
+    if (r.amb)
       for (int l = 0; l < 4; ++l)
-        if (amb & (1 << l)) ambiguous.push_back(i + static_cast<size_t>(l));
+        if (r.amb & (1 << l)) ambiguous.push_back(i + static_cast<size_t>(l));
   }
 #endif
   for (; i < b.n_pad; ++i) {
@@ -270,75 +287,85 @@ void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given,
 }
 
 // ---- pass 2 (per degree): compare y with the reference
-template <bool kWeighted>
-void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
-  Acc part;
-  size_t i = 0;
+
+// The statistics of one block and one degree after its inputs went through `part`: sets where
+// the maximum is, the block's counts, and merges into `acc`.
+void close_block(const Block& b, Acc& part, Acc& acc) {
+  const size_t at = static_cast<size_t>(part.max_idx);
+  part.max_at = b.x[at];
+  part.max_idx += static_cast<double>(b.first);
+  part.n = static_cast<double>(b.n);
+  part.wn = b.w_total;
+  acc.merge(part);
+}
+
 #if FA4SIM_EXP2_AVX2
-  const QFormat4 vo(qo);
+// Vector accumulators of one block and one degree (lanes are reduced in a fixed order).
+struct AccVec {
+  __m256d vmax = _mm256_set1_pd(-1.0), vsum = _mm256_setzero_pd(), vwsum = _mm256_setzero_pd(),
+          vwident = _mm256_setzero_pd(), vwwithin = _mm256_setzero_pd();
+  __m256i vulp32 = _mm256_setzero_si256(), vulp = _mm256_setzero_si256(), vident = _mm256_setzero_si256(),
+          vwithin = _mm256_setzero_si256();
+};
+
+// 8 inputs: yb = bits of y, yd = y as doubles (lanes 0-3, 4-7); r32, ridx: the reference's RN_fp32 and RN_out indices; ref, inv: the
+// reference and its inverse (lanes 0-3, 4-7); valid: -1 or 0 (padding) per lane (kMasked only);
+// w: the value weights (kWeighted only).
+template <bool kWeighted, bool kMasked>
+[[gnu::always_inline]] inline void acc_step8(AccVec& a, __m256i yb, const __m256d yd[2], __m256i r32, __m256i ridx,
+                      const __m256d ref[2], const __m256d inv[2], __m256i valid, const double* w,
+                      const QFormat4& vo, bool out_bf16) {
   const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
-  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  const __m256d one = _mm256_set1_pd(1.0);
   const __m256i izero = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
-  __m256d vmax = _mm256_set1_pd(-1.0), vsum = zero, vwsum = zero, vwident = zero,
-          vwwithin = zero;
-  __m256i vulp32 = izero, vulp = izero, vident = izero, vwithin = izero;
-  for (; i < b.n_pad; i += 8) {
-    const __m256i yb = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i));
-    const __m256i valid = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.valid + i));
-    // float32 ULPs: y >= +0, so its bit pattern is its ordered index.
-    const __m256i d32 = _mm256_abs_epi32(
-        _mm256_sub_epi32(yb, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i))));
-    vulp32 = _mm256_max_epu32(vulp32, _mm256_and_si256(d32, valid));
-    __m256i yi;
-    if (out_bf16) {
-      yi = bf16_index8(yb);
-    } else {
-      const __m256 y8 = _mm256_castsi256_ps(yb);
-      yi = _mm256_setr_m128i(
-          rounded_index4(_mm256_cvtps_pd(_mm256_castps256_ps128(y8)), vo, nullptr),
-          rounded_index4(_mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1)), vo, nullptr));
-    }
-    const __m256i d = _mm256_abs_epi32(
-        _mm256_sub_epi32(yi, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i))));
-    vulp = _mm256_max_epu32(vulp, _mm256_and_si256(d, valid));
-    const __m256i same = _mm256_and_si256(_mm256_cmpeq_epi32(d, izero), valid);
-    const __m256i near = _mm256_and_si256(_mm256_cmpgt_epi32(two, d), valid);
-    vident = _mm256_sub_epi32(vident, same);  // masks are -1
-    vwithin = _mm256_sub_epi32(vwithin, near);
-    for (int h = 0; h < 2; ++h) {
-      const size_t j = i + 4 * static_cast<size_t>(h);
+  auto mask = [&](__m256i v) { return kMasked ? _mm256_and_si256(v, valid) : v; };
+  // float32 ULPs: y >= +0, so its bit pattern is its ordered index.
+  const __m256i d32 = _mm256_abs_epi32(_mm256_sub_epi32(yb, r32));
+  a.vulp32 = _mm256_max_epu32(a.vulp32, mask(d32));
+  const __m256i yi = out_bf16 ? bf16_index8(yb)
+                              : _mm256_setr_m128i(rounded_index4(yd[0], vo, nullptr), rounded_index4(yd[1], vo, nullptr));
+  const __m256i d = _mm256_abs_epi32(_mm256_sub_epi32(yi, ridx));
+  a.vulp = _mm256_max_epu32(a.vulp, mask(d));
+  const __m256i same = mask(_mm256_cmpeq_epi32(d, izero));
+  const __m256i near = mask(_mm256_cmpgt_epi32(two, d));
+  a.vident = _mm256_sub_epi32(a.vident, same);  // masks are -1
+  a.vwithin = _mm256_sub_epi32(a.vwithin, near);
+  for (int h = 0; h < 2; ++h) {
+    __m256d rel = _mm256_mul_pd(_mm256_and_pd(_mm256_sub_pd(yd[h], ref[h]), absmask), inv[h]);
+    if constexpr (kMasked) {
       const __m128i valid4 = h ? _mm256_extracti128_si256(valid, 1) : _mm256_castsi256_si128(valid);
-      const __m256d vmask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(valid4));
-      const __m256d y = _mm256_cvtps_pd(_mm_load_ps(b.y + j));
-      const __m256d rel = _mm256_and_pd(
-          _mm256_mul_pd(_mm256_and_pd(_mm256_sub_pd(y, _mm256_load_pd(b.ref + j)), absmask),
-                        _mm256_load_pd(b.inv_ref + j)),
-          vmask);
-      vmax = _mm256_max_pd(vmax, rel);  // where: found below, only when the block sets a record
-      vsum = _mm256_add_pd(vsum, rel);
-      if constexpr (kWeighted) {
-        const __m256d w = _mm256_load_pd(b.w + j);
-        const __m128i s4 = h ? _mm256_extracti128_si256(same, 1) : _mm256_castsi256_si128(same);
-        const __m128i n4 = h ? _mm256_extracti128_si256(near, 1) : _mm256_castsi256_si128(near);
-        const __m256d sd = _mm256_and_pd(_mm256_castsi256_pd(_mm256_cvtepi32_epi64(s4)), one);
-        const __m256d nd = _mm256_and_pd(_mm256_castsi256_pd(_mm256_cvtepi32_epi64(n4)), one);
-        vwsum = _mm256_fmadd_pd(rel, w, vwsum);
-        vwident = _mm256_fmadd_pd(sd, w, vwident);
-        vwwithin = _mm256_fmadd_pd(nd, w, vwwithin);
-      }
+      rel = _mm256_and_pd(rel, _mm256_castsi256_pd(_mm256_cvtepi32_epi64(valid4)));
+    }
+    a.vmax = _mm256_max_pd(a.vmax, rel);  // where: found by acc_reduce, only for a record
+    a.vsum = _mm256_add_pd(a.vsum, rel);
+    if constexpr (kWeighted) {
+      const __m256d wv = _mm256_load_pd(w + 4 * h);
+      const __m128i s4 = h ? _mm256_extracti128_si256(same, 1) : _mm256_castsi256_si128(same);
+      const __m128i n4 = h ? _mm256_extracti128_si256(near, 1) : _mm256_castsi256_si128(near);
+      const __m256d sd = _mm256_and_pd(_mm256_castsi256_pd(_mm256_cvtepi32_epi64(s4)), one);
+      const __m256d nd = _mm256_and_pd(_mm256_castsi256_pd(_mm256_cvtepi32_epi64(n4)), one);
+      a.vwsum = _mm256_fmadd_pd(rel, wv, a.vwsum);
+      a.vwident = _mm256_fmadd_pd(sd, wv, a.vwident);
+      a.vwwithin = _mm256_fmadd_pd(nd, wv, a.vwwithin);
     }
   }
+}
+
+// Reduces a block's vector accumulators into `part`. A block maximum above `acc`'s is a record:
+// its first input is found with the same arithmetic; `y_of_block()` returns the block's y.
+template <class YOfBlock>
+void acc_reduce(const AccVec& a, const Block& b, const Acc& acc, Acc& part, YOfBlock&& y_of_block) {
   alignas(32) double m[4], s[4], ws[4], wid[4], wwi[4];
   alignas(32) uint32_t u32[8], id[8], wi[8], u[8];
-  _mm256_store_pd(m, vmax);
-  _mm256_store_pd(s, vsum);
-  _mm256_store_pd(ws, vwsum);
-  _mm256_store_pd(wid, vwident);
-  _mm256_store_pd(wwi, vwwithin);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(u32), vulp32);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(id), vident);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(wi), vwithin);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(u), vulp);
+  _mm256_store_pd(m, a.vmax);
+  _mm256_store_pd(s, a.vsum);
+  _mm256_store_pd(ws, a.vwsum);
+  _mm256_store_pd(wid, a.vwident);
+  _mm256_store_pd(wwi, a.vwwithin);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(u32), a.vulp32);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(id), a.vident);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(wi), a.vwithin);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(u), a.vulp);
   double block_max = -1.0;
   for (int l = 0; l < 4; ++l) {
     block_max = std::max(block_max, m[l]);
@@ -348,8 +375,9 @@ void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
     part.wwithin1 += wwi[l];
   }
   if (block_max > acc.max_rel) {  // a record: find its first input (same arithmetic as above)
+    const float* y = y_of_block();
     for (size_t k = 0; k < b.n; ++k)
-      if (std::fabs(static_cast<double>(b.y[k]) - b.ref[k]) * b.inv_ref[k] == block_max) {
+      if (std::fabs(static_cast<double>(y[k]) - b.ref[k]) * b.inv_ref[k] == block_max) {
         part.max_rel = block_max;
         part.max_idx = static_cast<double>(k);
         break;
@@ -361,6 +389,27 @@ void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
     part.within1 += wi[l];
     part.max_ulp = std::max(part.max_ulp, static_cast<double>(u[l]));
   }
+}
+#endif
+
+template <bool kWeighted>
+void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
+  Acc part;
+  size_t i = 0;
+#if FA4SIM_EXP2_AVX2
+  const QFormat4 vo(qo);
+  AccVec av;
+  for (; i < b.n_pad; i += 8) {
+    const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
+    const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
+    const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)), _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
+    acc_step8<kWeighted, true>(
+        av, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i)), yd,
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.valid + i)), b.w + i, vo, out_bf16);
+  }
+  acc_reduce(av, b, acc, part, [&] { return b.y; });
 #endif
   for (; i < b.n_pad; ++i) {  // non-AVX2 builds: the same arithmetic, one lane
     if (!b.valid[i]) continue;
@@ -382,12 +431,7 @@ void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
     }
   }
   (void)out_bf16;
-  const size_t at = static_cast<size_t>(part.max_idx);
-  part.max_at = b.x[at];
-  part.max_idx += static_cast<double>(b.first);
-  part.n = static_cast<double>(b.n);
-  part.wn = b.w_total;
-  acc.merge(part);
+  close_block(b, part, acc);
 }
 
 // ---- input generation for one block
@@ -405,6 +449,174 @@ inline uint32_t bits_of_key32(int32_t k) {
   const int32_t s = k >> 31;
   return static_cast<uint32_t>(k ^ s) | (static_cast<uint32_t>(s) & 0x80000000u);
 }
+
+#if FA4SIM_EXP2_AVX2
+// a * b mod 2^64 per 64-bit lane, b a constant (AVX2 has no 64-bit multiply-low): the low
+// product plus both cross products shifted up; the high x high product falls out mod 2^64.
+inline __m256i mul64_const(__m256i a, uint64_t c) {
+  const __m256i c_lo = _mm256_set1_epi64x(static_cast<long long>(c & 0xFFFFFFFFu));
+  const __m256i c_hi = _mm256_set1_epi64x(static_cast<long long>(c >> 32));
+  const __m256i lo = _mm256_mul_epu32(a, c_lo);
+  const __m256i cross =
+      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), c_lo), _mm256_mul_epu32(a, c_hi));
+  return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+
+// rng_u64(seed, g .. g + 3), 4 lanes; `z` holds the Weyl terms seed * C1 + (g + 1) * C2.
+inline __m256i rng_u64_4(__m256i z) {
+  z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xBF58476D1CE4E5B9ull);
+  z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94D049BB133111EBull);
+  return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+
+// The scalar loop's u01 = double(r >> 11) * 2^-53, exactly: r >> 11 < 2^53 = hi * 2^21 + lo with
+// hi = r >> 32 and lo = bits 11..31, each converted exactly by the 2^52 trick (an integer below
+// 2^52 or'ed into the mantissa of 2^52, minus 2^52); hi * 2^21 + lo is an integer below 2^53,
+// so the sum is exact too, and so is the power-of-two scaling.
+inline __m256d u01_4(__m256i r) {
+  const __m256i two52_bits = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
+  const __m256d two52 = _mm256_set1_pd(0x1p52);
+  const __m256d hi = _mm256_sub_pd(
+      _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(r, 32), two52_bits)), two52);
+  const __m256i lo_bits = _mm256_and_si256(_mm256_srli_epi64(r, 11), _mm256_set1_epi64x(0x1FFFFF));
+  const __m256d lo = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(lo_bits, two52_bits)), two52);
+  return _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1p21)), lo),
+                       _mm256_set1_pd(0x1p-53));
+}
+
+// Uniform sampling, 8 inputs per call, bit-identical to the scalar loop in fill_inputs (same
+// generator, the same double operations in the same order, the same RN conversion to float and
+// the same clamp: max(first, x) / min(last, x) pick x on ties, as std::max / std::min do).
+class Uniform8 {
+ public:
+  Uniform8(const InputPlan& p, uint64_t g)  // the next call returns inputs g .. g + 7
+      : lo_(_mm256_set1_pd(p.lo)),
+        width_(_mm256_set1_pd(p.hi - p.lo)),
+        first_(_mm256_set1_ps(p.x_first)),
+        last_(_mm256_set1_ps(p.x_last)),
+        step_(_mm256_set1_epi64x(static_cast<long long>(4 * kC2))) {
+    const uint64_t base = p.seed * 0xD1B54A32D192ED03ull + (g + 1) * kC2;  // wraps like rng_u64
+    z_ = _mm256_setr_epi64x(static_cast<long long>(base), static_cast<long long>(base + kC2),
+                            static_cast<long long>(base + 2 * kC2), static_cast<long long>(base + 3 * kC2));
+  }
+  [[gnu::always_inline]] __m256 next() {
+    const __m128 x0 = _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
+    z_ = _mm256_add_epi64(z_, step_);
+    const __m128 x1 = _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
+    z_ = _mm256_add_epi64(z_, step_);
+    return _mm256_min_ps(last_, _mm256_max_ps(first_, _mm256_set_m128(x1, x0)));
+  }
+
+ private:
+  static constexpr uint64_t kC2 = 0x9E3779B97F4A7C15ull;  // rng_u64's Weyl increment
+  __m256d lo_, width_;
+  __m256 first_, last_;
+  __m256i step_, z_;
+};
+
+// Returns the number of inputs written (a multiple of 8); the scalar loop does the rest.
+size_t fill_uniform_avx2(const InputPlan& p, Block& b) {
+  Uniform8 gen(p, b.first);
+  size_t i = 0;
+  for (; i + 8 <= b.n; i += 8) {
+    _mm256_store_ps(b.x + i, gen.next());
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b.valid + i), _mm256_set1_epi32(-1));
+    _mm256_store_pd(b.w + i, _mm256_setzero_pd());
+    _mm256_store_pd(b.w + i + 4, _mm256_setzero_pd());
+  }
+  return i;
+}
+#endif
+
+#if FA4SIM_EXP2_AVX2
+// ---- Note [Fused sampled pass]
+// The default job (uniform sampling, the built-in ex2_emu, the double reference) runs a fused
+// form of fill_inputs + prepare + (per degree) ex2_emu + accumulate per block: inputs come from
+// the vectorised generator and go straight into the reference (4 independent Horner chains per
+// step); ex2_emu's input-only steps (ex2_split8) run once for all degrees; each degree's y goes
+// from ex2_finish8 straight into the statistics, never to memory, and with no std::function
+// call. The operations and their order are those of the separate passes, so the results are the
+// same bits (tests/test_exp2_analysis.cpp, FusedPassEqualsSeparatePasses). The maximum's
+// position is searched, as in accumulate, only for a block that sets a record: then ex2_emu
+// recomputes that block's y.
+// Needs b.n % 16 == 0 (every block except perhaps a run's last, which takes the separate passes).
+template <int D>
+void fused_degree(const Block& b, const QFormat4& vo, bool out_bf16, AccVec& a) {
+  for (size_t i = 0; i < b.n; i += 8) {
+    const detail::Ex2Split8 split{_mm256_load_si256(reinterpret_cast<const __m256i*>(b.xr + i)),
+                                  _mm256_load_ps(b.f + i)};
+    const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
+    const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
+    // Sampled inputs are finite (clamped into the range): ex2_finish8's NaN step is skipped.
+    const __m256i yb = detail::ex2_finish8<D, true>(split);
+    const __m256 y8 = _mm256_castsi256_ps(yb);
+    const __m256d yd[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(y8)), _mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1))};
+    acc_step8<false, false>(a, yb, yd,
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
+                            _mm256_setzero_si256(), nullptr, vo, out_bf16);
+  }
+}
+
+void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& degrees, const QFormat& q32,
+                         const QFormat& qo, bool out_bf16, std::vector<Acc>& acc, uint64_t& fallbacks) {
+  const QFormat4 vo(qo);
+  // Inputs and references, 16 per step (4 independent Horner chains), as fill_uniform_avx2 and
+  // exp2_ref_block do them.
+  Uniform8 gen(p, b.first);
+  for (size_t i = 0; i < b.n; i += 16) {
+    const __m256 x[2] = {gen.next(), gen.next()};
+    _mm256_store_ps(b.x + i, x[0]);
+    _mm256_store_ps(b.x + i + 8, x[1]);
+    const __m256d r0 = exp2_ref4(_mm256_cvtps_pd(_mm256_castps256_ps128(x[0])));
+    const __m256d r1 = exp2_ref4(_mm256_cvtps_pd(_mm256_extractf128_ps(x[0], 1)));
+    const __m256d r2 = exp2_ref4(_mm256_cvtps_pd(_mm256_castps256_ps128(x[1])));
+    const __m256d r3 = exp2_ref4(_mm256_cvtps_pd(_mm256_extractf128_ps(x[1], 1)));
+    _mm256_store_pd(b.ref + i, r0);
+    _mm256_store_pd(b.ref + i + 4, r1);
+    _mm256_store_pd(b.ref + i + 8, r2);
+    _mm256_store_pd(b.ref + i + 12, r3);
+  }
+  // prepare, and ex2_emu's input-only steps (shared by all degrees).
+  for (size_t i = 0; i < b.n; i += 4) {
+    const Prep4 r = prep4(_mm256_load_pd(b.ref + i), vo);
+    _mm256_store_pd(b.inv_ref + i, r.inv);
+    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx32 + i), r.r32);
+    _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx_out + i), r.ridx);
+    if (r.amb)  // re-decide near-midpoint cases exactly (as run_exp2 does after prepare)
+      for (size_t l = 0; l < 4; ++l)
+        if (r.amb & (1 << l)) {
+          const double odd = exp2_mp_round_odd(b.x[i + l]);
+          b.ridx32[i + l] = static_cast<int32_t>(rounded_index(odd, q32));
+          b.ridx_out[i + l] = static_cast<int32_t>(rounded_index(odd, qo));
+          ++fallbacks;
+        }
+  }
+  for (size_t i = 0; i < b.n; i += 8) {
+    const detail::Ex2Split8 split = detail::ex2_split8(_mm256_load_si256(reinterpret_cast<const __m256i*>(b.x + i)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b.xr + i), split.xr);
+    _mm256_store_ps(b.f + i, split.f);
+  }
+  // Per degree: the polynomial and the splice, compared at once (y never goes to memory).
+  for (size_t d = 0; d < degrees.size(); ++d) {
+    AccVec a;
+    switch (degrees[d]) {  // validate() allows 0..5
+      case 0: fused_degree<0>(b, vo, out_bf16, a); break;
+      case 1: fused_degree<1>(b, vo, out_bf16, a); break;
+      case 2: fused_degree<2>(b, vo, out_bf16, a); break;
+      case 3: fused_degree<3>(b, vo, out_bf16, a); break;
+      case 4: fused_degree<4>(b, vo, out_bf16, a); break;
+      default: fused_degree<5>(b, vo, out_bf16, a); break;
+    }
+    Acc part;
+    acc_reduce(a, b, acc[d], part, [&] {
+      ex2_emu(std::span<const float>(b.x, b.n), std::span<float>(b.y, b.n), degrees[d]);
+      return b.y;
+    });
+    close_block(b, part, acc[d]);
+  }
+}
+#endif
 
 void fill_inputs(const InputPlan& p, Block& b) {
   const uint64_t count = p.keys.count();
@@ -456,7 +668,11 @@ void fill_inputs(const InputPlan& p, Block& b) {
     for (; i < b.n; ++i) wsum[0] += b.w[i];
     b.w_total = (wsum[0] + wsum[1]) + (wsum[2] + wsum[3]);
   } else {
-    for (size_t i = 0; i < b.n; ++i) {
+    size_t i = 0;
+#if FA4SIM_EXP2_AVX2
+    if (p.sampling == Exp2Sampling::uniform) i = fill_uniform_avx2(p, b);
+#endif
+    for (; i < b.n; ++i) {
       const uint64_t g = b.first + i;
       float x;
       if (p.sampling == Exp2Sampling::bits) {
@@ -547,6 +763,9 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   const QFormat q32 = qformat(kFP32), qo = qformat(out_format(cfg.out_dtype));
   const bool mp = cfg.reference == Exp2Reference::mp;
   const bool out_bf16 = cfg.out_dtype == "bf16";
+  // Note [Fused sampled pass]; `fused_sampling = false` (tests) forces the separate passes.
+  [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in && !plan.exhaustive &&
+                     plan.sampling == Exp2Sampling::uniform && !mp;
 
   // In-order combination of chunk results (Note: determinism): finished chunks wait in
   // `pending` until every earlier chunk has been merged; at most ~threads entries wait.
@@ -572,6 +791,12 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
           b.first = s;
           b.n = static_cast<size_t>(std::min<uint64_t>(kBlock, end - s));
           b.n_pad = (b.n + 7) & ~size_t{7};
+#if FA4SIM_EXP2_AVX2
+          if (fused && b.n % 16 == 0) {  // Note [Fused sampled pass]
+            fused_uniform_block(plan, b, cfg.degrees, q32, qo, out_bf16, acc, chunk_fallbacks);
+            continue;
+          }
+#endif
           fill_inputs(plan, b);
           if (mp)
             for (size_t i = 0; i < b.n_pad; ++i) b.ref[i] = exp2_mp_round_odd(b.x[i]);

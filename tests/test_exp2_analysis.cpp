@@ -85,6 +85,57 @@ TEST(Exp2Analysis, DeterministicForAnyThreadCount) {
   }
 }
 
+// Note [Fused sampled pass]: the fused loop (default for uniform sampling with the built-in
+// emulator) gives the same bits as the separate passes, sums included, for both out dtypes,
+// every degree, ranges with zero/subnormal inputs, a sample count that leaves a partial block
+// (which takes the separate passes), and ranges whose only float has a 2^x on an exact rounding
+// tie (every sample is re-decided in multiprecision: 2^-25 is half fp16's smallest subnormal,
+// 2^-134 half bf16's).
+TEST(Exp2Analysis, FusedPassEqualsSeparatePasses) {
+  struct Case {
+    const char* out_dtype;
+    double lo, hi;
+    uint64_t samples;
+    bool expect_fallbacks;
+  };
+  for (const Case& k : {Case{"bf16", -20, 8, 300000, false}, Case{"fp16", -20, 8, 300000, false},
+                        Case{"bf16", -1e-30, 1e-30, 70001, false}, Case{"fp16", -127, 128, 65536 * 2 + 37, false},
+                        Case{"bf16", -1022, -1000, 20000, false}, Case{"fp16", -25, -24.999999, 1000, true},
+                        Case{"bf16", -134, -133.99999, 1000, true}}) {
+    Exp2Config c = quiet({});
+    c.degrees = {0, 1, 2, 3, 4, 5};
+    c.out_dtype = k.out_dtype;
+    c.lo = k.lo;
+    c.hi = k.hi;
+    c.samples = k.samples;
+    c.seed = 3;
+    const Exp2Result fused = run_exp2(c);
+    c.fused_sampling = false;
+    const Exp2Result separate = run_exp2(c);
+    SCOPED_TRACE(testing::Message() << k.out_dtype << " [" << k.lo << ", " << k.hi << ")");
+    expect_same(fused, separate);
+    if (k.expect_fallbacks) EXPECT_EQ(fused.ref_mp_fallbacks, k.samples);  // every input once
+  }
+}
+
+// The sampled inputs are pinned: these values come from the scalar generator loop of
+// fill_inputs as it was before the vectorised generator (fill_uniform_avx2) and the fused pass
+// existed (fa4sim at git 596295b, `fa4sim exp2 --samples 4099 --seed 5 --degree 3,5 --json -`).
+// A change of the generator or of the sampling arithmetic changes them (and the README's numbers).
+TEST(Exp2Analysis, SampledInputsArePinned) {
+  Exp2Config c = quiet({});
+  c.samples = 4099;  // 8 full blocks and a partial one (the scalar tail of the generator)
+  c.seed = 5;
+  c.degrees = {3, 5};
+  const Exp2Result r = run_exp2(c);
+  EXPECT_EQ(static_cast<double>(r.degrees[0].plain.max_rel_at), 0.1023484393954277);
+  EXPECT_EQ(r.degrees[0].plain.max_rel, 8.76671097229584e-05);
+  EXPECT_EQ(r.degrees[0].plain.mean_rel, 5.353958176945217e-05);
+  EXPECT_EQ(static_cast<double>(r.degrees[1].plain.max_rel_at), -0.9461488723754883);
+  EXPECT_EQ(r.degrees[1].plain.max_rel, 1.3807484123022692e-07);
+  EXPECT_EQ(r.degrees[1].plain.mean_rel, 5.467931846051028e-08);
+}
+
 TEST(Exp2Analysis, SeedChangesSamplesButNotTheLaw) {
   Exp2Config a = quiet({}), b = quiet({});
   a.degrees = b.degrees = {3};

@@ -63,6 +63,10 @@ struct Exp2Config {
   int threads = 0;  // 0 = all cores
   Exp2Reference reference = Exp2Reference::f64;
   bool progress = true;  // progress bar on stderr (only drawn when stderr is a TTY)
+  // Uniform sampling with the built-in emulator runs one fused loop per block when the build has
+  // AVX2 (src/exp2_analysis.cpp, Note [Fused sampled pass]); false forces the separate passes,
+  // whose results are the same bits (a test compares the two).
+  bool fused_sampling = true;
 };
 
 // Throws fa4sim::Error (exit code 2) with a hint for any invalid field. run_exp2 calls it too.
