@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ziggurat_avx2.h"
+
 namespace fa4sim {
 
 namespace numpy_detail {
@@ -92,19 +94,51 @@ double NumpyGenerator::standard_normal() {
   return ziggurat_normal([this] { return next_uint64(); });
 }
 
+// PCG64's state is a 128-bit LCG, stepped one draw at a time; the four raw outputs then go
+// through the ziggurat's fast path together (ziggurat_avx2.h). At the first lane off the fast
+// path the state is rewound to just before that draw and the scalar standard_normal() takes it.
+void NumpyGenerator::standard_normals(double* out, size_t n) {
+  size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  while (i + 4 <= n) {
+    unsigned __int128 before[4];
+    alignas(32) uint64_t r[4];
+    for (int l = 0; l < 4; ++l) {
+      before[l] = state_;
+      r[l] = next_uint64();
+    }
+    const int ok = simd::ziggurat_fast4(_mm256_load_si256(reinterpret_cast<const __m256i*>(r)), out + i);
+    if (ok == 0xF) {
+      i += 4;
+      continue;
+    }
+    const int j = __builtin_ctz(unsigned(~ok) & 0xFu);  // first lane off the fast path
+    i += size_t(j);
+    state_ = before[j];
+    out[i++] = standard_normal();
+  }
+#endif
+  for (; i < n; ++i) out[i] = standard_normal();
+}
+
 std::vector<float> NumpyGenerator::standard_normal_f32(size_t count) {
+  std::vector<double> z(count);
+  standard_normals(z.data(), count);
   std::vector<float> out(count);
-  for (auto& x : out) x = float(standard_normal());
+  for (size_t i = 0; i < count; ++i) out[i] = float(z[i]);
   return out;
 }
 
 std::vector<float> NumpyGenerator::scores_f32(double sigma, double total, int rows, int keys) {
   std::vector<float> out(size_t(rows) * size_t(keys));
-  for (int r = 0; r < rows; ++r)
+  std::vector<double> z(static_cast<size_t>(keys));
+  for (int r = 0; r < rows; ++r) {
+    standard_normals(z.data(), size_t(keys));
     for (int k = 0; k < keys; ++k) {
-      const double z = 0.0 + sigma * standard_normal();  // Generator.normal(loc=0, scale=sigma)
-      out[size_t(r) * size_t(keys) + size_t(k)] = float(z + total * double(k) / double(keys));
+      const double x = 0.0 + sigma * z[size_t(k)];  // Generator.normal(loc=0, scale=sigma)
+      out[size_t(r) * size_t(keys) + size_t(k)] = float(x + total * double(k) / double(keys));
     }
+  }
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "fa4sim/numpy_rng.h"
 #include "fa4sim/parallel.h"
 #include "fma_panel.h"
+#include "ziggurat_avx2.h"
 
 namespace fa4sim {
 
@@ -109,44 +110,21 @@ inline __m256i mul64_const(__m256i a, uint64_t c) {
 void RowStream::normals(double* out, int n) {
   int i = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  using namespace numpy_detail;
   constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
   const __m256i steps = _mm256_set_epi64x(int64_t(4 * kGamma), int64_t(3 * kGamma),
                                           int64_t(2 * kGamma), int64_t(kGamma));
-  const __m256i m8 = _mm256_set1_epi64x(0xFF), m52 = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll);
-  const __m256i one = _mm256_set1_epi64x(1);
-  const __m256i two52_bits = _mm256_set1_epi64x(0x4330000000000000ll);
-  const __m256d two52 = _mm256_set1_pd(0x1p52);
   while (i + 4 <= n) {
     __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(int64_t(state)), steps);
     z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xBF58476D1CE4E5B9ull);
     z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94D049BB133111EBull);
     z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-    const __m256i idx = _mm256_and_si256(z, m8);
-    const __m256i r = _mm256_srli_epi64(z, 8);
-    const __m256i sign = _mm256_slli_epi64(_mm256_and_si256(r, one), 63);
-    const __m256i rabs = _mm256_and_si256(_mm256_srli_epi64(r, 1), m52);
-    // double(rabs) exactly (rabs < 2^52): the bits of 2^52 + rabs, minus 2^52.
-    const __m256d rd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(rabs, two52_bits)), two52);
-    // four scalar table loads per table (faster than vpgatherqq on the AMD cores this runs on)
-    alignas(32) uint64_t ix[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(ix), idx);
-    const __m256d w = _mm256_set_pd(kZigWi[ix[3]], kZigWi[ix[2]], kZigWi[ix[1]], kZigWi[ix[0]]);
-    const __m256i k = _mm256_set_epi64x(int64_t(kZigKi[ix[3]]), int64_t(kZigKi[ix[2]]),
-                                        int64_t(kZigKi[ix[1]]), int64_t(kZigKi[ix[0]]));
-    const __m256d x = _mm256_castsi256_pd(
-        _mm256_xor_si256(_mm256_castpd_si256(_mm256_mul_pd(rd, w)), sign));
-    const int ok = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(k, rabs)));
+    const int ok = simd::ziggurat_fast4(z, out + i);
     if (ok == 0xF) {
-      _mm256_storeu_pd(out + i, x);
       i += 4;
       state += 4 * kGamma;
       continue;
     }
-    alignas(32) double xs[4];
-    _mm256_store_pd(xs, x);
     const int j = __builtin_ctz(unsigned(~ok) & 0xFu);  // first lane off the fast path
-    for (int l = 0; l < j; ++l) out[i + l] = xs[l];
     i += j;
     state += uint64_t(j) * kGamma;
     out[i++] = normal();

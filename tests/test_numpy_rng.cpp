@@ -3,6 +3,7 @@
 // numpy the test is skipped visibly (GTEST_SKIP), never passed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,15 @@ TEST(NumpyRng, MatchesNumpyBitForBit) {
       if (std::memcmp(&x, &norm[i], sizeof x) != 0 && mismatches++ == 0) first = i;
     }
     EXPECT_EQ(mismatches, 0u) << "standard_normal, seed " << seed << ", first mismatch at " << first;
+    // The same draws four at a time (standard_normals), in uneven pieces: the stream must not
+    // depend on how it is cut.
+    NumpyGenerator g4(seed);
+    std::vector<double> batch(norm.size());
+    for (size_t at = 0, piece = 1; at < batch.size(); at += piece, piece = piece * 3 % 1001 + 1)
+      g4.standard_normals(batch.data() + at, std::min(piece, batch.size() - at));
+    EXPECT_EQ(std::memcmp(batch.data(), norm.data(), norm.size() * sizeof(double)), 0)
+        << "standard_normals, seed " << seed;
+    EXPECT_EQ(g4.next_uint64(), NumpyGenerator(g).next_uint64()) << "state after standard_normals";
     for (double u : read_raw<double>(base + ".unif")) ASSERT_EQ(g.random(), u);
     const std::vector<float> s6 = g.scores_f32(6.0, 0.0, 3, 7);
     const auto n6 = read_raw<double>(base + ".n6");

@@ -27,6 +27,9 @@ class NumpyGenerator {
   uint64_t next_uint64();                  // PCG64 step + XSL-RR
   double random();                         // Generator.random(): (u64 >> 11) * 2^-53
   double standard_normal();                // Generator.standard_normal()
+  // out[0..n) = n successive standard_normal() draws (with AVX2 the ziggurat's fast path is
+  // taken four draws at a time; the values and the stream are the same).
+  void standard_normals(double* out, size_t n);
   // `count` standard normals, rounded to float32 (the simulator's V).
   std::vector<float> standard_normal_f32(size_t count);
   // A (rows x keys) score matrix drawn as numpy.normal(0, sigma, (rows, keys)) (C order) plus
