@@ -203,32 +203,37 @@ inline __m256d ambiguous4(__m256d kr) {
   return _mm256_cmp_pd(_mm256_and_pd(fr, absmask), _mm256_mul_pd(eps, kr), _CMP_LE_OQ);
 }
 
-// exp2_ref, 4 lanes: the same operations in the same order as the scalar exp2_ref (so the same
-// bits). Callers keep several calls in flight: the Horner chain is latency-bound.
-[[gnu::always_inline]] inline __m256d exp2_ref4(__m256d x) {
+// exp2_ref on 4 vectors of 4 lanes: the same operations in the same order as the scalar exp2_ref
+// (so the same bits). The 4 Horner chains are interleaved in the source: each chain is
+// latency-bound, and GCC does not interleave them itself.
+[[gnu::always_inline]] inline void exp2_ref4x4(const __m256d x[4], __m256d ref[4]) {
   const __m256d half = _mm256_set1_pd(0.5), magic = _mm256_set1_pd(0x1p52 + 1023.0);
   const __m256i two52 = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
-  const __m256d n = _mm256_floor_pd(_mm256_add_pd(x, half));
-  const __m256d t = _mm256_sub_pd(x, n);
-  __m256d p = _mm256_set1_pd(kExp2RefTaylor[13]);
+  __m256d n[4], t[4], p[4];
+  for (int j = 0; j < 4; ++j) {
+    n[j] = _mm256_floor_pd(_mm256_add_pd(x[j], half));
+    t[j] = _mm256_sub_pd(x[j], n[j]);
+    p[j] = _mm256_set1_pd(kExp2RefTaylor[13]);
+  }
 #pragma GCC unroll 13
-  for (int k = 12; k >= 0; --k) p = _mm256_fmadd_pd(p, t, _mm256_set1_pd(kExp2RefTaylor[k]));
+  for (int k = 12; k >= 0; --k) {
+    const __m256d c = _mm256_set1_pd(kExp2RefTaylor[k]);
+    for (int j = 0; j < 4; ++j) p[j] = _mm256_fmadd_pd(p[j], t[j], c);
+  }
   // 2^n from its bits: n + 1023 sits in the low mantissa bits of n + (2^52 + 1023).
-  const __m256i nb = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)), two52);
-  return _mm256_mul_pd(p, _mm256_castsi256_pd(_mm256_slli_epi64(nb, 52)));
+  for (int j = 0; j < 4; ++j) {
+    const __m256i nb = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n[j], magic)), two52);
+    ref[j] = _mm256_mul_pd(p[j], _mm256_castsi256_pd(_mm256_slli_epi64(nb, 52)));
+  }
 }
 
-// exp2_ref over a block, 4 independent vectors of 4 lanes per step.
+// exp2_ref over a block.
 inline void exp2_ref_block(const float* x, double* ref, size_t n) {  // n % 16 == 0
   for (size_t i = 0; i < n; i += 16) {
-    const __m256d r0 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i)));
-    const __m256d r1 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 4)));
-    const __m256d r2 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 8)));
-    const __m256d r3 = exp2_ref4(_mm256_cvtps_pd(_mm_load_ps(x + i + 12)));
-    _mm256_store_pd(ref + i, r0);
-    _mm256_store_pd(ref + i + 4, r1);
-    _mm256_store_pd(ref + i + 8, r2);
-    _mm256_store_pd(ref + i + 12, r3);
+    __m256d xd[4], r[4];
+    for (int j = 0; j < 4; ++j) xd[j] = _mm256_cvtps_pd(_mm_load_ps(x + i + 4 * j));
+    exp2_ref4x4(xd, r);
+    for (int j = 0; j < 4; ++j) _mm256_store_pd(ref + i + 4 * j, r[j]);
   }
 }
 
@@ -568,14 +573,11 @@ void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& d
     const __m256 x[2] = {gen.next(), gen.next()};
     _mm256_store_ps(b.x + i, x[0]);
     _mm256_store_ps(b.x + i + 8, x[1]);
-    const __m256d r0 = exp2_ref4(_mm256_cvtps_pd(_mm256_castps256_ps128(x[0])));
-    const __m256d r1 = exp2_ref4(_mm256_cvtps_pd(_mm256_extractf128_ps(x[0], 1)));
-    const __m256d r2 = exp2_ref4(_mm256_cvtps_pd(_mm256_castps256_ps128(x[1])));
-    const __m256d r3 = exp2_ref4(_mm256_cvtps_pd(_mm256_extractf128_ps(x[1], 1)));
-    _mm256_store_pd(b.ref + i, r0);
-    _mm256_store_pd(b.ref + i + 4, r1);
-    _mm256_store_pd(b.ref + i + 8, r2);
-    _mm256_store_pd(b.ref + i + 12, r3);
+    const __m256d xd[4] = {_mm256_cvtps_pd(_mm256_castps256_ps128(x[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(x[0], 1)),
+                           _mm256_cvtps_pd(_mm256_castps256_ps128(x[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(x[1], 1))};
+    __m256d r[4];
+    exp2_ref4x4(xd, r);
+    for (int j = 0; j < 4; ++j) _mm256_store_pd(b.ref + i + 4 * j, r[j]);
   }
   // prepare, and ex2_emu's input-only steps (shared by all degrees).
   for (size_t i = 0; i < b.n; i += 4) {
