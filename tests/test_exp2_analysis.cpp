@@ -114,7 +114,9 @@ TEST(Exp2Analysis, FusedPassEqualsSeparatePasses) {
     const Exp2Result separate = run_exp2(c);
     SCOPED_TRACE(testing::Message() << k.out_dtype << " [" << k.lo << ", " << k.hi << ")");
     expect_same(fused, separate);
-    if (k.expect_fallbacks) EXPECT_EQ(fused.ref_mp_fallbacks, k.samples);  // every input once
+    if (k.expect_fallbacks) {
+      EXPECT_EQ(fused.ref_mp_fallbacks, k.samples);  // every input once
+    }
   }
 }
 
