@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,6 +28,85 @@ float next_up(float x) {
   return f32_from_bits(static_cast<int32_t>(u) >= 0 ? u + 1 : u - 1);
 }
 float next_down(float x) { return -next_up(-x); }
+
+void merge_vs(Exp2VsMufu& t, const Exp2VsMufu& p) {
+  t.n += p.n, t.wn += p.wn, t.identical += p.identical, t.widentical += p.widentical;
+  t.within_1ulp += p.within_1ulp, t.wwithin_1ulp += p.wwithin_1ulp;
+  t.max_ulp_out = std::max(t.max_ulp_out, p.max_ulp_out);
+  if (p.max_ulp_f32 > t.max_ulp_f32 || (p.max_ulp_f32 == t.max_ulp_f32 && p.max_ulp_f32_at < t.max_ulp_f32_at))
+    t.max_ulp_f32 = p.max_ulp_f32, t.max_ulp_f32_at = p.max_ulp_f32_at;
+}
+
+// Ordered key of a float (consecutive floats have consecutive keys; -0 is -1, +0 is 0).
+int64_t okey(float x) {
+  const uint32_t u = f32_bits(x);
+  return (u & 0x80000000u) ? -static_cast<int64_t>(u & 0x7FFFFFFFu) - 1 : static_cast<int64_t>(u);
+}
+float of_okey(int64_t k) {
+  return k < 0 ? f32_from_bits(0x80000000u | static_cast<uint32_t>(-(k + 1))) : f32_from_bits(static_cast<uint32_t>(k));
+}
+
+// Note [Exhaustive MUFU table]
+// run_exp2 calls the evaluated function once per block of 512 inputs, from every worker thread;
+// one device round trip per block made `--exhaustive` (2^31 inputs) take hours. In exhaustive
+// runs the inputs are consecutive floats, so the MUFU results come instead from whole runs of
+// 2^22 consecutive floats of the range (one device call each, 16 MiB), kept while the workers
+// move through them (they take chunks in increasing order) and looked up per block. Inputs
+// outside the block's run (the +0 padding of the last block) go to the device directly.
+class MufuTable {
+ public:
+  MufuTable(float x_first, float x_last, size_t keep) : k0_(okey(x_first)), k1_(okey(x_last)), keep_(keep) {}
+
+  void lookup(std::span<const float> x, std::span<float> y) {
+    if (x.empty()) return;
+    const int64_t run = (okey(x[0]) - k0_) >> kLog2Run;
+    const auto t = table(run);
+    const int64_t base = k0_ + (run << kLog2Run);
+    std::vector<float> rest_x;
+    std::vector<size_t> rest_i;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const int64_t k = okey(x[i]) - base;
+      if (k >= 0 && k < static_cast<int64_t>(t->size())) {
+        y[i] = f32_from_bits((*t)[static_cast<size_t>(k)]);
+      } else {
+        rest_x.push_back(x[i]);
+        rest_i.push_back(i);
+      }
+    }
+    if (!rest_x.empty()) {
+      std::vector<uint32_t> bits(rest_x.size());
+      {
+        std::lock_guard<std::mutex> lk(device_);
+        gpu::run_ex2_mufu(rest_x, bits);
+      }
+      for (size_t j = 0; j < rest_i.size(); ++j) y[rest_i[j]] = f32_from_bits(bits[j]);
+    }
+  }
+
+ private:
+  static constexpr int kLog2Run = 22;
+  std::shared_ptr<const std::vector<uint32_t>> table(int64_t run) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (auto it = runs_.find(run); it != runs_.end()) return it->second;
+    const int64_t first = k0_ + (run << kLog2Run);
+    const int64_t last = std::min(k1_, first + (int64_t{1} << kLog2Run) - 1);
+    std::vector<float> xs(static_cast<size_t>(last - first + 1));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = of_okey(first + static_cast<int64_t>(i));
+    auto bits = std::make_shared<std::vector<uint32_t>>(xs.size());
+    {
+      std::lock_guard<std::mutex> dk(device_);
+      gpu::run_ex2_mufu(xs, *bits);
+    }
+    while (runs_.size() >= keep_) runs_.erase(runs_.begin());  // the lowest run: workers moved on
+    runs_.emplace(run, bits);
+    return bits;
+  }
+
+  int64_t k0_, k1_;
+  size_t keep_;
+  std::mutex mu_, device_;
+  std::map<int64_t, std::shared_ptr<const std::vector<uint32_t>>> runs_;
+};
 
 }  // namespace
 
@@ -48,12 +130,23 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
   const size_t nd = cfg_in.degrees.size();
   std::vector<Exp2VsMufu> total(nd);
   for (size_t d = 0; d < nd; ++d) total[d].degree = cfg_in.degrees[d];
+  const std::vector<Exp2VsMufu> total_init = total;
+  std::map<size_t, std::vector<Exp2VsMufu>> groups;  // exhaustive: per 2^16 inputs, in order
   std::mutex mu;
   uint64_t seen = 0;
+  // Note [Exhaustive MUFU table]: the workers' chunks (2^16 inputs, handed out in order) lie in
+  // one or two runs of 2^22 at a time; 4 kept runs are 64 MiB.
+  std::optional<MufuTable> mufu_table;
+  if (cfg.exhaustive) mufu_table.emplace(x_first, x_last, 4);
   const Exp2Function mufu = [&](int, std::span<const float> x, std::span<float> y) {
     std::vector<uint32_t> bits(x.size());
-    gpu::run_ex2_mufu(x, bits);
-    for (size_t i = 0; i < x.size(); ++i) y[i] = f32_from_bits(bits[i]);
+    if (mufu_table) {
+      mufu_table->lookup(x, y);
+      for (size_t i = 0; i < x.size(); ++i) bits[i] = f32_bits(y[i]);
+    } else {
+      gpu::run_ex2_mufu(x, bits);
+      for (size_t i = 0; i < x.size(); ++i) y[i] = f32_from_bits(bits[i]);
+    }
     // (b) emulation vs MUFU on the same inputs; block-local, then merged (counts and maxima:
     // independent of order, so of the thread count).
     std::vector<Exp2VsMufu> part(nd);
@@ -81,19 +174,18 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
     }
     std::lock_guard<std::mutex> lk(mu);
     seen += x.size();
-    for (size_t d = 0; d < nd; ++d) {
-      Exp2VsMufu& t = total[d];
-      const Exp2VsMufu& p = part[d];
-      t.n += p.n, t.wn += p.wn, t.identical += p.identical, t.widentical += p.widentical;
-      t.within_1ulp += p.within_1ulp, t.wwithin_1ulp += p.wwithin_1ulp;
-      t.max_ulp_out = std::max(t.max_ulp_out, p.max_ulp_out);
-      if (p.max_ulp_f32 > t.max_ulp_f32 ||
-          (p.max_ulp_f32 == t.max_ulp_f32 && p.max_ulp_f32_at < t.max_ulp_f32_at))
-        t.max_ulp_f32 = p.max_ulp_f32, t.max_ulp_f32_at = p.max_ulp_f32_at;
-    }
+    // Exhaustive runs: the value-weighted sums are doubles, so their order must not depend on
+    // which thread finishes first. A block's partial goes into its 2^16-input group (one
+    // run_exp2 chunk: one thread, blocks in order); groups are folded in order at the end.
+    std::vector<Exp2VsMufu>& into =
+        cfg.exhaustive ? groups[static_cast<size_t>((okey(x[0]) - okey(x_first)) >> 16)] : total;
+    if (into.empty()) into = total_init;
+    for (size_t d = 0; d < nd; ++d) merge_vs(into[d], part[d]);
   };
   Exp2HardwareResult hw;
   hw.mufu = run_exp2(cfg, mufu);
+  for (const auto& [index, g] : groups)
+    for (size_t d = 0; d < g.size(); ++d) merge_vs(total[d], g[d]);
   // run_exp2 pads its last block to a multiple of 8 with x = +0. Pads compare identical (both
   // paths give exactly 1.0 at 0): take them out of the counts and weights exactly.
   const double pads = static_cast<double>(seen) - static_cast<double>(hw.mufu.n);
