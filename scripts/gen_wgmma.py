@@ -8,22 +8,6 @@ generated rather than typed. Usage: python3 scripts/gen_wgmma.py > src/cuda/wgmm
 TYPES = {"bf16": "__nv_bfloat16", "f16": "__half"}
 
 
-def ss(n, ty):
-    regs = n // 2  # float32 accumulators per thread for m64nNk16
-    d = ", ".join(f"%{i}" for i in range(regs))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    return f'''// D[64 x {n}] (+)= A[64 x 16] (smem, K-major) * B[16 x {n}] (smem, K-major); scale_d 0 zeroes D.
-__device__ __forceinline__ void wgmma_ss_m64n{n}k16_{ty}(float (&d)[{regs}], uint64_t desc_a,
-                                                        uint64_t desc_b, int scale_d) {{
-  asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{d}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, 0;\\n}}\\n"
-      : {outs}
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}}
-'''
-
-
 def rs(n, ty, tb=True):
     regs = n // 2
     d = ", ".join(f"%{i}" for i in range(regs))

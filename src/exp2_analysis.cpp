@@ -51,7 +51,9 @@ double d_from_bits(uint64_t u) {
   return d;
 }
 
-// ---- float32 <-> ordered key: ..., -min_sub -> -2, -0 -> -1, +0 -> 0, +min_sub -> 1, ...
+}  // namespace
+
+// ---- float32 <-> ordered key (exp2_analysis.h)
 int64_t key_of(float x) {
   const uint32_t u = f32_bits(x);
   return (u >> 31) ? -1 - static_cast<int64_t>(u & 0x7FFFFFFFu) : static_cast<int64_t>(u);
@@ -60,6 +62,8 @@ float float_of_key(int64_t k) {
   return k >= 0 ? f32_from_bits(static_cast<uint32_t>(k))
                 : f32_from_bits(0x80000000u | static_cast<uint32_t>(-1 - k));
 }
+
+namespace {
 
 struct KeyRange {
   int64_t first = 0, last = -1;  // inclusive

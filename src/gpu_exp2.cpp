@@ -37,15 +37,6 @@ void merge_vs(Exp2VsMufu& t, const Exp2VsMufu& p) {
     t.max_ulp_f32 = p.max_ulp_f32, t.max_ulp_f32_at = p.max_ulp_f32_at;
 }
 
-// Ordered key of a float (consecutive floats have consecutive keys; -0 is -1, +0 is 0).
-int64_t okey(float x) {
-  const uint32_t u = f32_bits(x);
-  return (u & 0x80000000u) ? -static_cast<int64_t>(u & 0x7FFFFFFFu) - 1 : static_cast<int64_t>(u);
-}
-float of_okey(int64_t k) {
-  return k < 0 ? f32_from_bits(0x80000000u | static_cast<uint32_t>(-(k + 1))) : f32_from_bits(static_cast<uint32_t>(k));
-}
-
 // Note [Exhaustive MUFU table]
 // run_exp2 calls the evaluated function once per block of 512 inputs, from every worker thread;
 // one device round trip per block made `--exhaustive` (2^31 inputs) take hours. In exhaustive
@@ -55,17 +46,17 @@ float of_okey(int64_t k) {
 // outside the block's run (the +0 padding of the last block) go to the device directly.
 class MufuTable {
  public:
-  MufuTable(float x_first, float x_last, size_t keep) : k0_(okey(x_first)), k1_(okey(x_last)), keep_(keep) {}
+  MufuTable(float x_first, float x_last, size_t keep) : k0_(key_of(x_first)), k1_(key_of(x_last)), keep_(keep) {}
 
   void lookup(std::span<const float> x, std::span<float> y) {
     if (x.empty()) return;
-    const int64_t run = (okey(x[0]) - k0_) >> kLog2Run;
+    const int64_t run = (key_of(x[0]) - k0_) >> kLog2Run;
     const auto t = table(run);
     const int64_t base = k0_ + (run << kLog2Run);
     std::vector<float> rest_x;
     std::vector<size_t> rest_i;
     for (size_t i = 0; i < x.size(); ++i) {
-      const int64_t k = okey(x[i]) - base;
+      const int64_t k = key_of(x[i]) - base;
       if (k >= 0 && k < static_cast<int64_t>(t->size())) {
         y[i] = f32_from_bits((*t)[static_cast<size_t>(k)]);
       } else {
@@ -91,7 +82,7 @@ class MufuTable {
     const int64_t first = k0_ + (run << kLog2Run);
     const int64_t last = std::min(k1_, first + (int64_t{1} << kLog2Run) - 1);
     std::vector<float> xs(static_cast<size_t>(last - first + 1));
-    for (size_t i = 0; i < xs.size(); ++i) xs[i] = of_okey(first + static_cast<int64_t>(i));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = float_of_key(first + static_cast<int64_t>(i));
     auto bits = std::make_shared<std::vector<uint32_t>>(xs.size());
     {
       std::lock_guard<std::mutex> dk(device_);
@@ -178,7 +169,7 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
     // which thread finishes first. A block's partial goes into its 2^16-input group (one
     // run_exp2 chunk: one thread, blocks in order); groups are folded in order at the end.
     std::vector<Exp2VsMufu>& into =
-        cfg.exhaustive ? groups[static_cast<size_t>((okey(x[0]) - okey(x_first)) >> 16)] : total;
+        cfg.exhaustive ? groups[static_cast<size_t>((key_of(x[0]) - key_of(x_first)) >> 16)] : total;
     if (into.empty()) into = total_init;
     for (size_t d = 0; d < nd; ++d) merge_vs(into[d], part[d]);
   };

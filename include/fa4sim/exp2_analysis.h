@@ -113,6 +113,11 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r);
 // Number of float32 values x with lo <= x < hi (both zeros count when 0 is inside).
 uint64_t exp2_float_count(double lo, double hi);
 
+// float32 <-> ordered key: consecutive floats have consecutive keys (..., -min_sub -> -2,
+// -0 -> -1, +0 -> 0, +min_sub -> 1, ...); the order of exhaustive runs.
+int64_t key_of(float x);
+float float_of_key(int64_t k);
+
 // Ordered index of RN_fmt(v) for v >= 0 (fmt = "fp32", "bf16" or "fp16"): equals the format's bit
 // pattern for every finite result, the inf pattern on overflow. Exposed for tests.
 double exp2_rounded_index(double v, const std::string& fmt);

@@ -56,24 +56,19 @@ int launch_t(const AttnParams& p, dim3 grid, cudaStream_t stream) {
   return int(cudaGetLastError());
 }
 
-// The tile mask the kernel's EMU = k rule emulates (fa4sim::gpu_attn_emu_mask(k), 8 tiles a block).
-constexpr uint32_t emu_mask_of(int k) {
-  uint32_t m = 0;
-  for (int t = 0; t < 8; ++t)
-    if ((t * k) % 8 < k) m |= 1u << t;
-  return m;
-}
-
 // The timed kernel has the emulated tiles fixed at compile time for emu_tiles 0-4 (the sweep's
 // f = 0 .. 1/2); other counts, and the instrumented kernel, read p.emu_mask at run time.
 template <typename T, int D, bool INSTR>
 int launch_e(const AttnParams& p, dim3 grid, cudaStream_t s) {
   if constexpr (!INSTR) {
-    if (p.emu_mask == emu_mask_of(0)) return launch_t<T, D, false, 0>(p, grid, s);
-    if (p.emu_mask == emu_mask_of(1)) return launch_t<T, D, false, 1>(p, grid, s);
-    if (p.emu_mask == emu_mask_of(2)) return launch_t<T, D, false, 2>(p, grid, s);
-    if (p.emu_mask == emu_mask_of(3)) return launch_t<T, D, false, 3>(p, grid, s);
-    if (p.emu_mask == emu_mask_of(4)) return launch_t<T, D, false, 4>(p, grid, s);
+    switch (p.emu_tiles) {  // the kernel's EMU = k rule is gpu_attn_emu_mask(k)'s
+      case 0: return launch_t<T, D, false, 0>(p, grid, s);
+      case 1: return launch_t<T, D, false, 1>(p, grid, s);
+      case 2: return launch_t<T, D, false, 2>(p, grid, s);
+      case 3: return launch_t<T, D, false, 3>(p, grid, s);
+      case 4: return launch_t<T, D, false, 4>(p, grid, s);
+      default: break;
+    }
   }
   return launch_t<T, D, INSTR, -1>(p, grid, s);
 }

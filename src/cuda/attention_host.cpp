@@ -102,6 +102,7 @@ Launch make_launch(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const De
   p.tau = sm.tau;
   p.max_offset = sm.max_offset;
   p.emu_mask = gpu_attn_emu_mask(sm.emu_tiles);
+  p.emu_tiles = sm.emu_tiles;
   p.p_cast = sm.dtype == GpuAttnDtype::kE4M3   ? cuda::kPCastE4M3
              : sm.dtype == GpuAttnDtype::kE5M2 ? cuda::kPCastE5M2
                                                : cuda::kPCastInput;

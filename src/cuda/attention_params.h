@@ -25,6 +25,7 @@ struct AttnParams {
   float tau;
   float max_offset;
   uint32_t emu_mask;  // bit t: tile t of each key block through the emulation
+  int emu_tiles;      // how many tiles: emu_mask = fa4sim::gpu_attn_emu_mask(emu_tiles)
   int p_cast;         // kPCast*
   float p_max_finite;  // P >= this clips in the cast (online_softmax.h saturation_threshold)
   // Instrumentation (INSTR build only)
