@@ -401,23 +401,28 @@ void acc_reduce(const AccVec& a, const Block& b, const Acc& acc, Acc& part, YOfB
 }
 #endif
 
-template <bool kWeighted>
-void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
+template <bool kWeighted, bool kBf16>
+void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
+  constexpr bool out_bf16 = kBf16;
   Acc part;
   size_t i = 0;
 #if FA4SIM_EXP2_AVX2
   const QFormat4 vo(qo);
   AccVec av;
-  for (; i < b.n_pad; i += 8) {
-    const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
-    const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
-    const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)), _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
-    acc_step8<kWeighted, true>(
-        av, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i)), yd,
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(b.valid + i)), b.w + i, vo, out_bf16);
-  }
+  auto pass = [&]<bool kMasked>() {
+    for (; i < b.n_pad; i += 8) {
+      const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
+      const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
+      const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)), _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
+      acc_step8<kWeighted, kMasked>(
+          av, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i)), yd,
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(b.valid + i)), b.w + i, vo, out_bf16);
+    }
+  };
+  // Only a block with padding lanes (a run's last) needs the valid mask.
+  with_flag(b.n != b.n_pad, [&](auto masked) { pass.template operator()<decltype(masked)::value>(); });
   acc_reduce(av, b, acc, part, [&] { return b.y; });
 #endif
   for (; i < b.n_pad; ++i) {  // non-AVX2 builds: the same arithmetic, one lane
@@ -439,8 +444,21 @@ void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
       part.wwithin1 += near * b.w[i];
     }
   }
-  (void)out_bf16;
   close_block(b, part, acc);
+}
+
+// Calls f(std::bool_constant<flag>): a run-time flag becomes a template argument.
+template <class F>
+void with_flag(bool flag, F&& f) {
+  if (flag)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+template <bool kWeighted>
+void accumulate(const Block& b, const QFormat& qo, bool out_bf16, Acc& acc) {
+  with_flag(out_bf16, [&](auto bf16) { accumulate<kWeighted, decltype(bf16)::value>(b, qo, acc); });
 }
 
 // ---- input generation for one block
@@ -478,19 +496,20 @@ inline __m256i rng_u64_4(__m256i z) {
   return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
 }
 
-// The scalar loop's u01 = double(r >> 11) * 2^-53, exactly: r >> 11 < 2^53 = hi * 2^21 + lo with
-// hi = r >> 32 and lo = bits 11..31, each converted exactly by the 2^52 trick (an integer below
-// 2^52 or'ed into the mantissa of 2^52, minus 2^52); hi * 2^21 + lo is an integer below 2^53,
-// so the sum is exact too, and so is the power-of-two scaling.
+// The scalar loop's u01 = double(r >> 11) * 2^-53, exactly, in two parts built from bit
+// patterns: hi = (r >> 32) * 2^-32 (the 32 bits or'ed into the mantissa of 2^20, minus 2^20) and
+// lo = (bits 11..31 of r) * 2^-53 (the 21 bits or'ed into the mantissa of 2^-1, minus 2^-1). Both
+// subtractions are exact, and so is hi + lo: it is (r >> 11) * 2^-53, which has at most 53
+// significant bits.
 inline __m256d u01_4(__m256i r) {
-  const __m256i two52_bits = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
-  const __m256d two52 = _mm256_set1_pd(0x1p52);
   const __m256d hi = _mm256_sub_pd(
-      _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(r, 32), two52_bits)), two52);
+      _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(r, 32), _mm256_set1_epi64x(0x4130000000000000ll))),
+      _mm256_set1_pd(0x1p20));
   const __m256i lo_bits = _mm256_and_si256(_mm256_srli_epi64(r, 11), _mm256_set1_epi64x(0x1FFFFF));
-  const __m256d lo = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(lo_bits, two52_bits)), two52);
-  return _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1p21)), lo),
-                       _mm256_set1_pd(0x1p-53));
+  const __m256d lo = _mm256_sub_pd(
+      _mm256_castsi256_pd(_mm256_or_si256(lo_bits, _mm256_set1_epi64x(0x3FE0000000000000ll))),
+      _mm256_set1_pd(0.5));
+  return _mm256_add_pd(hi, lo);
 }
 
 // Uniform sampling, 8 inputs per call, bit-identical to the scalar loop in fill_inputs (same
@@ -540,17 +559,19 @@ size_t fill_uniform_avx2(const InputPlan& p, Block& b) {
 #if FA4SIM_EXP2_AVX2
 // ---- Note [Fused sampled pass]
 // The default job (uniform sampling, the built-in ex2_emu, the double reference) runs a fused
-// form of fill_inputs + prepare + (per degree) ex2_emu + accumulate per block: inputs come from
-// the vectorised generator and go straight into the reference (4 independent Horner chains per
-// step); ex2_emu's input-only steps (ex2_split8) run once for all degrees; each degree's y goes
-// from ex2_finish8 straight into the statistics, never to memory, and with no std::function
-// call. The operations and their order are those of the separate passes, so the results are the
+// form of fill_inputs + prepare + (per degree) ex2_emu + accumulate per block: ex2_emu's
+// input-only steps (ex2_split8) run once for all degrees; each degree's y goes from ex2_finish8
+// straight into the statistics, never to memory, and with no std::function call; the out dtype
+// is a template argument (no branch, fewer live registers). The generator and the reference are
+// separate loops: the reference's Horner chains are latency-bound, and the out-of-order core
+// overlaps the short iterations of exp2_ref_block with each other (one loop doing both took
+// 0.204 s against 0.189 s, `fa4sim exp2 --threads 1 --samples 33554432`, min of 7). The operations and their order are those of the separate passes, so the results are the
 // same bits (tests/test_exp2_analysis.cpp, FusedPassEqualsSeparatePasses). The maximum's
 // position is searched, as in accumulate, only for a block that sets a record: then ex2_emu
 // recomputes that block's y.
 // Needs b.n % 16 == 0 (every block except perhaps a run's last, which takes the separate passes).
-template <int D>
-void fused_degree(const Block& b, const QFormat4& vo, bool out_bf16, AccVec& a) {
+template <int D, bool kBf16>
+void fused_degree(const Block& b, const QFormat4& vo, AccVec& a) {
   for (size_t i = 0; i < b.n; i += 8) {
     const detail::Ex2Split8 split{_mm256_load_si256(reinterpret_cast<const __m256i*>(b.xr + i)),
                                   _mm256_load_ps(b.f + i)};
@@ -563,27 +584,23 @@ void fused_degree(const Block& b, const QFormat4& vo, bool out_bf16, AccVec& a) 
     acc_step8<false, false>(a, yb, yd,
                             _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
                             _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
-                            _mm256_setzero_si256(), nullptr, vo, out_bf16);
+                            _mm256_setzero_si256(), nullptr, vo, kBf16);
   }
+}
+
+template <int D>
+void fused_degree(const Block& b, const QFormat4& vo, bool out_bf16, AccVec& a) {
+  with_flag(out_bf16, [&](auto bf16) { fused_degree<D, decltype(bf16)::value>(b, vo, a); });
 }
 
 void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& degrees, const QFormat& q32,
                          const QFormat& qo, bool out_bf16, std::vector<Acc>& acc, uint64_t& fallbacks) {
   const QFormat4 vo(qo);
-  // Inputs and references, 16 per step (4 independent Horner chains), as fill_uniform_avx2 and
-  // exp2_ref_block do them.
+  // Inputs (as fill_uniform_avx2 makes them) and references.
   Uniform8 gen(p, b.first);
-  for (size_t i = 0; i < b.n; i += 16) {
-    const __m256 x[2] = {gen.next(), gen.next()};
-    _mm256_store_ps(b.x + i, x[0]);
-    _mm256_store_ps(b.x + i + 8, x[1]);
-    const __m256d xd[4] = {_mm256_cvtps_pd(_mm256_castps256_ps128(x[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(x[0], 1)),
-                           _mm256_cvtps_pd(_mm256_castps256_ps128(x[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(x[1], 1))};
-    __m256d r[4];
-    exp2_ref4x4(xd, r);
-    for (int j = 0; j < 4; ++j) _mm256_store_pd(b.ref + i + 4 * j, r[j]);
-  }
-  // prepare, and ex2_emu's input-only steps (shared by all degrees).
+  for (size_t i = 0; i < b.n; i += 8) _mm256_store_ps(b.x + i, gen.next());
+  exp2_ref_block(b.x, b.ref, b.n);
+  // prepare (shared by all degrees).
   for (size_t i = 0; i < b.n; i += 4) {
     const Prep4 r = prep4(_mm256_load_pd(b.ref + i), vo);
     _mm256_store_pd(b.inv_ref + i, r.inv);
