@@ -3,5 +3,5 @@
 
 namespace fa4sim {
 const char* version();       // e.g. "0.1.0"
-const char* git_describe();  // `git describe --always --dirty` at configure time
+const char* git_describe();  // `git describe --always --dirty` when the binary was built
 }  // namespace fa4sim
