@@ -7,6 +7,7 @@ Usage: scripts/bench_series.py OUT.json BENCH.json [BENCH.json ...]
 """
 import datetime
 import json
+import os
 import statistics
 import sys
 
@@ -46,7 +47,6 @@ def main():
     tmp = out + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(series, fh, indent=2)
-    import os
     os.replace(tmp, out)
     p = series["pooled"]
     print(f"{len(files)} invocations, {p['pairs']} run pairs: fa4sim median {p['fa4sim_median_s'] * 1e3:.2f} ms, "
