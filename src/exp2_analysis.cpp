@@ -565,10 +565,12 @@ size_t fill_uniform_avx2(const InputPlan& p, Block& b) {
 // is a template argument (no branch, fewer live registers). The generator and the reference are
 // separate loops: the reference's Horner chains are latency-bound, and the out-of-order core
 // overlaps the short iterations of exp2_ref_block with each other (one loop doing both took
-// 0.204 s against 0.189 s, `fa4sim exp2 --threads 1 --samples 33554432`, min of 7). The operations and their order are those of the separate passes, so the results are the
-// same bits (tests/test_exp2_analysis.cpp, FusedPassEqualsSeparatePasses). The maximum's
-// position is searched, as in accumulate, only for a block that sets a record: then ex2_emu
-// recomputes that block's y.
+// 0.204 s against 0.189 s: `fa4sim exp2 --threads 1 --samples 33554432`, min of 9 runs of each
+// build, the builds run one after the other, not alternated). The operations and their order
+// are those of the separate passes, so the results are the same bits
+// (tests/test_exp2_analysis.cpp, FusedPassEqualsSeparatePasses). The maximum's position is
+// searched, as in accumulate, only for a block that sets a record: then ex2_emu recomputes that
+// block's y.
 // Needs b.n % 16 == 0 (every block except perhaps a run's last, which takes the separate passes).
 template <int D, bool kBf16>
 void fused_degree(const Block& b, const QFormat4& vo, AccVec& a) {
