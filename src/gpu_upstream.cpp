@@ -263,8 +263,13 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
       continue;
     }
     const double up = lse[i], mo = model.lse[i];
+    const float rf = float(ref.lse[i]);
+    const double ulp = double(std::nextafter(std::fabs(rf), std::numeric_limits<float>::infinity())) - std::fabs(rf);
+    r.max_abs_lse = std::max(r.max_abs_lse, std::fabs(ref.lse[i]));
     r.lse_upstream_vs_ref = std::max(r.lse_upstream_vs_ref, std::fabs(up - ref.lse[i]));
     r.lse_model_vs_ref = std::max(r.lse_model_vs_ref, std::fabs(mo - ref.lse[i]));
+    r.lse_upstream_vs_ref_ulp = std::max(r.lse_upstream_vs_ref_ulp, std::fabs(up - ref.lse[i]) / ulp);
+    r.lse_model_vs_ref_ulp = std::max(r.lse_model_vs_ref_ulp, std::fabs(mo - ref.lse[i]) / ulp);
     r.lse_upstream_vs_model = std::max(r.lse_upstream_vs_model, std::fabs(up - mo));
     if (std::isnan(up)) r.lse_upstream_vs_ref = std::numeric_limits<double>::quiet_NaN();
   }
@@ -333,8 +338,8 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     results.push_back(r);
   }
   Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
-          {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "O = model %",
-           "pass"},
+          {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "(ulp)",
+           "O = model %", "pass"},
           {},
           {}};
   json runs = json::array();
@@ -348,7 +353,7 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
            {"ran", r.ran}};
     if (!r.ran) {
       j["error"] = r.error;
-      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "FAIL"});
+      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "FAIL"});
       pass = false;
       runs.push_back(j);
       continue;
@@ -356,6 +361,8 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     j.update(json{{"upstream_rel_l2", r.upstream_rel_l2}, {"model_rel_l2", r.model_rel_l2}, {"ratio", r.ratio},
                   {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref}, {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
                   {"lse_max_abs_upstream_vs_model", r.lse_upstream_vs_model},
+                  {"lse_max_ulp_upstream_vs_f64", r.lse_upstream_vs_ref_ulp},
+                  {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
                   {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
                   {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
                   {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass}});
@@ -363,14 +370,14 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     pass = pass && r.pass;
     t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
                       fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio), fmt_e(r.lse_upstream_vs_ref),
-                      fmt_e(r.lse_model_vs_ref),
+                      fmt_e(r.lse_model_vs_ref), fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
                       fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
                       r.pass ? "ok" : "FAIL"});
   }
   t.notes.push_back(fmt::format(
       "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}], upstream's LSE within {:g} of float64 (natural "
-      "log), the same empty rows; model = fa4sim's RowBlockSim with upstream's tiling, tau 0, exact-rounded exp2 "
-      "(README Divergences)",
+      "log), the same empty rows; (ulp) = the LSE errors in float32 ulps of |LSE| (upstream/model); model = "
+      "fa4sim's RowBlockSim with upstream's tiling, tau 0, exact-rounded exp2 (README Divergences)",
       1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseTol));
   rep.tables.push_back(t);
   json params = json::array();

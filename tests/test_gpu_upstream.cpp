@@ -190,6 +190,8 @@ TEST(GpuUpstream, AnalysisOfAKnownOutput) {
   EXPECT_EQ(r.o_equal_to_model, r.o_elements);
   EXPECT_EQ(r.lse_upstream_vs_model, 0.0);
   EXPECT_LT(r.lse_upstream_vs_ref, kUpstreamLseTol);
+  EXPECT_EQ(r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp);
+  EXPECT_GT(r.max_abs_lse, 1.0);
   EXPECT_EQ(r.empty_rows_upstream, 0u);
   EXPECT_TRUE(r.pass);
   for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kFP16, m.o[i] * 1.05f, Overflow::ieee));

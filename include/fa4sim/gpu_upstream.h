@@ -77,6 +77,9 @@ struct UpstreamRunResult {
   std::string error;                 // upstream's message when it refused or failed
   double upstream_rel_l2 = 0, model_rel_l2 = 0, ratio = 0;
   double lse_upstream_vs_ref = 0, lse_model_vs_ref = 0, lse_upstream_vs_model = 0;  // max |diff|
+  // The same maxima in float32 ulps of the float64 LSE (the spacing of float32 at |LSE|): an
+  // absolute tolerance of 2e-6 is below one ulp once |LSE| >= 16.
+  double lse_upstream_vs_ref_ulp = 0, lse_model_vs_ref_ulp = 0, max_abs_lse = 0;
   uint64_t empty_rows_upstream = 0, empty_rows_ref = 0;  // rows with LSE -inf
   uint64_t o_elements = 0, o_equal_to_model = 0;         // O bits equal to the CPU model's
   double max_abs_o_vs_model = 0;

@@ -71,7 +71,8 @@ void add_gpu_upstream(CLI::App& gpu) {
     r.command = "gpu upstream info";
     r.results = json{{"env", env}};
     Table t{"Upstream FlashAttention-4 on this machine", {"what", "value"}, {}, {}};
-    for (const auto& [k, v] : env.value("packages", json::object()).items())
+    const json packages = env.value("packages", json::object());  // items() must not outlive it
+    for (const auto& [k, v] : packages.items())
       t.rows.push_back({k, v.is_null() ? std::string("not installed") : v.get<std::string>()});
     t.rows.push_back({"torch", env.value("torch", json(nullptr)).is_null() ? "not importable" : env["torch"].get<std::string>()});
     t.rows.push_back({"device", env.value("device", std::string("none"))});
