@@ -14,8 +14,12 @@ Subcommands (each prints one JSON object on its first stdout line; exit codes be
   forward --manifest M       upstream's `flash_attn.cute.interface.flash_attn_func` on the inputs
                              the manifest lists (raw uint16 bf16/fp16 bits, layout
                              [batch, heads, seq, d]); writes O (same layout and dtype) and LSE
-                             ([batch, heads, seq], float32) next to them and a result object per run
+                             ([batch, heads, seq], float32) next to them and a result object per run;
+                             a run with "tricks" uses scripts/fa4_tricks.py's variant
   bench --shapes JSON        CUDA-event timings (median) of flash_attn_func on the shapes
+  bench-tricks --shapes JSON --variants JSON
+                             per shape, in one process: SDPA cuDNN, stock upstream, and upstream
+                             with FA4's softmax tricks (scripts/fa4_tricks.py) per variant
 
 Exit codes: 0 ok, 1 failure, 3 no CUDA device, 4 upstream not installed (the JSON says what is
 missing), 5 upstream's own code failed to compile (the JSON has its message). Unsupported shapes are reported per run with upstream's own message.
@@ -224,6 +228,7 @@ def cmd_forward(a):
             k = load_bits(r["k"], (b, hk, sk, d), dt).permute(0, 2, 1, 3).contiguous().cuda()
             v = load_bits(r["v"], (b, hk, sk, d), dt).permute(0, 2, 1, 3).contiguous().cuda()
             res["tile"] = list(sm90_tile(d, r["causal"]))
+            res["variant"] = select_variant(r.get("tricks"))
             t0 = time.time()
             o, lse = flash_attn_func(q, k, v, softmax_scale=r.get("softmax_scale"), causal=r["causal"],
                                      return_lse=True)
@@ -240,6 +245,15 @@ def cmd_forward(a):
         results.append(res)
     emit({"ok": True, "env": env, "runs": results})
     return 0
+
+
+def select_variant(tricks):
+    """Stock upstream (None) or fa4_tricks' variant of its sm90 softmax; returns its name."""
+    if tricks is None and "fa4_tricks" not in sys.modules:
+        return "stock"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import fa4_tricks
+    return fa4_tricks.select(tricks) or "stock"
 
 
 # ---- bench: timings next to torch SDPA (scripts/sdpa_bench.py calls time_upstream)
@@ -263,6 +277,59 @@ def time_upstream(shape, warmup, iters):
         if i >= warmup:
             times.append(e0.elapsed_time(e1))
     return statistics.median(times)
+
+
+def time_sdpa_cudnn(shape, warmup, iters):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[shape.get("dtype", "bf16")]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    shp = (shape["batch"], shape["heads"], shape["seq"], shape["head_dim"])
+    q, k, v = (torch.randn(shp, device="cuda", dtype=dt, generator=g) for _ in range(3))
+    times = []
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for i in range(warmup + iters):
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            F.scaled_dot_product_attention(q, k, v, is_causal=shape["causal"])
+            e1.record()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                times.append(e0.elapsed_time(e1))
+    return statistics.median(times)
+
+
+def cmd_bench_tricks(a):
+    """Per shape: cuDNN, stock upstream, then each variant, timed in this order in one process."""
+    env = environment()
+    require(env)
+    variants = json.loads(a.variants)
+    out = []
+    for s in json.loads(a.shapes):
+        flops = 4.0 * s["batch"] * s["heads"] * s["seq"] ** 2 * s["head_dim"] / (2 if s["causal"] else 1)
+        row = dict(s)
+        row["timings"] = []
+        todo = ([] if a.only_variants else [("cudnn", None), ("stock", None)]) + [("variant", v) for v in variants]
+        for kind, v in todo:
+            t = {"kind": kind, "tricks": v}
+            try:
+                if kind == "cudnn":
+                    ms = time_sdpa_cudnn(s, a.warmup, a.iters)
+                else:
+                    t["variant"] = select_variant(v) if kind == "variant" else select_variant(None)
+                    ms = time_upstream(s, a.warmup, a.iters)
+                t["ms"] = ms
+                t["tflops"] = flops / (ms * 1e-3) / 1e12
+            except Exception as e:  # noqa: BLE001
+                t["error"] = (type(e).__name__ + ": " + str(e)).splitlines()[0][:300]
+            row["timings"].append(t)
+            sys.stderr.write(f"bench-tricks d{s['head_dim']} causal {s['causal']} seq {s['seq']} {kind} {v}: "
+                             f"{t.get('tflops', float('nan')):.1f} TFLOP/s {t.get('error', '')}\n")
+        out.append(row)
+    emit({"ok": True, "env": env, "rows": out})
+    return 0
 
 
 def cmd_bench(a):
@@ -297,6 +364,12 @@ def main():
     b.add_argument("--shapes", required=True)
     b.add_argument("--warmup", type=int, default=5)
     b.add_argument("--iters", type=int, default=20)
+    bt = sub.add_parser("bench-tricks")
+    bt.add_argument("--shapes", required=True)
+    bt.add_argument("--variants", required=True, help="JSON list of {tau, max_offset, emu_eighths, degree}")
+    bt.add_argument("--warmup", type=int, default=5)
+    bt.add_argument("--iters", type=int, default=20)
+    bt.add_argument("--only-variants", action="store_true", help="skip cuDNN and stock (for ncu)")
     a = ap.parse_args()
     if a.cmd == "info":
         emit(environment())
@@ -308,6 +381,8 @@ def main():
         return cmd_exp2(a)
     if a.cmd == "forward":
         return cmd_forward(a)
+    if a.cmd == "bench-tricks":
+        return cmd_bench_tricks(a)
     return cmd_bench(a)
 
 
