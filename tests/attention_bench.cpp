@@ -13,7 +13,7 @@
 #include <immintrin.h>
 #endif
 
-#include "fa4sim/attention.h"
+#include "fa4sim/analysis/attention.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 
 #include <vector>
 
-#include "fa4sim/formats.h"
-#include "fa4sim/formats_ref.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/ref/formats_ref.h"
 
 namespace {
 

@@ -6,11 +6,11 @@
 #include <random>
 #include <span>
 
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_analysis.h"
-#include "fa4sim/exp2_emu.h"
-#include "fa4sim/exp2_ref.h"
-#include "fa4sim/formats.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/ref/exp2_ref.h"
+#include "fa4sim/core/formats.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Tests for exp2_emu.h (scalar ex2_emu) and its array form (src/exp2_emu.cpp).
+// Tests for exp2_emu.h (scalar ex2_emu) and its array form (src/core/exp2_emu.cpp).
 //
 // 1. A contract table of special inputs, expected bits derived by hand (below).
 // 2. Slow: all 2^32 float32 inputs x degrees 0-5: scalar == array == an independent model that
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "fa4sim/exp2_emu.h"
+#include "fa4sim/core/exp2_emu.h"
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "fa4sim/exp2_analysis.h"
-#include "fa4sim/exp2_ref.h"
-#include "fa4sim/formats.h"
-#include "fa4sim/hd.h"
+#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/ref/exp2_ref.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/core/hd.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_formats.cpp: the number formats of include/fa4sim/formats.h.
+// test_formats.cpp: the number formats of include/fa4sim/core/formats.h.
 //
 // Fast: derived limits against FACTS §3, all 256 / 65,536 decode -> encode round trips,
 // hand-picked hardware values, cpfloat-style triples (every value, every midpoint, the floats
@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "fa4sim/error.h"
-#include "fa4sim/formats.h"
-#include "fa4sim/formats_ref.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/ref/formats_ref.h"
 
 namespace fa4sim {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_emu.h"
-#include "fa4sim/formats.h"
-#include "fa4sim/gpu_bench.h"
-#include "fa4sim/gpu_verify.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/gpu/gpu_bench.h"
+#include "fa4sim/gpu/gpu_verify.h"
 
 using namespace fa4sim;
 

@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "cli_helpers.h"
-#include "fa4sim/error.h"
-#include "fa4sim/npy.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
 
 namespace fa4sim {
 namespace {

@@ -1,4 +1,4 @@
-// NumPy's default_rng streams (include/fa4sim/numpy_rng.h) checked bit for bit against numpy
+// NumPy's default_rng streams (include/fa4sim/util/numpy_rng.h) checked bit for bit against numpy
 // itself: python3 writes the raw draws to a file, the test compares every bit. Without python3 +
 // numpy the test is skipped visibly (GTEST_SKIP), never passed.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli_helpers.h"
-#include "fa4sim/numpy_rng.h"
+#include "fa4sim/util/numpy_rng.h"
 
 namespace fa4sim {
 namespace {

@@ -1,5 +1,5 @@
-// Property tests of the online-softmax simulator (include/fa4sim/online_softmax.h) and of the
-// rescale experiment's building blocks (include/fa4sim/rescale.h).
+// Property tests of the online-softmax simulator (include/fa4sim/core/online_softmax.h) and of the
+// rescale experiment's building blocks (include/fa4sim/analysis/rescale.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_schedule.h"
-#include "fa4sim/numpy_rng.h"
-#include "fa4sim/online_softmax.h"
-#include "fa4sim/rescale.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/exp2_schedule.h"
+#include "fa4sim/util/numpy_rng.h"
+#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/analysis/rescale.h"
 
 namespace fa4sim {
 namespace {

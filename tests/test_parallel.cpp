@@ -1,5 +1,5 @@
 // parallel module: chunk boundaries do not depend on the thread count.
-#include "fa4sim/parallel.h"
+#include "fa4sim/util/parallel.h"
 
 #include <gtest/gtest.h>
 

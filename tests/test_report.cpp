@@ -1,12 +1,12 @@
 // report module: table rendering, the JSON envelope, atomic writes.
-#include "fa4sim/report.h"
+#include "fa4sim/util/report.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "cli_helpers.h"
-#include "fa4sim/error.h"
+#include "fa4sim/util/error.h"
 
 using namespace fa4sim;
 

@@ -1,5 +1,5 @@
 // Roofline model, exp pipe model and emulation schedule: hand-worked examples with the
-// arithmetic in comments (include/fa4sim/roofline.h, Note [Counting convention]).
+// arithmetic in comments (include/fa4sim/analysis/roofline.h, Note [Counting convention]).
 // Every expected value is exact (small integers and powers of two, or ratios of them), so the
 // comparisons use EXPECT_DOUBLE_EQ (4 ulp) unless a comment says otherwise.
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <cmath>
 #include <functional>
 
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_schedule.h"
-#include "fa4sim/roofline.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/exp2_schedule.h"
+#include "fa4sim/analysis/roofline.h"
 
 using namespace fa4sim;
 

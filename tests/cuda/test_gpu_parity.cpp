@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "fa4sim/exp2_emu.h"
-#include "fa4sim/gpu.h"
-#include "fa4sim/gpu_verify.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/gpu/gpu.h"
+#include "fa4sim/gpu/gpu_verify.h"
 
 using namespace fa4sim;
 
