@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Times torch SDPA's flash and cuDNN backends on the shapes `fa4sim gpu attention --bench` gives.
+"""Times torch SDPA's flash and cuDNN backends, and upstream FlashAttention-4 (flash-attn-4's
+flash_attn_func, when it is installed: scripts/upstream_install.sh), on the shapes
+`fa4sim gpu attention --bench` gives.
 
 Input: --shapes '[{"batch":4,"heads":32,"seq":4096,"head_dim":128,"causal":false,"dtype":"bf16"}]'
 Output (last line of stdout): a JSON array, one object per shape, with flash_ms/flash_tflops and
-cudnn_ms/cudnn_tflops (median of CUDA-event timings of single calls, after warm-up), or
-<backend>_error when a backend refuses the shape. FLOPs: 4*B*H*S^2*d, halved when causal.
+cudnn_ms/cudnn_tflops and fa4_ms/fa4_tflops (median of CUDA-event timings of single calls, after
+warm-up), or <backend>_error when a backend refuses the shape or is missing. FLOPs: 4*B*H*S^2*d, halved when causal.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
@@ -55,6 +60,14 @@ def main():
                 row[f"{name}_tflops"] = flops / (ms * 1e-3) / 1e12
             except Exception as e:  # noqa: BLE001
                 row[f"{name}_error"] = str(e).splitlines()[0][:200]
+        try:
+            from fa4_upstream import time_upstream, versions
+            ms = time_upstream(s, a.warmup, a.iters)
+            row["fa4_ms"] = ms
+            row["fa4_tflops"] = flops / (ms * 1e-3) / 1e12
+            row["fa4_version"] = versions().get("flash-attn-4")
+        except Exception as e:  # noqa: BLE001
+            row["fa4_error"] = (type(e).__name__ + ": " + str(e)).splitlines()[0][:200]
         out.append(row)
     print()
     print(json.dumps(out))

@@ -134,6 +134,7 @@ void add_gpu(CLI::App& root) {
   add_common_options(bench, o.bench_common);
   bench->callback([] { run_bench(o, command_line(o)); });
   add_gpu_attention(root);  // `gpu attention` (cmd_gpu_attention.cpp) hangs under this command
+  add_gpu_upstream(*gpu);   // `gpu upstream` (cmd_gpu_upstream.cpp)
 }
 
 }  // namespace fa4sim::cli

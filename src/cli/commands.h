@@ -45,6 +45,7 @@ void add_exp2(CLI::App& root);
 void add_formats(CLI::App& root);
 void add_gpu(CLI::App& root);
 void add_gpu_attention(CLI::App& root);  // adds `attention` under `gpu`; called by add_gpu
+void add_gpu_upstream(CLI::App& gpu);    // adds `upstream` under `gpu`; called by add_gpu
 void add_quantize(CLI::App& root);
 void add_report(CLI::App& root);
 void add_rescale(CLI::App& root);

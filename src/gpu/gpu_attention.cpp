@@ -79,16 +79,22 @@ Decoded decode_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype, const GpuAt
   return d;
 }
 
-bool visible(const GpuAttnShape& shape, int row, int col) {
-  return col < shape.seq_k && (!shape.causal || col <= row);
+// How far the causal diagonal is shifted right: 0 top-left, seq_k - seq_q bottom-right.
+int causal_shift(const GpuAttnShape& shape) {
+  return shape.causal_bottom_right ? shape.seq_k - shape.seq_q : 0;
 }
 
-// Key blocks a CTA starting at row m0 visits, in the kernel's order.
-std::vector<int> block_order(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, int m0) {
-  int n_blocks = shape.key_blocks();
+bool visible(const GpuAttnShape& shape, int row, int col) {
+  return col < shape.seq_k && (!shape.causal || col <= row + causal_shift(shape));
+}
+
+// Key blocks a CTA of block_m rows starting at row m0 visits, in the kernel's order.
+std::vector<int> block_order(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, int m0,
+                             int block_m = kGpuAttnBlockM, int block_n = kGpuAttnBlockN) {
+  int n_blocks = (shape.seq_k + block_n - 1) / block_n;
   if (shape.causal) {
-    const int last_key = std::min(shape.seq_k, m0 + kGpuAttnBlockM);
-    n_blocks = std::min(n_blocks, (last_key + kGpuAttnBlockN - 1) / kGpuAttnBlockN);
+    const int last_key = std::clamp(m0 + block_m + causal_shift(shape), 0, shape.seq_k);
+    n_blocks = std::min(n_blocks, (last_key + block_n - 1) / block_n);
   }
   std::vector<int> order(size_t(std::max(n_blocks, 0)));
   for (int i = 0; i < n_blocks; ++i) order[size_t(i)] = sm.reverse_blocks ? n_blocks - 1 - i : i;
@@ -111,6 +117,9 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
                 "use --head-dim 64 or 128");
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
+  if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)
+    throw Error("fa4sim's kernel aligns the causal mask top-left",
+                "bottom-right alignment is modelled for upstream's kernel only (fa4sim gpu upstream)");
   if (s.heads_q % s.heads_kv != 0)
     throw Error("--heads " + std::to_string(s.heads_q) + " is not a multiple of --kv-heads " +
                     std::to_string(s.heads_kv),
@@ -216,6 +225,10 @@ GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoft
       }
       double sum = 0;
       double* o = &ref.o[size_t(r) * size_t(D)];
+      if (mx == -std::numeric_limits<double>::infinity()) {  // no visible key: O = 0, LSE = -inf
+        ref.lse[size_t(r)] = mx;
+        continue;
+      }
       for (int j = 0; j < shape.seq_k; ++j) {
         if (!std::isfinite(s[size_t(j)])) continue;
         const double p = std::exp(s[size_t(j)] - mx);
@@ -240,31 +253,41 @@ double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& r
   return std::sqrt(num / den);
 }
 
-double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref) {
-  std::vector<float> o(o_bf16.size());
-  for (size_t i = 0; i < o.size(); ++i) o[i] = decode(kBF16, o_bf16[i]);
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o_bits, bool fp16, const std::vector<double>& ref) {
+  const Format& f = fp16 ? kFP16 : kBF16;
+  std::vector<float> o(o_bits.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = decode(f, o_bits[i]);
   return gpu_attn_rel_l2(o, ref);
 }
 
+double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref) {
+  return gpu_attn_rel_l2_bits(o_bf16, false, ref);
+}
+
 GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
-                                const GpuAttnInputs& in, int threads) {
+                                const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
   if (sm.emu_tiles != 0)
     throw Error("the CPU model of the GPU kernel runs with --emu-tiles 0 only",
                 "emulated tiles are checked bit for bit by the replay (--check exact)");
   // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
   const Decoded d = decode_inputs(shape, sm.dtype, in, false);
   const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
-  const int m_tiles = (shape.seq_q + kGpuAttnBlockM - 1) / kGpuAttnBlockM;
+  const int BM = tiling.block_m, BN = tiling.block_n;
+  if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
+    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1", "see GpuAttnTiling");
+  const Format& out_format = tiling.out_fp16 ? kFP16 : kBF16;
+  const int m_tiles = (shape.seq_q + BM - 1) / BM;
   const int64_t n_tiles = int64_t(shape.batch) * shape.heads_q * m_tiles;
   GpuAttnModel out;
   out.o.assign(size_t(shape.q_elems()), 0.f);
+  out.lse.assign(size_t(int64_t(shape.batch) * shape.heads_q * shape.seq_q), 0.f);
   std::vector<RescaleCounts> per_tile(static_cast<size_t>(n_tiles));
   parallel_chunks(uint64_t(n_tiles), 1, threads, [&](uint64_t, uint64_t begin, uint64_t end) {
-    std::vector<float> S(size_t(kGpuAttnBlockM) * kGpuAttnBlockN), V(size_t(kGpuAttnBlockN) * size_t(D));
-    std::vector<float> O(size_t(kGpuAttnBlockM) * size_t(D));
+    std::vector<float> S(size_t(BM) * size_t(BN)), V(size_t(BN) * size_t(D));
+    std::vector<float> O(size_t(BM) * size_t(D)), lse(static_cast<size_t>(BM));
     for (uint64_t t = begin; t < end; ++t) {
       const int64_t bh = int64_t(t) / m_tiles;
-      const int m0 = int(int64_t(t) % m_tiles) * kGpuAttnBlockM;
+      const int m0 = int(int64_t(t) % m_tiles) * BM;
       const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
       SoftmaxParams p;
       p.scale_log2 = scale_log2_of(shape, sm, in, bhk);
@@ -272,18 +295,18 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
       p.rescale_threshold = sm.tau;
       p.exp2.mode = Exp2Mode::mufu;
       p.p_format = p_format_of(sm.dtype);
-      p.warp_rows = kGpuAttnWarpRows;
+      p.warp_rows = tiling.warp_rows;
       // Real rows only (the GPU also computes the phantom rows past seq_q on zero-filled Q and
       // lets them vote in a partial last warp; the exact replay models that, the counts here
       // count real rows, as gpu_attn_counts does).
-      const int rows = std::min(kGpuAttnBlockM, shape.seq_q - m0);
+      const int rows = std::min(BM, shape.seq_q - m0);
       RowBlockSim sim(p, rows, D);
-      for (int nb : block_order(shape, sm, m0)) {
+      for (int nb : block_order(shape, sm, m0, BM, BN)) {
         for (int r = 0; r < rows; ++r) {
           const int row = m0 + r;
-          for (int c = 0; c < kGpuAttnBlockN; ++c) {
-            const int col = nb * kGpuAttnBlockN + c;
-            float& s = S[size_t(r) * kGpuAttnBlockN + size_t(c)];
+          for (int c = 0; c < BN; ++c) {
+            const int col = nb * BN + c;
+            float& s = S[size_t(r) * size_t(BN) + size_t(c)];
             if (!visible(shape, row, col)) {
               s = neg_inf_f32();
             } else {
@@ -295,21 +318,24 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
             }
           }
         }
-        for (int c = 0; c < kGpuAttnBlockN; ++c) {
-          const int col = nb * kGpuAttnBlockN + c;
+        for (int c = 0; c < BN; ++c) {
+          const int col = nb * BN + c;
           for (int x = 0; x < D; ++x)
             V[size_t(c) * size_t(D) + size_t(x)] =
                 col < shape.seq_k ? d.v[size_t((bhk * shape.seq_k + col) * D + x)] : 0.f;
         }
-        sim.process_tile(S.data(), kGpuAttnBlockN, V.data(), size_t(D), kGpuAttnBlockN);
+        sim.process_tile(S.data(), size_t(BN), V.data(), size_t(D), BN);
       }
-      sim.finalize(O.data(), size_t(D), nullptr);
+      sim.finalize(O.data(), size_t(D), lse.data());
       const float vd = gpu_attn_is_fp8(sm.dtype) ? in.v_descale[size_t(bhk)] : 1.f;
-      for (int r = 0; r < rows; ++r)
+      for (int r = 0; r < rows; ++r) {
+        out.lse[size_t(bh * shape.seq_q + m0 + r)] = lse[size_t(r)];
         for (int x = 0; x < D; ++x)
-          // the kernel stores O as bf16 (cvt.rn.bf16x2.f32): the model rounds the same way
+          // the kernel stores O as bf16 (cvt.rn.bf16x2.f32; upstream: the input dtype): the model
+          // rounds the same way
           out.o[size_t((bh * shape.seq_q + m0 + r) * D + x)] =
-              decode(kBF16, encode(kBF16, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
+              decode(out_format, encode(out_format, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
+      }
       per_tile[t] = sim.counts();
     }
   });

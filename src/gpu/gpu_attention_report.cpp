@@ -179,8 +179,8 @@ Report run_gpu_attention_bench(const GpuAttnBenchOptions& o) {
                                                         {"dtype", gpu_attn_dtype_name(o.dtype)}});
   json torch = o.python.empty() ? json{{"error", "skipped (--python '')"}}
                                 : run_torch_bench(o.python, torch_shapes, o.warmup, o.iters);
-  Table t{"fa4sim kernel vs torch SDPA (TFLOP/s, median; same run, " + device + ")",
-          {"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s", "SDPA flash", "SDPA cuDNN"},
+  Table t{"fa4sim kernel vs upstream FA4 and torch SDPA (TFLOP/s, median; same run, " + device + ")",
+          {"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s", "upstream FA4", "SDPA flash", "SDPA cuDNN"},
           {},
           {}};
   for (int d : o.head_dims)
@@ -202,20 +202,26 @@ Report run_gpu_attention_bench(const GpuAttnBenchOptions& o) {
           std::sort(ms.begin(), ms.end());
           const double med = ms[ms.size() / 2];
           const double tf = gpu_attn_flops(s) / (med * 1e-3) / 1e12;
-          std::string fl = "n/a", cu = "n/a";
+          std::string fl = "n/a", cu = "n/a", fa = "n/a";
           json tj = json::object();
           if (torch.is_array())
             for (const auto& x : torch)
               if (x.value("head_dim", 0) == d && x.value("causal", false) == (c != 0)) tj = x;
           if (tj.contains("flash_tflops") && tj["flash_tflops"].is_number()) fl = fmt::format("{:.1f}", tj["flash_tflops"].get<double>());
           if (tj.contains("cudnn_tflops") && tj["cudnn_tflops"].is_number()) cu = fmt::format("{:.1f}", tj["cudnn_tflops"].get<double>());
+          if (tj.contains("fa4_tflops") && tj["fa4_tflops"].is_number()) fa = fmt::format("{:.1f}", tj["fa4_tflops"].get<double>());
           rows.push_back(json{{"head_dim", d}, {"causal", c != 0}, {"tau", tau}, {"emu_tiles", e},
                               {"emu_fraction", e / 8.0}, {"ms_median", med}, {"ms_min", ms.front()},
                               {"ms_max", ms.back()}, {"tflops", tf}, {"torch", tj}});
           t.rows.push_back({std::to_string(d), c ? "yes" : "no", fmt::format("{:g}", tau), fmt::format("{}/8", e),
-                            fmt::format("{:.3f}", med), fmt::format("{:.1f}", tf), fl, cu});
+                            fmt::format("{:.3f}", med), fmt::format("{:.1f}", tf), fa, fl, cu});
         }
   if (torch.is_object() && torch.contains("error")) t.notes.push_back("torch: " + torch["error"].get<std::string>());
+  if (torch.is_array() && !torch.empty() && torch[0].contains("fa4_error"))
+    t.notes.push_back("upstream FA4: " + torch[0]["fa4_error"].get<std::string>() +
+                      " (install: scripts/upstream_install.sh)");
+  t.notes.push_back("upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
+                    "causal bottom-right (= top-left here: seq_q = seq_k)");
   t.notes.push_back("FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see README");
   r.tables.push_back(t);
   r.results = json{{"device", device}, {"rows", rows}, {"torch_raw", torch}};

@@ -56,6 +56,11 @@ inline uint32_t gpu_attn_emu_mask(int emu_tiles) {
 struct GpuAttnShape {
   int batch = 1, heads_q = 1, heads_kv = 1, seq_q = 128, seq_k = 128, head_dim = 128;
   bool causal = false;
+  // Causal alignment. false: top-left, key j visible to query i iff j <= i (fa4sim's kernel, torch
+  // SDPA's is_causal). true: bottom-right, j <= i + seq_k - seq_q (upstream FlashAttention's
+  // causal; rows with i + seq_k - seq_q < 0 see no key: O = 0, LSE = -inf). Identical when
+  // seq_q == seq_k. Only the CPU side (reference, model) and the upstream driver use true.
+  bool causal_bottom_right = false;
   int64_t q_elems() const { return int64_t(batch) * heads_q * seq_q * head_dim; }
   int64_t kv_elems() const { return int64_t(batch) * heads_kv * seq_k * head_dim; }
   int key_blocks() const { return (seq_k + kGpuAttnBlockN - 1) / kGpuAttnBlockN; }
@@ -142,22 +147,35 @@ struct GpuAttnReference {
 GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
                                     const GpuAttnInputs& in, int threads);
 
-// ||out - ref|| / ||ref|| over every element (NaN anywhere -> NaN).
+// ||out - ref|| / ||ref|| over every element (NaN anywhere -> NaN). _bits: O stored as bf16
+// (fp16 = false) or fp16 bit patterns.
 double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref);
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o, bool fp16, const std::vector<double>& ref);
 double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& ref);
 
+// The tiling of the kernel the CPU model follows: query rows per CTA tile, keys per block, rows
+// per warp (the rescale vote's group), and O's storage type. The defaults are fa4sim's kernel;
+// upstream's sm90 forward uses (192 or 128, 128, 16) and stores O in the input dtype
+// (gpu_upstream.h).
+struct GpuAttnTiling {
+  int block_m = kGpuAttnBlockM, block_n = kGpuAttnBlockN, warp_rows = kGpuAttnWarpRows;
+  bool out_fp16 = false;  // O rounded to fp16 (else bf16)
+};
+
 // The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
-// kernel's order and granularity (128-row CTA tiles, 64-key blocks, 16-row warps), S = the
-// float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly rounded
-// exp2 (Exp2Mode::mufu); emu_tiles > 0 is refused (RowBlockSim's schedule is upstream's
+// kernel's order and granularity (by default 128-row CTA tiles, 64-key blocks, 16-row warps), S =
+// the float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly
+// rounded exp2 (Exp2Mode::mufu); emu_tiles > 0 is refused (RowBlockSim's schedule is upstream's
 // per-column-pair rule, not this kernel's per-tile rule: the replay below covers that).
 struct GpuAttnModel {
-  std::vector<float> o;  // [batch, heads_q, seq_q, d] after the V descale, rounded to bf16
+  std::vector<float> o;    // [batch, heads_q, seq_q, d] after the V descale, rounded to bf16/fp16
+  std::vector<float> lse;  // [batch, heads_q, seq_q], natural log (-inf: no visible key)
   uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
   uint64_t p_count = 0, saturated = 0;
 };
 GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
-                                const GpuAttnInputs& in, int threads);
+                                const GpuAttnInputs& in, int threads,
+                                const GpuAttnTiling& tiling = {});
 
 // Counts from the instrumented kernel's flags, with the model's denominators (decisions =
 // blocks after the first, per row and per warp).

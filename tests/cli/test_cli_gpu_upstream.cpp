@@ -1,0 +1,64 @@
+// `fa4sim gpu upstream ...` without a device: bad options are usage errors (exit 2) with
+// upstream's own reason where upstream refuses the shape, checked before anything else; a valid
+// command then exits 3 (no CUDA device). CUDA_VISIBLE_DEVICES="" hides every device, so these
+// mean the same on a GPU machine.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli_helpers.h"
+
+using fa4sim::test::run_cli;
+
+namespace {
+class CliGpuUpstream : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("CUDA_VISIBLE_DEVICES", "", 1); }
+};
+
+void expect_usage(const std::string& args, const std::string& needle) {
+  auto r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+}
+}  // namespace
+
+TEST_F(CliGpuUpstream, UnsupportedShapesGiveUpstreamsReason) {
+  expect_usage("gpu upstream check --dtype e4m3", "FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.");
+  expect_usage("gpu upstream check --dtype e5m2", "FP8 is only supported on SM100");
+  expect_usage("gpu upstream check --head-dim 512", "must be between 8 and 256 and divisible by 8");
+  expect_usage("gpu upstream check --head-dim 60", "must be between 8 and 256 and divisible by 8");
+  expect_usage("gpu upstream check --heads 3 --kv-heads 2", "not a multiple of --kv-heads");
+}
+
+TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
+  expect_usage("gpu upstream check --dtype bf61", "bf16");
+  expect_usage("gpu upstream check --seq 0", "--seq");
+  expect_usage("gpu upstream check --q-scale -1", "--q-scale");
+  expect_usage("gpu upstream check --q-scale nan", "--q-scale");
+  expect_usage("gpu upstream check --seq 65536 --heads 32", "too large for a check");
+  expect_usage("gpu upstream exp2 --degree 6", "--degree");
+  expect_usage("gpu upstream exp2 --degree 3,x", "--degree");
+  expect_usage("gpu upstream exp2 --inputs-log2 40", "--inputs-log2");
+}
+
+TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
+  const auto dir = fa4sim::test::temp_dir("gpu-upstream");
+  const auto json = (dir / "u.json").string();
+  for (const std::string cmd : {"gpu upstream check --head-dim 64 --seq 300 --seq-k 333 --causal",
+                                "gpu upstream check --suite", "gpu upstream exp2 --degree 3"}) {
+    auto r = run_cli(cmd + " --json " + json);
+    EXPECT_EQ(r.code, 3) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(json)) << cmd;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(CliGpuUpstream, HelpNamesTheInstallScript) {
+  auto r = run_cli("gpu upstream --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("scripts/upstream_install.sh"), std::string::npos) << r.out;
+}
