@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/numpy_ziggurat_tables.inc: NumPy's 256-layer ziggurat tables for standard normal
+"""Writes src/util/numpy_ziggurat_tables.inc: NumPy's 256-layer ziggurat tables for standard normal
 doubles (fi_double, wi_double, ki_double of numpy/random/src/distributions/ziggurat_constants.h,
 NumPy, BSD-3-Clause), which `fa4sim rescale --rng numpy:SEED` needs to draw exactly NumPy's
 `Generator.standard_normal` stream.
@@ -9,7 +9,7 @@ library numpy/random/lib/libnpyrandom.a, where the three 2048-byte arrays lie ba
 (fi, wi, ki). They are located by wi_double[0] and checked for shape (fi[0] = 1, fi decreasing,
 ki[1] = 0). tests/scripts/numpy_rng.cmake then checks fa4sim's draws against numpy itself.
 
-Usage: python3 scripts/extract_numpy_ziggurat.py > src/numpy_ziggurat_tables.inc
+Usage: python3 scripts/extract_numpy_ziggurat.py > src/util/numpy_ziggurat_tables.inc
 """
 import os
 import struct

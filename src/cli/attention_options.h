@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "fa4sim/attention.h"
+#include "fa4sim/analysis/attention.h"
 
 namespace fa4sim::cli {
 

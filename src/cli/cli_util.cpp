@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "fa4sim/error.h"
-#include "fa4sim/parallel.h"
-#include "fa4sim/suggest.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/parallel.h"
+#include "fa4sim/util/suggest.h"
 
 namespace fa4sim::cli {
 

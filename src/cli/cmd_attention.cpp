@@ -7,9 +7,9 @@
 #include "attention_options.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/attention.h"
-#include "fa4sim/error.h"
-#include "fa4sim/rescale.h"
+#include "fa4sim/analysis/attention.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/rescale.h"
 
 namespace fa4sim::cli {
 

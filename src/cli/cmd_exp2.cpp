@@ -1,5 +1,5 @@
 // `fa4sim exp2`: error table of the emulated exp2 (ex2_emulation) per polynomial degree, and the
-// report's exp2 section. Parsing only; the analysis is src/exp2_analysis.cpp.
+// report's exp2 section. Parsing only; the analysis is src/analysis/exp2_analysis.cpp.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,10 +8,10 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_analysis.h"
-#include "fa4sim/gpu.h"
-#include "fa4sim/gpu_exp2.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/gpu/gpu.h"
+#include "fa4sim/gpu/gpu_exp2.h"
 
 namespace fa4sim::cli {
 

@@ -1,13 +1,13 @@
 // `fa4sim formats`: the table of every number format's parameters and derived limits, and the
 // `fa4sim report` section `formats` (that table next to FACTS §3, plus a short quantize demo on
-// the values FlashAttention-4's P conversion meets). The analysis is in src/formats_report.cpp.
+// the values FlashAttention-4's P conversion meets). The analysis is in src/analysis/formats_report.cpp.
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/formats_report.h"
+#include "fa4sim/analysis/formats_report.h"
 
 namespace fa4sim::cli {
 

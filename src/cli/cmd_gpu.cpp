@@ -1,5 +1,5 @@
 // `fa4sim gpu info | verify | bench-exp`: the CUDA backend's commands. Parses and validates,
-// then calls the library (src/gpu_verify.cpp, src/gpu_bench.cpp). Without a usable device every
+// then calls the library (src/gpu/gpu_verify.cpp, src/gpu/gpu_bench.cpp). Without a usable device every
 // subcommand fails with "fa4sim: error: no CUDA device ..." and exit code 3, after its options
 // were validated (bad options are still exit code 2).
 // Also the `fa4sim report` section `gpu`, which shows the committed H200 data (data/gpu/) when
@@ -13,11 +13,11 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/gpu.h"
-#include "fa4sim/gpu_bench.h"
-#include "fa4sim/gpu_verify.h"
-#include "fa4sim/roofline.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/gpu/gpu.h"
+#include "fa4sim/gpu/gpu_bench.h"
+#include "fa4sim/gpu/gpu_verify.h"
+#include "fa4sim/analysis/roofline.h"
 
 namespace fa4sim::cli {
 

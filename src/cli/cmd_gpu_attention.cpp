@@ -1,13 +1,13 @@
 // `fa4sim gpu attention`: the sm_90a attention kernel with FA4's softmax, checked against the
 // float64 reference and the CPU model (default), replayed bit for bit (--exact), or timed next
 // to torch SDPA (--bench). Parses and validates the options, then calls the library
-// (src/gpu_attention_report.cpp). Registered under the `gpu` command (created if absent).
+// (src/gpu/gpu_attention_report.cpp). Registered under the `gpu` command (created if absent).
 #include <cstdio>
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/gpu_attention.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/gpu/gpu_attention.h"
 
 namespace fa4sim::cli {
 

@@ -1,11 +1,11 @@
 // `fa4sim gpu upstream`: upstream FlashAttention-4 (flash-attn-4, CuTe DSL) on the GPU as the
 // reference: `info` (versions, device), `exp2` (its ex2_emulation vs ex2_emu on every float32),
 // `check` (its sm90 forward vs the float64 reference and the CPU model). Parses and validates;
-// the work is in src/gpu_upstream.cpp. Registered under `gpu` by add_gpu.
+// the work is in src/gpu/gpu_upstream.cpp. Registered under `gpu` by add_gpu.
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/gpu_upstream.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/gpu/gpu_upstream.h"
 
 namespace fa4sim::cli {
 

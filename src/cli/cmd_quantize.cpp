@@ -13,10 +13,10 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/formats_report.h"
-#include "fa4sim/progress.h"
-#include "fa4sim/suggest.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/formats_report.h"
+#include "fa4sim/util/progress.h"
+#include "fa4sim/util/suggest.h"
 
 namespace fa4sim::cli {
 

@@ -7,8 +7,8 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/version.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/version.h"
 
 namespace fa4sim::cli {
 

@@ -1,14 +1,14 @@
 // `fa4sim rescale`: online softmax with conditional rescaling; how often rows and warps rescale,
 // what it costs in output error, and where FP8 saturates. Parses and validates the options, then
-// calls run_rescale() (src/rescale.cpp). Also the `fa4sim report` section `rescale`.
+// calls run_rescale() (src/analysis/rescale.cpp). Also the `fa4sim report` section `rescale`.
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/rescale.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/rescale.h"
 
 namespace fa4sim::cli {
 

@@ -1,5 +1,5 @@
 // `fa4sim roofline`: per-architecture tile costs, the exp pipe model and the emulation schedule.
-// Parses and validates the options, then calls run_roofline() (src/roofline.cpp). Also the
+// Parses and validates the options, then calls run_roofline() (src/analysis/roofline.cpp). Also the
 // `fa4sim report` section `roofline`, which adds the published-figures check, the 25-60 %
 // investigation and the figures drawn by scripts/plot.py.
 #include <algorithm>
@@ -12,8 +12,8 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "fa4sim/error.h"
-#include "fa4sim/roofline.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/roofline.h"
 
 namespace fa4sim::cli {
 
@@ -268,7 +268,7 @@ void report_roofline(ReportContext& ctx) {
   std::string md = "## Roofline (`fa4sim roofline`)\n\n";
   md += "Command: `fa4sim roofline --arch all --sweep-d 32:256:32 --direction all --dtype all --degree 3,2,4,5 "
         "--schedule [--measured data/gpu/<device>-bench-exp.json]` plus the published-figures check and the \"25-60 %\" investigation; full results in "
-        "`roofline.json`. Counting convention: `include/fa4sim/roofline.h`, Note [Counting convention]. "
+        "`roofline.json`. Counting convention: `include/fa4sim/analysis/roofline.h`, Note [Counting convention]. "
         "Inputs: `data/archs/*.json` (each number with its source; fields marked `assumption` are listed under "
         "the tile table), `data/exp_pipe_model.json`, `data/fa4_tuning.json`.\n\n";
   // Published-vs-model first, then the investigation, the pipe model, the schedule.

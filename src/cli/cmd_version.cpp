@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "fa4sim/version.h"
+#include "fa4sim/util/version.h"
 
 namespace fa4sim::cli {
 

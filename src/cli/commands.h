@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "fa4sim/report.h"
+#include "fa4sim/util/report.h"
 
 namespace fa4sim::cli {
 

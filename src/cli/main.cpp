@@ -11,8 +11,8 @@
 
 #include "commands.h"
 #include "cli_util.h"
-#include "fa4sim/error.h"
-#include "fa4sim/version.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/version.h"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "attention_params.h"
-#include "fa4sim/error.h"
-#include "fa4sim/gpu_attention.h"
-#include "fa4sim/online_softmax.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/core/online_softmax.h"
 
 namespace fa4sim {
 namespace {

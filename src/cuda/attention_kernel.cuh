@@ -1,7 +1,7 @@
 // attention_kernel.cuh: sm_90a attention forward with FlashAttention-4's softmax.
 //
 // Models flash_attn/cute/softmax.py SoftmaxSm100 and flash_fwd_sm100.py @0251105a (see
-// include/fa4sim/gpu_attention.h for the layout contract). Per key block, per row:
+// include/fa4sim/gpu/gpu_attention.h for the layout contract). Per key block, per row:
 //   m_new = max(m_old, max(s)); m_safe = m_new or 0 if -inf; a = (m_old - m_safe) * scale_log2
 //   acc_scale = ex2.approx(a); tau > 0 and a >= -tau -> keep m_old, acc_scale = 1
 //   P = exp2(fma(s, scale_log2, max_offset - row_max * scale_log2))   MUFU or emulated, per tile

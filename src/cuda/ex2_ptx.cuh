@@ -7,14 +7,14 @@
 //                      @0251105a, written as the PTX ops the upstream emits, one by one, so the
 //                      GPU side of every parity test runs the hardware's instructions (never the
 //                      C++ model compiled for the device). Bit-exact model on the CPU:
-//                      include/fa4sim/exp2_emu.h ex2_emu(x, deg) (same op sequence, same notes).
+//                      include/fa4sim/core/exp2_emu.h ex2_emu(x, deg) (same op sequence, same notes).
 // Hopper has no packed .f32x2 forms: the scalar ops below compute the same values lane by lane.
 // Nothing here is compiled by the host compiler; include it from .cu files only.
 #pragma once
 
 #include <cstdint>
 
-#include "fa4sim/exp2_emu.h"
+#include "fa4sim/core/exp2_emu.h"
 
 namespace fa4sim::cuda {
 

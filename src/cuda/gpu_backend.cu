@@ -1,9 +1,9 @@
-// gpu_backend.cu: the GPU side of include/fa4sim/gpu.h (CUDA, sm_90a).
+// gpu_backend.cu: the GPU side of include/fa4sim/gpu/gpu.h (CUDA, sm_90a).
 //
 // Kernels run the hardware's own instructions as inline PTX (src/cuda/ex2_ptx.cuh for exp2,
 // the cvt instructions below); the CPU emulators are never compiled here. Host code: device
 // discovery, element-wise launches, the double-buffered exhaustive stream, the exp2 benchmark.
-// Does not do: any comparison (that is the host's job, src/gpu_verify.cpp, on all cores).
+// Does not do: any comparison (that is the host's job, src/gpu/gpu_verify.cpp, on all cores).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ex2_ptx.cuh"
-#include "fa4sim/gpu.h"
+#include "fa4sim/gpu/gpu.h"
 #include "gpu_host.h"
 
 namespace fa4sim::gpu {

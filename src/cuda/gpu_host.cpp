@@ -4,7 +4,7 @@
 
 #include <dlfcn.h>
 
-#include "fa4sim/error.h"
+#include "fa4sim/util/error.h"
 
 namespace fa4sim::gpu {
 

@@ -1,8 +1,8 @@
-// gpu_stub.cpp: include/fa4sim/gpu.h when fa4sim is built without CUDA (FA4SIM_CUDA=OFF, or
+// gpu_stub.cpp: include/fa4sim/gpu/gpu.h when fa4sim is built without CUDA (FA4SIM_CUDA=OFF, or
 // AUTO with no nvcc). Every call that needs a device throws the "no CUDA device" error, exit
 // code 3; nothing pretends to have run.
-#include "fa4sim/error.h"
-#include "fa4sim/gpu.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/gpu/gpu.h"
 
 namespace fa4sim::gpu {
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "fa4sim/attention.h"
-#include "fa4sim/npy.h"
+#include "fa4sim/analysis/attention.h"
+#include "fa4sim/util/npy.h"
 
 namespace fa4sim::test {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "fa4sim/npy.h"
+#include "fa4sim/util/npy.h"
 
 namespace fa4sim {
 namespace {

@@ -1,17 +1,17 @@
-// npy_fuzz.cpp: libFuzzer harness for the strict .npy reader (src/npy.cpp). Not part of the
+// npy_fuzz.cpp: libFuzzer harness for the strict .npy reader (src/util/npy.cpp). Not part of the
 // default build. Build and run (clang, from the repository root):
 //   tests/fuzz/run_npy_fuzz.sh [SECONDS] [WORKDIR]
-// which compiles this file with src/npy.cpp and src/report.cpp under
+// which compiles this file with src/util/npy.cpp and src/util/report.cpp under
 // -fsanitize=fuzzer,address,undefined, seeds a corpus with valid v1/v2/v3 files, and runs
-// libFuzzer with -jobs=1. Crashes land in WORKDIR as crash-*; add each one to tests/test_npy.cpp.
+// libFuzzer with -jobs=1. Crashes land in WORKDIR as crash-*; add each one to tests/util/test_npy.cpp.
 // The contract under test: parse_npy either returns an array whose raw size equals
 // prod(shape) * item_size, or throws fa4sim::Error; it never crashes, leaks, reads out of
 // bounds, or throws anything else.
 #include <cstdint>
 #include <cstdlib>
 
-#include "fa4sim/error.h"
-#include "fa4sim/npy.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
 
 // report.cpp (write_file_atomic, used by write_npy) stamps reports with these; the fuzz build
 // does not run configure_file, so it gets fixed strings.

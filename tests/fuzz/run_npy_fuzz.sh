@@ -8,7 +8,7 @@ secs=${1:-600}
 work=${2:-/tmp/fa4sim-npy-fuzz}
 mkdir -p "$work/corpus"
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iinclude tests/fuzz/npy_fuzz.cpp src/npy.cpp src/report.cpp -lfmt -o "$work/npy_fuzz"
+  -Iinclude tests/fuzz/npy_fuzz.cpp src/util/npy.cpp src/util/report.cpp -lfmt -o "$work/npy_fuzz"
 # Seeds: valid files of each version, type and order, plus a few near misses.
 seed() { printf '%b' "$2" >"$work/corpus/$1"; }
 hdr() {  # hdr MAJOR DICT DATA: a .npy image without padding

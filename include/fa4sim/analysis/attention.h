@@ -1,0 +1,164 @@
+// attention.h: the `fa4sim attention` model: one attention forward pass the way FlashAttention-4's
+// sm100 kernel computes it, against two float64 references, and the `fa4sim check` safety test.
+//
+// Models: Dao-AILab/flash-attention flash_attn/cute/flash_fwd_sm100.py (FP8 inputs with float32
+// descales per (batch, kv_head), softmax_scale_log2 * q_descale * k_descale, V's descale applied
+// at the final normalisation, bf16 output, max_offset and rescale_threshold per dtype, key blocks
+// walked last to first) and softmax.py (SoftmaxSm100) at commit 0251105a (2026-08-15);
+// ../shared/docs/FA4-FACTS.md §2. The softmax itself is online_softmax.h's RowBlockSim (the same
+// core as `fa4sim rescale`), fed tile by tile: 128-query-row tiles x `block_n`-key tiles.
+//
+// The pipeline of one (batch, head), per 128-row query tile:
+//   Q, K, V (float32, layout (batch, seq, heads, d))
+//     FP8:  descale = amax / fp8_max per (batch, kv_head) (Q: over the group's query heads),
+//           stored = encode(x / descale) satfinite (x / descale rounded to float32 first);
+//           `--descale one`: descale = 1. 16-bit dtypes: stored = encode(x), descale 1.
+//   S     = Q_stored K_stored^T, float32 (Eigen GEMM; masked keys = -inf; causal is top-left:
+//           key j visible to query i iff j <= i)
+//   P, O  = RowBlockSim(scale_log2 = softmax_scale * log2(e) * q_descale * k_descale,
+//           max_offset, tau, exp2, P cast to the input dtype), V_stored as the MMA operand
+//   out   = bf16(O * v_descale)
+// References, float64 throughout (two-pass softmax, exp of float64): (a) on the float32 inputs
+// before quantisation (the whole error a user sees), (b) on the dequantised inputs
+// (stored * descale, exact in float64: the kernel's own error).
+//
+// Error split (each part measured by re-running with that part exact, as a norm of the
+// difference between the two outputs divided by the reference norm):
+//   qkv_quantization = ||ref_b - ref_a|| / ||ref_a||
+//   saturation       = ||O - O_unclipped|| / ||ref_b||, O_unclipped: P cast to a format with the
+//                      same precision and subnormals but a wider exponent range (nothing clips)
+//   p_conversion     = ||O_unclipped - O_fp32p|| / ||ref_b||, O_fp32p: P not converted at all
+//   kernel_rest      = ||O_fp32p - ref_b|| / ||ref_b||: float32 S and O accumulation, exp2,
+//                      the bf16 output
+// The parts are not additive (norms of differences); each is the error that part alone adds.
+//
+// Does NOT model: the tensor core's accumulation order inside Q K^T (Eigen's float32 GEMM order
+// is used) or inside P V (RowBlockSim: one fma per key in key order); the kernel's rcp.approx;
+// bottom-right causal alignment for seq_q != seq_k (upstream aligns bottom-right; fa4sim and
+// `fa4sim gpu attention` use top-left, identical when seq_q == seq_k); split-KV, paged KV,
+// varlen, dropout, softcap, local windows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fa4sim/core/formats.h"
+#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/util/report.h"
+
+namespace fa4sim {
+
+// ---- presets: the upstream's per-dtype defaults (FA4-FACTS §2)
+
+struct AttentionPreset {
+  const char* name;
+  const char* source;       // where the numbers come from
+  double tau_16bit, tau_fp8;
+  double max_offset_16bit, max_offset_fp8;
+};
+const std::vector<AttentionPreset>& attention_presets();
+// Throws Error (exit 2) listing the presets and suggesting the nearest.
+const AttentionPreset& attention_preset(const std::string& name);
+bool is_fp8(const Format& f);
+double preset_tau(const AttentionPreset& p, const Format& f);
+double preset_max_offset(const AttentionPreset& p, const Format& f);
+
+// The input dtypes the kernel takes: bf16, fp16, e4m3, e5m2 (Error otherwise).
+const Format& attention_dtype(const std::string& name);
+
+// ---- `fa4sim check`: the kernel's assertion max_offset + tau < log2(dtype_max)
+struct CheckRow {
+  std::string dtype, preset;          // preset empty when --tau/--max-offset were given
+  double tau = 0, max_offset = 0;
+  double worst_p = 0;                 // 2^(max_offset + tau): the largest P a stale max allows
+  double dtype_max = 0;
+  double largest_safe_tau = 0;        // safe iff tau < this
+  bool safe = true;
+  std::string explanation;            // why it is unsafe (the mechanism), empty when safe
+};
+CheckRow check_safety(const Format& f, double tau, double max_offset);
+// Rows for each dtype in `dtypes` (empty = all four) under `preset` or explicit tau/max_offset
+// (explicit values override the preset's). Report results: {"safe": bool, "rows": [...]}.
+Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
+                 std::optional<double> tau, std::optional<double> max_offset);
+
+// ---- the attention model
+
+struct AttentionConfig {
+  // geometry
+  int batch = 1, heads = 8, kv_heads = 8, d = 128;
+  std::vector<int> seq_q = {1024};    // one run per entry (seq_k = seq_q unless seq_k is set)
+  std::optional<int> seq_k;
+  bool causal = false;
+  std::optional<double> softmax_scale;  // default 1 / sqrt(d)
+  // inputs
+  uint64_t seed = 1;
+  double q_scale = 1.0;
+  std::string q_path, k_path, v_path;   // all three or none; layout (batch, seq, heads, d)
+  // kernel
+  std::vector<std::string> dtypes = {"bf16"};
+  std::string preset = "upstream";
+  std::vector<double> taus;             // empty = the preset's per-dtype tau
+  std::optional<double> max_offset;     // empty = the preset's per-dtype max_offset
+  bool descale_one = false;             // FP8: unit descales instead of amax / fp8_max
+  int block_n = 128;
+  int block_m = 128;                    // query rows per tile (the CTA's M)
+  int warp_rows = 32;
+  Exp2Choice exp2;                      // default mufu
+  bool exp2_upstream = false;           // --exp upstream: the tuning table's schedule per run
+  BlockOrder order = kKernelBlockOrder;
+  bool allow_saturation = false;
+  bool split = true;                    // run the two extra model variants for the error split
+  int threads = 0;
+};
+
+// Checks every option and the .npy files' headers (shapes, dtypes) without doing any work;
+// throws Error (exit 2). The safety check refuses an unsafe tau unless allow_saturation.
+void validate_attention_config(const AttentionConfig& cfg);
+
+// Per-run metrics (also the JSON `runs[]` entries).
+struct AttentionRun {
+  std::string dtype;
+  double tau = 0, max_offset = 0;
+  int batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, d = 0;
+  bool causal = false;
+  double q_scale = 1;
+  uint64_t seed = 0;
+  std::string exp2;
+  double rel_l2_unquantized = 0, rel_l2_dequantized = 0;
+  double max_abs = 0;                   // vs the unquantised reference
+  double cosine = 0;                    // vs the unquantised reference
+  double lse_max_err = 0;               // vs the dequantised reference (natural log)
+  uint64_t saturated = 0, p_count = 0;
+  double saturated_pct = 0, rows_pct = 0, warps_pct = 0;
+  bool split = false;
+  double split_qkv = 0, split_saturation = 0, split_p_conversion = 0, split_kernel_rest = 0;
+  std::vector<float> q_descale, k_descale, v_descale;  // per (batch, kv_head)
+  double flops = 0;                     // counted: 4 * seq_q * seq_k_visible * d per head, per pass
+  double elapsed_s = 0;
+};
+
+struct AttentionResult {
+  std::vector<AttentionRun> runs;
+  Report report;
+};
+
+AttentionResult run_attention(const AttentionConfig& cfg);
+
+// ---- building blocks (exposed for tests)
+
+// Seeded N(0, 1) input of shape (batch, seq, heads, d): row (b, s) is drawn from its own
+// NumPy generator, numpy.random.default_rng(input_row_seed(seed, tensor, b, s))
+// .standard_normal(heads * d), so any row can be re-made in NumPy and results do not depend on
+// the thread count. tensor: 0 = Q, 1 = K, 2 = V.
+uint64_t input_row_seed(uint64_t seed, int tensor, int b, int s);
+std::vector<float> seeded_input(uint64_t seed, int tensor, int batch, int seq, int heads, int d,
+                                int threads);
+
+// A format with f's precision and subnormals but 1 more exponent bit (f itself for bf16/fp32):
+// the "nothing clips" P conversion of the error split.
+Format unclipped_format(const Format& f);
+
+}  // namespace fa4sim

@@ -1,0 +1,229 @@
+// roofline.h: per-architecture tile costs of FlashAttention-4, a pipe model of the emulated
+// exp2, and the emulation-schedule calculator (`fa4sim roofline`).
+//
+// Models: the roofline of the FA4 paper (Zadouri et al., arXiv 2603.05451, Table 1 and the
+// backward figures) as quoted by the seed article and FA4-FACTS §4; the instruction sequences of
+// Dao-AILab/flash-attention flash_attn/cute/utils.py ex2_emulation_2 and softmax.py SoftmaxSm100,
+// and the tuning table of flash_fwd_sm100.py, at commit 0251105a (FA4-FACTS §1-§2).
+// Inputs live in data/: archs/*.json (every number with a source and an `assumption` mark),
+// exp_pipe_model.json (instructions per element, per pipe), fa4_tuning.json (freq, res, start_frg).
+// Does not model: latency, overlap between warps, the correction warp, TMEM traffic, HBM, the
+// causal mask's partial tiles, register pressure (the reason upstream emulates only some exps).
+//
+// ---- Note [Counting convention] (the one place it is written; everything else refers here)
+// All costs are cycles of ONE SM for ONE tile of M queries x N keys x head dim d, each resource
+// running alone at its per-SM peak (no overlap loss). Rates are per clock per SM, from archs/*.json.
+//  MMA    one multiply-add = 2 FLOP. Forward: S = Q K^T (2 M N d) and O = P V (2 M N d), so
+//         T_mma = 4 M N d / mma_flop_per_clk_sm[dtype]. Backward: five GEMMs of 2 M N d each
+//         (S = Q K^T recomputed, dP = dO V^T, dV = P^T dO, dK = dS^T Q, dQ = dS K):
+//         T_mma = 10 M N d / mma_flop_per_clk_sm[bf16]. With 2-CTA MMA (cta_group::2, the
+//         tile pair spans 2M rows) each SM still computes its own M rows, so T_mma is unchanged.
+//  exp    one exp2 per score: T_exp = M N / mufu_ex2_per_clk_sm (the backward recomputes P, so
+//         it also pays M N exps). Nothing else is charged to the MUFU.
+//  smem   bytes of MMA operands read from shared memory, plus what the kernel writes to and reads
+//         back from shared memory, / smem_bytes_per_clk_sm. Operands are `b` bytes (2 for
+//         bf16/fp16, 1 for fp8). In each GEMM the operand listed second is the "B" operand.
+//         Forward: Q (M d, A) and K (N d, B) for S; P comes from TMEM (registers on Hopper) and
+//         V (N d, B) from smem for O: bytes = (M d + 2 N d) b.
+//         Backward, 1-CTA (our reconstruction: it reproduces the paper's totals 3328 and 2688
+//         cycles for M = N = d = 128, the per-item split is not in the sources we have):
+//           A operands from smem: K (S^T = K Q^T), V (dP^T = V dO^T), dS (dQ = dS K): (2 N d + M N) b
+//           A operands from TMEM: P^T (dV), dS^T (dK): 0
+//           B operands from smem: Q, dO, dO, Q, K: (4 M d + N d) b
+//           dS written to smem for dQ: M N b;  dQ partial in fp32 written and read back by the
+//           TMA reduce-add: 2 * 4 M d.
+//         2-CTA: each CTA of the pair loads half of every B operand, so the B term is halved.
+//         Forward 2-CTA likewise halves K and V.
+//  Ratios exp_over_mma = T_exp / T_mma and smem_over_mma = T_smem / T_mma; "+30 %" means 1.30.
+//  bottleneck = the resource(s) with the largest cycles (ties joined by '=').
+//  emu_fraction_to_tie = the fraction f of exps that must leave the MUFU so that
+//         (1 - f) T_exp = T_mma, i.e. max(0, 1 - T_mma / T_exp) (the seed's "half at d = 64").
+//  Pipe model (exp throughput, see exp_pipe_model.json): per element, count lane-operations on
+//         each pipe (fma, alu, mufu) and issued warp instructions. A packable op on an arch with
+//         packed_f32x2 issues one .f32x2 instruction per two elements but still occupies two
+//         FMA lanes (packing saves issue slots, not FMA throughput: B200's published FP32 peak is
+//         128 FMA/clk/SM). Issue capacity = smsp_per_sm * issue_slots_per_clk_smsp * 32 lane-
+//         instructions per clock. With a fraction f emulated, each pipe p takes
+//         t_p(f) = ((1 - f) hw_p + f emu_p [+ other_p]) / rate_p clocks per element, and
+//         exps_per_clk_sm(f) = 1 / max_p t_p(f). "exp only" counts the exp2 alone (what a
+//         microbenchmark of exp2 measures); "softmax" adds softmax_other (scale FMA, row-sum add,
+//         row max, conversion of P). best f minimises max_p t_p(f) exactly (the optimum is at
+//         f = 0, f = 1, or where the falling MUFU line meets a rising one).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fa4sim/util/report.h"
+
+namespace fa4sim {
+
+// ---- data
+
+// The directory holding archs/, exp_pipe_model.json, fa4_tuning.json: $FA4SIM_DATA_DIR if set,
+// else <source dir>/data.
+std::string roofline_data_dir();
+
+struct ArchSpec {
+  std::string name, full_name, sm_arch, origin;  // origin: the file it was read from
+  int sm_count = 0;
+  double sm_clock_mhz = 0;
+  double mma_bf16_flop_per_clk_sm = 0;
+  std::optional<double> mma_fp8_flop_per_clk_sm;  // none: the arch has no fp8 MMA
+  double mufu_ex2_per_clk_sm = 0;
+  double fp32_fma_lanes_per_clk_sm = 0;
+  double alu_lanes_per_clk_sm = 0;
+  bool packed_f32x2 = false;
+  int smsp_per_sm = 0;
+  double issue_slots_per_clk_smsp = 0;
+  double smem_bytes_per_clk_sm = 0;
+  std::vector<std::string> assumptions;  // names of the fields marked "assumption": true
+  json fields;                           // the raw {value, source, assumption} objects
+};
+
+// Strict validation of an arch JSON (schema "fa4sim/arch-v1"). Throws Error naming the bad field
+// ("fields.mufu_ex2_per_clk_sm.value"), e.g. missing, wrong type, or a rate <= 0.
+ArchSpec parse_arch(const json& j, const std::string& origin);
+ArchSpec load_arch_file(const std::string& path);
+// Names of data/archs/*.json in a fixed order (a100, h100_sxm, h200, b200, b300, then others).
+std::vector<std::string> known_arch_names();
+ArchSpec load_known_arch(const std::string& name);
+
+// ---- tile model (Note [Counting convention])
+
+enum class Direction { kFwd, kBwd };
+enum class OperandType { kBf16, kFp8 };
+const char* to_string(Direction d);
+const char* to_string(OperandType t);
+
+struct TileCost {
+  std::string arch;
+  Direction direction = Direction::kFwd;
+  OperandType dtype = OperandType::kBf16;
+  int cta_group = 1;
+  int tile_m = 0, tile_n = 0, d = 0;
+  double cycles_mma = 0, cycles_exp = 0, cycles_smem = 0;
+  double exp_over_mma = 0, smem_over_mma = 0;
+  std::string bottleneck;
+  double emu_fraction_to_tie = 0;
+};
+
+// Throws Error for an fp8 tile on an arch without fp8 MMA, or an fp8 backward (FA4's backward
+// is 16-bit only), or non-positive sizes.
+TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_group, int m, int n,
+                   int d);
+
+// ---- exp pipe model
+
+struct PipeOp {
+  std::string op, pipe;  // pipe: "fma", "alu" or "mufu"
+  double count = 0;      // per element; ignored when per_degree
+  bool per_degree = false;
+  int min_degree = 0;    // counted only for degree >= min_degree (dead code below it)
+  bool packable = false;
+  bool assumption = false;
+  std::string source;
+};
+struct PipeModelSpec {
+  std::string source;
+  std::vector<PipeOp> hardware_exp2, emulated_exp2, softmax_other;
+};
+PipeModelSpec parse_pipe_model(const json& j, const std::string& origin);
+PipeModelSpec load_pipe_model();  // data/exp_pipe_model.json
+
+// Per element: lane-operations on each pipe and issued (warp) instructions.
+struct PipeCounts {
+  double fma = 0, alu = 0, mufu = 0, issue = 0;
+};
+PipeCounts pipe_counts(const std::vector<PipeOp>& ops, const ArchSpec& a, int degree);
+
+struct PipePoint {
+  double f = 0;
+  double exps_per_clk_sm = 0;  // elements (exps) per clock per SM
+  std::string bound;           // the binding pipe(s): "mufu", "fma", "alu", "issue"
+  double t_fma = 0, t_alu = 0, t_mufu = 0, t_issue = 0;  // clocks per element
+};
+// `with_softmax` adds the softmax_other ops to every element.
+PipePoint pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree, double f,
+                     bool with_softmax);
+PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree, bool with_softmax);
+
+// ---- emulation schedule (include/fa4sim/core/exp2_schedule.h holds the rule)
+
+struct TuningEntry {
+  bool use_2cta = false, causal = false, is_sm103 = false;
+  int head_dim_padded = 0;
+  std::string dtype;  // "bf16" (16-bit inputs) or "fp8"
+  int freq = 0, res = 4, start_frg = 0;
+  std::optional<double> seed_fraction;  // the seed article's published fraction, if any
+  std::string seed_case;
+};
+struct TuningTable {
+  std::string source;
+  int row_width = 128;
+  std::vector<TuningEntry> entries;
+};
+TuningTable load_tuning();  // data/fa4_tuning.json
+std::string tuning_key(const TuningEntry& e);  // "2cta,noncausal,hd128,sm100,bf16"
+
+struct ScheduleResult {
+  std::string key;  // tuning key, or "custom"
+  int freq = 0, res = 0, start_frg = 0, row_width = 0;
+  std::vector<int> emulated;  // emulated column indices
+  double fraction = 0;
+};
+// Throws Error when the schedule is ill formed (see schedule_valid()).
+ScheduleResult compute_schedule(int freq, int res, int start_frg, int row_width,
+                                const std::string& key = "custom");
+
+// ---- measured exp throughput (written by the GPU backend)
+// File data/gpu/<device>-bench-exp.json, schema "fa4sim/bench-exp-v1":
+//   {"schema": "fa4sim/bench-exp-v1",
+//    "device": "NVIDIA H200",            free text
+//    "arch": "h200",                      the data/archs entry to predict with
+//    "provenance": {"command": "...", "date": "...", "host": "..."},
+//    "points": [{"degree": 3, "f": 0.25, "exps_per_clk_sm": 19.8}, ...]}
+// degree in 0..5, f in [0, 1], exps_per_clk_sm > 0 (exp2 results per clock per SM, exp only,
+// i.e. comparable to the pipe model's "exp only" prediction).
+struct MeasuredPoint {
+  int degree = 3;
+  double f = 0;
+  double exps_per_clk_sm = 0;
+};
+struct MeasuredFile {
+  std::string device, arch, origin;
+  json provenance;
+  std::vector<MeasuredPoint> points;
+};
+MeasuredFile parse_measured(const json& j, const std::string& origin);
+MeasuredFile load_measured(const std::string& path);
+
+// ---- the analysis behind `fa4sim roofline` and the report section
+
+struct RooflineOptions {
+  std::vector<ArchSpec> archs;
+  std::vector<int> ds = {128};
+  std::vector<Direction> directions = {Direction::kFwd};
+  std::vector<OperandType> dtypes = {OperandType::kBf16};
+  int tile_m = 128, tile_n = 128;
+  std::optional<double> emu_fraction;  // evaluate the pipe model at this f for every row
+  std::vector<int> degrees = {3};      // pipe-model degrees (printed: the first)
+  double f_step = 1.0 / 16;            // pipe-model curve resolution
+  bool schedule_table = false;         // list every tuning-table entry
+  std::optional<ScheduleResult> schedule;  // one user-given schedule
+  std::optional<std::string> measured_path;
+  json params = json::object();        // the CLI's options, echoed into the report
+};
+
+Report run_roofline(const RooflineOptions& o);
+
+// The paper's and the seed's published figures next to the model's (B200/H100/B300 tiles, the
+// backward, the schedule fractions). Appended to the report's tables and results.
+void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs);
+
+// The "exceed MMA compute by 25-60 %" investigation: one row per reading of the claim, with the
+// largest non-MMA resource over MMA. Appended to the report's tables and results.
+void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs);
+
+}  // namespace fa4sim

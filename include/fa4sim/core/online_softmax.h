@@ -1,0 +1,240 @@
+// online_softmax.h: FlashAttention-4's online softmax with conditional rescaling, simulated row
+// block by row block, step by step as the sm100 forward kernel does it.
+//
+// Models: Dao-AILab/flash-attention, flash_attn/cute/softmax.py, SoftmaxSm100.update_row_max /
+// scale_subtract_rowmax / apply_exp2_convert / finalize, and the correction warp of
+// flash_fwd_sm100.py (vote_ballot_sync(scale < 1)), at commit 0251105a (2026-08-15);
+// ../shared/docs/FA4-FACTS.md §2. Per row, per key block (a tile of n keys, n = 128 on sm100):
+//   block_max = max(s over the tile)                   (masked keys are -inf)
+//   first tile: row_max = block_max, acc_scale = 1      (no rescale)
+//   later:      m_new  = max(row_max, block_max)
+//               m_safe = m_new, or 0 where m_new = -inf (row_max_safe)
+//               a      = (row_max - m_safe) * scale_log2         (float32 sub, mul)
+//               tau > 0 and a >= -tau:  keep row_max (stale), acc_scale = 1
+//               else:                   row_max = m_new, acc_scale = exp2(a)
+//   P = exp2(fma(s, scale_log2, max_offset - row_max_safe * scale_log2))   float32
+//   P_cast = convert(P) to the MMA input type (bf16, fp16, e4m3, e5m2), formats.h, satfinite
+//   row_sum = row_sum * acc_scale + sum(P)              (the float32 P, not P_cast)
+//   O = O * acc_scale + P_cast @ V                      (float32 accumulator)
+//   final: O / row_sum; LSE = (row_max * scale_log2 + log2(row_sum) - max_offset) * ln 2
+// The correction warp rescales the O rows of a warp (32 rows on sm100; `warp_rows`) when ANY
+// row of the warp has acc_scale < 1; rows whose scale is 1 are multiplied by 1, so the warp rule
+// changes what the GPU spends, never the numbers. Both counts are kept.
+//
+// Note [Lazy rescale]: with tau > 0 the max used for P may lag the true running max by up to tau
+// (log2 units), so P can reach 2^(max_offset + tau). O and row_sum are both measured against the
+// same stale max, so O / row_sum is unchanged in exact arithmetic, PROVIDED the conversion of P
+// can hold 2^(max_offset + tau). The kernel asserts max_offset + tau < log2(dtype_max); E4M3
+// (max 448 = 2^8.807) with max_offset 8 and tau 4 violates it and P saturates while row_sum
+// counts the unclamped value (upstream issue #2716). `saturation_threshold()` gives the float32
+// P from which the conversion clips.
+//
+// Does NOT model (simulator choices, see README "Divergences"):
+//   * the order of the float32 additions inside the tensor-core MMA and inside the row-sum
+//     reduction: P_cast @ V is accumulated in key order with one fma per product (one rounding
+//     per key), the per-tile sum of P in 8 interleaved partial sums combined pairwise;
+//   * MUFU ex2.approx's own error (within 2 ulp on the hardware): Exp2Mode::mufu is a correctly
+//     rounded float32 exp2 of the float32 argument; the GPU backend runs the real instruction;
+//   * the final normalisation's rcp.approx: O * (1 / row_sum) with a correctly rounded reciprocal;
+//   * whether `max_offset - row_max * scale_log2` is itself fused: it is computed as a float32
+//     multiply then subtract (identical when scale_log2 = 1, the default of `fa4sim rescale`).
+//
+// The per-tile API (for `fa4sim rescale` and the end-to-end attention model):
+//   RowBlockSim sim(params, rows, d);            // rows of one CTA tile (any count; warps of
+//                                                // params.warp_rows rows inside it)
+//   for each key tile, in the order the kernel visits them (BlockOrder):
+//     sim.process_tile(S, lds, V, ldv, n);       // S: rows x n float32 scores (row stride lds),
+//                                                // V: n x d float32 (row stride ldv) or nullptr
+//                                                // to only track maxima, sums and counts
+//   sim.finalize(O, ldo, lse);                   // O: rows x d float32, lse: rows (natural log)
+//   sim.counts()                                 // rescales per row and per warp, saturations
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/core/hd.h"
+
+namespace fa4sim {
+
+// ---- parameters
+
+// The order in which key tiles are visited. The sm100 forward kernel walks from the last key
+// block to the first (n_block_max - 1 down to n_block_min); the seed article walks forward.
+// For i.i.d. scores the order does not matter statistically; for scores that rise across the
+// keys it decides everything (walked in reverse, the max comes first).
+enum class BlockOrder : uint8_t { reverse, forward };
+inline constexpr BlockOrder kKernelBlockOrder = BlockOrder::reverse;
+inline constexpr BlockOrder kArticleBlockOrder = BlockOrder::forward;
+const char* block_order_name(BlockOrder o);  // "reverse" / "forward"
+
+// How P = exp2(x) (and acc_scale = exp2(a)) is computed.
+enum class Exp2Mode : uint8_t {
+  exact,     // exp2 of the argument computed in float64 from the float32 scores, rounded once
+             // to float32 (the seed article's NumPy model; no float32 FMA rounding)
+  mufu,      // correctly rounded float32 exp2 of the kernel's float32 argument (MUFU ex2.approx
+             // is within 2 ulp of this on the hardware)
+  emu,       // ex2_emu(argument, degree) for every element (exp2_emu.h, bit-exact)
+  schedule,  // upstream's mixed schedule: emulated columns use ex2_emu(degree), the rest mufu
+};
+
+struct Exp2Choice {
+  Exp2Mode mode = Exp2Mode::mufu;
+  int degree = 3;       // emu, and the emulated columns of schedule (upstream uses 3)
+  int freq = 0;         // schedule (freq, res, start_frg): see exp2_schedule.h
+  int res = 4;
+  int start_frg = 0;
+};
+
+struct SoftmaxParams {
+  float scale_log2 = 1.0f;         // softmax_scale * log2(e); 1 = scores already in log2 units
+  float max_offset = 0.0f;         // the kernel's per-dtype offset: 8 for FP8, 0 otherwise
+  float rescale_threshold = 0.0f;  // tau (log2 units); 0 = no threshold logic
+  Exp2Choice exp2;
+  Format p_format = kBF16;         // the MMA input type P is converted to (kFP32: no cast)
+  Overflow p_overflow = Overflow::satfinite;  // cvt.rn.satfinite, as the kernel
+  int warp_rows = 32;              // rows per warp for the correction warp's vote (sm100: 32)
+};
+
+// ---- core: per-row steps (FA4_HD, no allocation, no I/O)
+
+FA4_HD float neg_inf_f32() { return -std::numeric_limits<float>::infinity(); }
+
+// row_max_safe: a row whose max is still -inf (every key masked) uses 0 so that P = exp2(-inf) = 0
+// instead of exp2(nan).
+FA4_HD float row_max_safe(float row_max) { return row_max == neg_inf_f32() ? 0.0f : row_max; }
+
+// Correctly rounded float32 2^x (the MUFU-like path): exp2 in float64, rounded once. float64
+// exp2 is accurate to < 1 ulp of float64, so this is the correctly rounded float32 except for
+// arguments whose 2^x lies within ~2^-52 relative of a float32 rounding midpoint.
+FA4_HD float exp2_mufu_like(float x) { return static_cast<float>(std::exp2(static_cast<double>(x))); }
+
+struct RowUpdate {
+  float row_max;    // the max P is measured against from now on (may be stale)
+  float acc_scale;  // factor applied to O and row_sum (1 = no rescale)
+  bool rescale;     // acc_scale < 1: this row asks its warp to rescale
+};
+
+// ---- Contract: update_row_max(row_max_old, block_max, scale_log2, tau, first, exact_exp2)
+// Inputs:   row_max_old, block_max: float32 maxima (-inf allowed, NaN not); scale_log2 > 0;
+//           tau >= 0 (0 = no threshold logic); first = this is the row's first tile.
+// Output:   the kernel's update_row_max: the new (possibly stale) row_max and acc_scale.
+//           acc_scale = exp2(a) rounded to float32 (a in float32; exact_exp2 = float64 a).
+// Invariant: true running max - row_max <= tau / scale_log2 after every call (Note [Lazy rescale]).
+FA4_HD RowUpdate update_row_max(float row_max_old, float block_max, float scale_log2, float tau,
+                                bool first, bool exact_exp2) {
+  if (first) return {block_max, 1.0f, false};
+  const float m_new = row_max_old > block_max ? row_max_old : block_max;
+  const float m_safe = row_max_safe(m_new);
+  // row_max_old = -inf (all keys so far masked) gives a = -inf and acc_scale = 0: O and row_sum
+  // are still 0, so nothing changes, as on the GPU.
+  const float a = (row_max_old - m_safe) * scale_log2;
+  if (tau > 0.0f && a >= -tau) return {row_max_old, 1.0f, false};
+  const float acc_scale =
+      exact_exp2 ? static_cast<float>(std::exp2((static_cast<double>(row_max_old) - m_safe) *
+                                                static_cast<double>(scale_log2)))
+                 : exp2_mufu_like(a);
+  return {m_new, acc_scale, acc_scale < 1.0f};
+}
+
+// The kernel's per-row constant of the packed FMA: max_offset - row_max_safe * scale_log2.
+FA4_HD float p_bias(float row_max, float scale_log2, float max_offset) {
+  return max_offset - row_max_safe(row_max) * scale_log2;
+}
+
+// The float32 argument of exp2 for one score: one FMA (fma.rn.f32x2 on sm100).
+FA4_HD float p_argument(float s, float scale_log2, float bias) { return std::fma(s, scale_log2, bias); }
+
+// P for one score with the non-schedule exp2 modes; `emulated` selects ex2_emu for schedule mode
+// (the caller asks exp2_schedule.h which columns are emulated).
+FA4_HD float p_exp2(float s, float row_max, const SoftmaxParams& p, bool emulated) {
+  switch (p.exp2.mode) {
+    case Exp2Mode::exact: {
+      const double x = static_cast<double>(s) * p.scale_log2 + p.max_offset -
+                       static_cast<double>(row_max_safe(row_max)) * p.scale_log2;
+      return static_cast<float>(std::exp2(x));
+    }
+    case Exp2Mode::emu:
+      return ex2_emu(p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset)),
+                     p.exp2.degree);
+    case Exp2Mode::schedule:
+    case Exp2Mode::mufu:
+    default: {
+      const float x = p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset));
+      return emulated ? ex2_emu(x, p.exp2.degree) : exp2_mufu_like(x);
+    }
+  }
+}
+
+// ---- non-core: the row-block simulator (src/core/online_softmax.cpp)
+
+// The smallest positive float32 P that the conversion to `f` clips (its correctly rounded value
+// would exceed max_finite; e.g. 464 for E4M3, 61440 for E5M2); +inf for fp32.
+float saturation_threshold(const Format& f);
+
+// out[k] = quantize(f, P[k], ov) for k in [0, n), bit for bit. With AVX2, satfinite and a narrow
+// format (total_bits < 32) non-negative non-NaN inputs are rounded 8 at a time: at or above
+// f.min_normal by round-to-nearest-even on the float32 bits, below it by adding and subtracting
+// 2^(emin - man_bits + 23) (which leaves x rounded to a multiple of the subnormal spacing), then
+// clamped to max_finite. Everything else goes through quantize_array. out may alias P.
+void quantize_p(const Format& f, Overflow ov, const float* P, float* out, int n);
+
+struct RescaleCounts {
+  uint64_t tiles = 0;            // tiles processed (per row-block)
+  uint64_t row_decisions = 0;    // rows x (tiles - 1): the denominator of rows %
+  uint64_t row_rescales = 0;     // row-tile pairs with acc_scale < 1
+  uint64_t warp_decisions = 0;   // warps x (tiles - 1): the denominator of warps %
+  uint64_t warp_rescales = 0;    // warp-tile pairs where any row had acc_scale < 1
+  uint64_t p_count = 0;          // P values converted (unmasked keys)
+  uint64_t saturated = 0;        // P values at or above saturation_threshold(p_format)
+  RescaleCounts& operator+=(const RescaleCounts& o);
+};
+
+class RowBlockSim {
+ public:
+  // `rows` >= 1 rows of one tile; warps are consecutive groups of params.warp_rows rows (the last
+  // warp may be partial: it still votes once). `d` = head dimension (columns of V and O).
+  // `counts_only`: track maxima, rescale votes and saturations only (no row sums, no O, no LSE;
+  // P is computed only where it could saturate): the fast path of `fa4sim rescale --counts-only`.
+  RowBlockSim(const SoftmaxParams& params, int rows, int d, bool counts_only = false);
+
+  // Feeds one key tile of n >= 1 keys. S: rows x n scores (row r at S + r * lds); -inf marks a
+  // masked key (P = 0). NaN/+inf scores are the caller's to refuse. V: n x d (key k at
+  // V + k * ldv) or nullptr (then O is not touched: counts, maxima and row sums only).
+  // Schedule mode numbers the tile's columns 0..n-1 (the kernel's row of n scores).
+  void process_tile(const float* S, size_t lds, const float* V, size_t ldv, int n);
+
+  // Writes O / row_sum (rows x d at O + r * ldo; may be nullptr) and the natural-log LSE
+  // (rows; may be nullptr). A row whose keys were all masked gets O = 0 and LSE = -inf.
+  void finalize(float* O, size_t ldo, float* lse) const;
+
+  // Per-row max_offset (rows values) in place of params.max_offset, for P and the LSE: the seed
+  // article's one-shot experiment gives each row its own offset u_r. Empty = params.max_offset.
+  void set_row_max_offsets(std::vector<float> offsets) { row_offset_ = std::move(offsets); }
+
+  const RescaleCounts& counts() const { return counts_; }
+  const std::vector<float>& row_max() const { return row_max_; }
+  const std::vector<float>& row_sum() const { return row_sum_; }
+  // The last tile's per-row acc_scale (1 where no rescale), for tests and tracing.
+  const std::vector<float>& last_acc_scale() const { return acc_scale_; }
+  int rows() const { return rows_; }
+  int d() const { return d_; }
+
+ private:
+  SoftmaxParams p_;
+  int rows_, d_;
+  float sat_threshold_;
+  bool first_ = true;
+  bool counts_only_ = false;
+  std::vector<float> row_max_, row_sum_, acc_scale_, o_, row_offset_;
+  std::vector<float> P_, Pc_;  // per-tile scratch: one row of P, the tile's P_cast
+  RescaleCounts counts_;
+};
+
+}  // namespace fa4sim

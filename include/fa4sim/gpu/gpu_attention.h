@@ -1,0 +1,238 @@
+// gpu_attention.h: host API of the sm_90a attention-forward kernel with FlashAttention-4's
+// softmax (GPU backend II), and the CPU side that checks it.
+//
+// Models: the forward softmax of Dao-AILab/flash-attention flash_attn/cute/softmax.py
+// (SoftmaxSm100.update_row_max / scale_subtract_rowmax / apply_exp2_convert) and
+// flash_fwd_sm100.py (max_offset, rescale_threshold, correction-warp vote) @0251105a, ported to
+// Hopper with wgmma warpgroup tensor-core instructions (see src/cuda/attention_kernel.cuh,
+// Note [Why wgmma, and how]).
+// Does not model: upstream's TMA/tcgen05 pipelining, 2-CTA mode, the separate correction warp
+// (here each warp rescales its own O), FP8 tensor-core MMAs (FP8 inputs run through the fp16
+// MMA on exactly converted values, see Note [FP8 on the fp16 MMA]).
+//
+// ---- Layout and granularity (what the CPU model must use to compare counts)
+//   Q [batch, heads_q, seq_q, d], K/V [batch, heads_kv, seq_k, d], O [batch, heads_q, seq_q, d]
+//   (row-major), LSE [batch, heads_q, seq_q] in natural-log units. GQA: q head h reads kv head
+//   h / (heads_q / heads_kv). Causal is top-left aligned (key j visible to query i iff j <= i),
+//   as torch SDPA's is_causal.
+//   A CTA owns kGpuAttnBlockM = 128 query rows: 2 warpgroups of 64 rows, 8 warps,
+//   kGpuAttnWarpRows = 16 rows per warp (the wgmma m64 accumulator gives each warp 16 rows);
+//   key blocks are kGpuAttnBlockN = 64 wide. The rescale vote (__any_sync) is over a warp's 16
+//   rows, so `--warp-rows 16` on the CPU model gives comparable counts.
+//   Emulated exps: a key block is 8 tiles of 8 columns (the mma's n8 tiles); `emu_tiles` = k
+//   emulates tile t iff (t * k) % 8 < k (k of 8 tiles, spread evenly: k = 4 -> tiles 0,2,4,6).
+//   The choice is per tile, never per lane, so a warp never diverges on it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fa4sim/util/report.h"
+
+namespace fa4sim {
+
+inline constexpr int kGpuAttnBlockM = 128;
+inline constexpr int kGpuAttnBlockN = 64;
+inline constexpr int kGpuAttnWarpRows = 16;
+inline constexpr int kGpuAttnTilesPerBlock = kGpuAttnBlockN / 8;
+
+enum class GpuAttnDtype { kBF16, kFP16, kE4M3, kE5M2 };
+const char* gpu_attn_dtype_name(GpuAttnDtype t);
+// Bytes per stored element of Q/K/V.
+inline int gpu_attn_dtype_bytes(GpuAttnDtype t) {
+  return (t == GpuAttnDtype::kE4M3 || t == GpuAttnDtype::kE5M2) ? 1 : 2;
+}
+inline bool gpu_attn_is_fp8(GpuAttnDtype t) { return gpu_attn_dtype_bytes(t) == 1; }
+
+// Emulated tile mask for emu_tiles = k (bit t set = tile t emulated); the rule in the header.
+inline uint32_t gpu_attn_emu_mask(int emu_tiles) {
+  uint32_t m = 0;
+  for (int t = 0; t < kGpuAttnTilesPerBlock; ++t)
+    if ((t * emu_tiles) % kGpuAttnTilesPerBlock < emu_tiles) m |= 1u << t;
+  return m;
+}
+
+struct GpuAttnShape {
+  int batch = 1, heads_q = 1, heads_kv = 1, seq_q = 128, seq_k = 128, head_dim = 128;
+  bool causal = false;
+  // Causal alignment. false: top-left, key j visible to query i iff j <= i (fa4sim's kernel, torch
+  // SDPA's is_causal). true: bottom-right, j <= i + seq_k - seq_q (upstream FlashAttention's
+  // causal; rows with i + seq_k - seq_q < 0 see no key: O = 0, LSE = -inf). Identical when
+  // seq_q == seq_k. Only the CPU side (reference, model) and the upstream driver use true.
+  bool causal_bottom_right = false;
+  int64_t q_elems() const { return int64_t(batch) * heads_q * seq_q * head_dim; }
+  int64_t kv_elems() const { return int64_t(batch) * heads_kv * seq_k * head_dim; }
+  int key_blocks() const { return (seq_k + kGpuAttnBlockN - 1) / kGpuAttnBlockN; }
+};
+
+struct GpuAttnSoftmax {
+  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  double softmax_scale = 0;  // 0 -> 1/sqrt(head_dim)
+  float tau = 8;             // rescale_threshold (log2 units); 0 = rescale on every max increase
+  float max_offset = 0;      // FA4: 8 for FP8, 0 otherwise
+  int emu_tiles = 0;         // 0..8 tiles of 8 columns per 64-key block through the emulation
+  bool reverse_blocks = true;  // walk key blocks last to first, as flash_fwd_sm100.py does
+};
+
+// Host tensors. Q/K/V hold the raw storage bits: uint16 bf16/fp16 patterns, or one FP8 byte per
+// element (in the low byte of each uint16). Descales are float32 per (batch, kv_head), FP8 only.
+struct GpuAttnInputs {
+  std::vector<uint16_t> q, k, v;
+  std::vector<float> q_descale, k_descale, v_descale;
+};
+
+// Instrumentation (the instrumented kernel only; the timed kernel has none of it compiled in).
+// Flags per (q row, key block), key block in key order: bit 0 = block processed, bit 1 = this
+// row's acc_scale < 1 (the row wanted a rescale), bit 2 = the warp rescaled O (any of its 16 rows
+// wanted one). Dumps (only when `dump` was asked for; size heads*seq_q*seq_k each): S as the MMA
+// produced it with the mask applied (-inf), P in float32 before the cast, P's converted bits.
+struct GpuAttnInstr {
+  std::vector<uint8_t> flags;         // [batch*heads_q][seq_q][key_blocks]
+  std::vector<float> row_max;         // [batch*heads_q][seq_q][key_blocks], after each block
+  std::vector<uint32_t> saturated;    // [batch*heads_q][seq_q]: P above the cast's max finite
+  std::vector<float> s, p;            // dumps
+  std::vector<uint16_t> p_cvt;        // dump: bf16/fp16 bits, or the FP8 byte
+};
+
+struct GpuAttnOutputs {
+  std::vector<uint16_t> o;   // bf16 bits
+  std::vector<float> lse;
+  GpuAttnInstr instr;
+};
+
+// Device name and SM count, or throws Error(kExitNoGpu) when no CUDA device is usable (or when
+// fa4sim was built without the GPU backend).
+std::string gpu_attn_device_name();
+
+// Throws Error(exit 2) for a configuration the kernel does not support (head_dim not 64/128,
+// heads_q not a multiple of heads_kv, sizes out of range, emu_tiles not 0..8) and for an unsafe
+// softmax (max_offset + tau >= log2(max finite of P's cast), the assertion upstream added after
+// issue #2716) unless allow_saturation. Needs no GPU. The "does not fit in GPU memory" check
+// runs in gpu_attn_run / gpu_attn_time against the device's free memory.
+void gpu_attn_validate(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                       bool allow_saturation);
+// log2 of the largest finite value of P's cast for this input dtype (bf16, fp16, E4M3, E5M2).
+double gpu_attn_p_log2_max(GpuAttnDtype t);
+// Bytes the kernel needs on the device (inputs, widened FP8 copies, outputs, instrumentation).
+int64_t gpu_attn_device_bytes(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                              bool instrument, bool dump);
+
+// Runs the kernel once on `in`. instrument = the instrumented build (flags, counts); dump = also
+// S/P dumps (small problems only: refused above 2^26 dumped elements).
+GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                            const GpuAttnInputs& in, bool instrument, bool dump);
+
+// Times the uninstrumented kernel on device-resident random inputs (seeded), CUDA events,
+// `warmup` then `iters` launches each timed alone; returns every launch's time in ms.
+std::vector<double> gpu_attn_time(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                  uint64_t seed, int warmup, int iters);
+
+// FLOPs counted for a forward pass (4 * seq_q * seq_k * d per head, halved for causal with
+// seq_q == seq_k: the convention of FA2/FA3 benchmarks and torch's flop counters).
+double gpu_attn_flops(const GpuAttnShape& shape);
+
+// ---- CPU side (no GPU needed): inputs, the float64 reference, the CPU model, the replay
+
+// Seeded inputs: Q ~ N(0, 1) * q_scale, K, V ~ N(0, 1), rounded to the storage dtype (RNE,
+// satfinite). FP8: each (batch, kv_head) gets descales 2^-(1 + i % 3) (q), 2^-(1 + (i+1) % 3)
+// (k, v), and stores x / descale, so the plumbing of per-head descales is exercised.
+GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype, double q_scale,
+                                   uint64_t seed);
+
+// float64 attention (two-pass softmax with exact exp) of the decoded, descaled inputs.
+struct GpuAttnReference {
+  std::vector<double> o, lse;
+};
+GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                    const GpuAttnInputs& in, int threads);
+
+// ||out - ref|| / ||ref|| over every element (NaN anywhere -> NaN). _bits: O stored as bf16
+// (fp16 = false) or fp16 bit patterns.
+double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref);
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o, bool fp16, const std::vector<double>& ref);
+double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& ref);
+
+// The tiling of the kernel the CPU model follows: query rows per CTA tile, keys per block, rows
+// per warp (the rescale vote's group), and O's storage type. The defaults are fa4sim's kernel;
+// upstream's sm90 forward uses (192 or 128, 128, 16) and stores O in the input dtype
+// (gpu_upstream.h).
+struct GpuAttnTiling {
+  int block_m = kGpuAttnBlockM, block_n = kGpuAttnBlockN, warp_rows = kGpuAttnWarpRows;
+  bool out_fp16 = false;  // O rounded to fp16 (else bf16)
+};
+
+// The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
+// kernel's order and granularity (by default 128-row CTA tiles, 64-key blocks, 16-row warps), S =
+// the float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly
+// rounded exp2 (Exp2Mode::mufu); emu_tiles > 0 is refused (RowBlockSim's schedule is upstream's
+// per-column-pair rule, not this kernel's per-tile rule: the replay below covers that).
+struct GpuAttnModel {
+  std::vector<float> o;    // [batch, heads_q, seq_q, d] after the V descale, rounded to bf16/fp16
+  std::vector<float> lse;  // [batch, heads_q, seq_q], natural log (-inf: no visible key)
+  uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
+  uint64_t p_count = 0, saturated = 0;
+};
+GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                const GpuAttnInputs& in, int threads,
+                                const GpuAttnTiling& tiling = {});
+
+// Counts from the instrumented kernel's flags, with the model's denominators (decisions =
+// blocks after the first, per row and per warp).
+struct GpuAttnCounts {
+  uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
+  uint64_t saturated = 0;
+};
+GpuAttnCounts gpu_attn_counts(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                              const GpuAttnInstr& instr);
+
+// Replay of the GPU's own dumped S through the core functions of online_softmax.h (the same
+// block order and per-tile emulation as the kernel). Exact comparisons: row_max after each
+// block, the row's rescale flag, the warp's vote, P where emulated (ex2_emu, 0 bits), P's cast
+// bits (formats.h encode of the GPU's float32 P). MUFU P: ulp distance to the correctly rounded
+// exp2 of the same float32 argument (histogram 0, 1, 2, >2).
+struct GpuAttnReplay {
+  uint64_t row_max_checked = 0, row_max_mismatch = 0;
+  uint64_t flag_checked = 0, flag_mismatch = 0;
+  uint64_t warp_checked = 0, warp_mismatch = 0;
+  uint64_t p_emu_checked = 0, p_emu_mismatch = 0;
+  uint64_t p_cvt_checked = 0, p_cvt_mismatch = 0, p_cvt_emu_checked = 0, p_cvt_emu_mismatch = 0;
+  uint64_t p_mufu_checked = 0, p_mufu_ulp[4] = {0, 0, 0, 0};  // 0, 1, 2, >2 ulp
+  std::vector<std::string> first_mismatches;  // at most 10, "what at (bh, row, col): ..."
+};
+GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                              const GpuAttnInputs& in, const GpuAttnOutputs& gpu);
+
+// ---- the two analyses behind `fa4sim gpu attention` (src/gpu/gpu_attention_report.cpp)
+
+// --check (default): the instrumented kernel vs the float64 reference and the CPU model on the
+// same inputs (comparison 1); with `exact`, also the replay of the GPU's dumped S (comparison 2).
+// results.pass is false when a comparison fails (rel-L2 ratio off by > 5 %, a rescale share off
+// by more than its binomial 3-sigma bound plus 0.5 points, any exact mismatch, NaN).
+struct GpuAttnCheckOptions {
+  GpuAttnShape shape;
+  GpuAttnSoftmax sm;
+  double q_scale = 1;
+  uint64_t seed = 1;
+  bool exact = false;
+  int threads = 0;
+};
+Report run_gpu_attention_check(const GpuAttnCheckOptions& o);
+
+// --bench: the uninstrumented kernel timed (CUDA events, median) next to torch SDPA's flash and
+// cuDNN backends on the same shapes in the same run (scripts/sdpa_bench.py through `python`;
+// when torch or its backend is missing the column says why).
+struct GpuAttnBenchOptions {
+  int batch = 4, heads = 32, seq = 4096;
+  std::vector<int> head_dims{64, 128};
+  std::vector<int> causal{0, 1};
+  std::vector<float> taus{8};
+  std::vector<int> emu_tiles{0};
+  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  int warmup = 5, iters = 20;
+  std::string python = "python3";  // "" = skip torch
+  uint64_t seed = 1;
+};
+Report run_gpu_attention_bench(const GpuAttnBenchOptions& o);
+
+}  // namespace fa4sim

@@ -1,0 +1,129 @@
+// gpu_upstream.h: `fa4sim gpu upstream`: upstream FlashAttention-4 itself (the `flash-attn-4`
+// package, CuTe DSL, pinned to 4.0.0b36 with nvidia-cutlass-dsl 4.8.1) as the reference kernel on
+// an H100/H200, driven through scripts/fa4_upstream.py.
+//
+// Two comparisons:
+//   exp2    upstream's own flash_attn/cute/utils.py `ex2_emulation(x, poly_degree=N)`, compiled
+//           by the CuTe DSL for sm_90, on every float32 bit pattern, against fa4sim's ex2_emu
+//           (exp2_emu.h), 0 bits tolerance, mismatches per input class (gpu_verify.h's compare).
+//   check   upstream's `flash_attn.cute.interface.flash_attn_func` (sm90: FlashAttentionForwardSm90
+//           in flash_fwd_sm90.py, softmax.py's `Softmax`) on seeded inputs, against the float64
+//           reference and the CPU model configured as that kernel (upstream_sm90_tiling below):
+//           tau 0 (the sm90 softmax rescales on every block), max_offset 0, correctly rounded
+//           float32 exp2 for the MUFU, P in the input dtype, key blocks last to first, causal
+//           aligned bottom-right, O stored in the input dtype.
+// Criteria of `check` (per run): upstream's rel-L2 vs float64 over the CPU model's within 1 %
+// (ratio in [0.99, 1.01]); upstream's LSE within kUpstreamLseTol of the float64 LSE (natural
+// log) on every row; the same rows without any visible key (LSE -inf) on both sides.
+// What the CPU model cannot follow in upstream's sm90 softmax: README "Divergences".
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu_verify.h"
+#include "fa4sim/util/report.h"
+
+namespace fa4sim {
+
+inline constexpr const char* kUpstreamInstallHint =
+    "install it on the GPU machine with scripts/upstream_install.sh; the wheels come from "
+    "scripts/upstream_fetch.sh (README 'Upstream FA4')";
+inline constexpr double kUpstreamL2RatioTol = 0.01;
+inline constexpr double kUpstreamLseTol = 2e-6;
+
+// scripts/fa4_upstream.py (from the source tree compiled in).
+std::string upstream_script_path();
+
+// What `fa4_upstream.py info` reports: versions of the pinned packages, torch, the device.
+json upstream_env(const std::string& python);
+// Throws Error(kExitNoGpu) when env says no CUDA device, Error(exit 2, kUpstreamInstallHint) when
+// flash_attn.cute does not import.
+void upstream_require(const json& env);
+
+// ---- forward: configurations, validation with upstream's reasons, the tiling
+
+// Throws Error(exit 2) for what upstream's sm90 path refuses, with upstream's own message:
+// FP8 inputs ("FP8 is only supported on SM100 ..."), head dims outside 8..256 or not a multiple
+// of 8 (its _validate_head_dims), heads_q not a multiple of heads_kv; plus fa4sim's own limits.
+void upstream_validate(const GpuAttnShape& shape, GpuAttnDtype dtype);
+
+// Upstream's sm90 forward tiling for this shape (flash_attn/cute/interface.py
+// _tile_size_fwd_sm90, not local, not block-sparse): (192, 128) for d <= 64, (192, 144) or
+// (192, 128) causal for d <= 96, (128, 128) for d <= 128, (128, 128 or 112) for d <= 192,
+// (128, 80) above; 16 rows per warp (a warpgroup's wgmma m64 accumulator, 4 warps of 16 rows);
+// O stored in the input dtype.
+GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype);
+
+struct UpstreamRunConfig {
+  std::string label;
+  GpuAttnShape shape;  // causal_bottom_right is set by the driver (upstream's alignment)
+  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  double q_scale = 1;
+  uint64_t seed = 1;
+};
+// The standard set: bf16/fp16 x d 64/128 x causal/not x {MHA 1024, GQA 4:2 ragged 300 x 333},
+// plus seq 8192 (d 128 bf16 causal and not; d 64 fp16 causal with q-scale 8): 19 runs.
+std::vector<UpstreamRunConfig> upstream_suite();
+
+struct UpstreamRunResult {
+  UpstreamRunConfig config;
+  GpuAttnTiling tiling;
+  bool ran = false;                  // upstream produced O and LSE
+  std::string error;                 // upstream's message when it refused or failed
+  double upstream_rel_l2 = 0, model_rel_l2 = 0, ratio = 0;
+  double lse_upstream_vs_ref = 0, lse_model_vs_ref = 0, lse_upstream_vs_model = 0;  // max |diff|
+  // The same maxima in float32 ulps of the float64 LSE (the spacing of float32 at |LSE|): an
+  // absolute tolerance of 2e-6 is below one ulp once |LSE| >= 16.
+  double lse_upstream_vs_ref_ulp = 0, lse_model_vs_ref_ulp = 0, max_abs_lse = 0;
+  uint64_t empty_rows_upstream = 0, empty_rows_ref = 0;  // rows with LSE -inf
+  uint64_t o_elements = 0, o_equal_to_model = 0;         // O bits equal to the CPU model's
+  double max_abs_o_vs_model = 0;
+  bool pass = false;
+  double first_call_s = 0;  // upstream's first call (includes its JIT compile)
+};
+
+// The analysis of one run once upstream's O (bits, [batch, heads_q, seq_q, d]) and LSE
+// ([batch, heads_q, seq_q]) are known. Needs no GPU.
+UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
+                                   const std::vector<uint16_t>& o_bits,
+                                   const std::vector<float>& lse, const GpuAttnTiling& tiling,
+                                   int threads);
+
+struct UpstreamCheckOptions {
+  std::vector<UpstreamRunConfig> runs;
+  std::string python = "python3";
+  int threads = 0;
+};
+// Validates every run, requires the GPU and upstream, runs upstream once for all runs, analyses
+// each. results.pass = every run passed.
+Report run_upstream_check(const UpstreamCheckOptions& o);
+
+// ---- exp2: upstream's ex2_emulation vs ex2_emu over all 2^32 inputs
+
+struct UpstreamExp2Options {
+  std::vector<int> degrees{0, 1, 2, 3, 4, 5};  // the keys of upstream's POLY_EX2
+  std::string python = "python3";
+  int threads = 0;
+  int total_log2 = 32;  // inputs 0 .. 2^total_log2 - 1 (32 = every pattern)
+  bool progress = true;
+};
+struct UpstreamExp2Result {
+  int degree = 0;
+  bool compiled = false;     // upstream's code built and ran for this degree
+  std::string error;         // upstream's message when it did not
+  std::vector<double> poly;  // upstream's coefficients as its driver printed them
+  GpuVerifyResult cmp;       // counts per input class, first mismatches
+  double wall_s = 0, compile_s = 0;
+};
+// Reads one `fa4_upstream.py exp2` stream (a JSON line, then the output bits of inputs
+// 0 .. total-1 as little-endian uint32) and compares it with ex2_emu(x, degree). Needs no GPU.
+UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t total, int threads,
+                                                const std::function<void(uint64_t)>& progress);
+Report run_upstream_exp2(const UpstreamExp2Options& o);
+
+}  // namespace fa4sim

@@ -1,0 +1,741 @@
+// attention.cpp: the `fa4sim attention` model and `fa4sim check` (see attention.h).
+#include "fa4sim/analysis/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
+#include "fa4sim/util/numpy_rng.h"
+#include "fa4sim/util/parallel.h"
+#include "fa4sim/util/progress.h"
+#include "fa4sim/analysis/rescale.h"
+
+namespace fa4sim {
+
+namespace {
+
+constexpr double kLog2e = 1.442695040888963407359924681001892137;
+
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+}  // namespace
+
+// ---- presets
+
+const std::vector<AttentionPreset>& attention_presets() {
+  static const std::vector<AttentionPreset> kPresets = {
+      {"upstream",
+       "flash_attn/cute/flash_fwd_sm100.py @0251105a (2026-08-15), after PR #2717 and PR #2731: "
+       "rescale_threshold 8 for 16-bit inputs and 0 for FP8; max_offset 8 for FP8, 0 otherwise",
+       8.0, 0.0, 0.0, 8.0},
+      {"fp8-tau4",
+       "the FP8 setting before the fix of issue #2716 (July 2026): rescale_threshold 4 with "
+       "max_offset 8 for FP8 (16-bit inputs as upstream: tau 8, max_offset 0)",
+       8.0, 4.0, 0.0, 8.0},
+  };
+  return kPresets;
+}
+
+const AttentionPreset& attention_preset(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& p : attention_presets()) {
+    if (name == p.name) return p;
+    names.push_back(p.name);
+  }
+  std::string hint = "valid: " + join(names);
+  // Nearest by common prefix length, then by length difference: a small did-you-mean.
+  std::string best;
+  size_t best_score = 0;
+  for (const auto& n : names) {
+    size_t k = 0;
+    while (k < n.size() && k < name.size() && n[k] == name[k]) ++k;
+    if (k > best_score) best_score = k, best = n;
+  }
+  if (best_score >= 2) hint = fmt::format("did you mean '{}'? {}", best, hint);
+  throw Error(fmt::format("unknown preset '{}'", name), hint);
+}
+
+bool is_fp8(const Format& f) { return f.total_bits == 8; }
+double preset_tau(const AttentionPreset& p, const Format& f) {
+  return is_fp8(f) ? p.tau_fp8 : p.tau_16bit;
+}
+double preset_max_offset(const AttentionPreset& p, const Format& f) {
+  return is_fp8(f) ? p.max_offset_fp8 : p.max_offset_16bit;
+}
+
+const Format& attention_dtype(const std::string& name) {
+  static const std::vector<const Format*> kTypes = {&kBF16, &kFP16, &kE4M3, &kE5M2};
+  for (const Format* f : kTypes)
+    if (name == f->name) return *f;
+  throw Error(fmt::format("unknown --dtype '{}'", name),
+              "valid: bf16, fp16, e4m3, e5m2 (the kernel's input types)");
+}
+
+Format unclipped_format(const Format& f) {
+  if (f.exp_bits >= 8) return f;  // bf16, fp32: float32's own range, nothing to clip
+  return make_format(is_fp8(f) ? (f.exp_bits == 4 ? "e4m3-unclipped" : "e5m2-unclipped")
+                               : "fp16-unclipped",
+                     f.exp_bits + 1, f.man_bits, f.bias, true, NanEncoding::ieee);
+}
+
+// ---- check
+
+CheckRow check_safety(const Format& f, double tau, double max_offset) {
+  const SafetyCheck c = safety_check(f, tau, max_offset);
+  CheckRow r;
+  r.dtype = f.name;
+  r.tau = tau;
+  r.max_offset = max_offset;
+  r.worst_p = std::exp2(max_offset + tau);
+  r.dtype_max = f.max_finite;
+  r.largest_safe_tau = c.largest_safe_tau;
+  r.safe = c.safe;
+  r.explanation = c.explanation;
+  return r;
+}
+
+Report run_check(const std::vector<std::string>& dtypes_in, const std::string& preset_name,
+                 std::optional<double> tau, std::optional<double> max_offset) {
+  const AttentionPreset& preset = attention_preset(preset_name);
+  std::vector<std::string> dtypes = dtypes_in;
+  if (dtypes.empty()) dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
+  for (const auto& d : dtypes) attention_dtype(d);
+  for (auto v : {tau, max_offset})
+    if (v && !(std::isfinite(*v) && *v >= 0))
+      throw Error("--tau and --max-offset must be finite and >= 0");
+  Report rep;
+  rep.command = "check";
+  const bool from_preset = !tau || !max_offset;
+  rep.params = {{"dtype", dtypes}, {"preset", from_preset ? preset.name : ""},
+                {"tau", tau ? json(*tau) : json(nullptr)},
+                {"max_offset", max_offset ? json(*max_offset) : json(nullptr)}};
+  Table t;
+  t.title = from_preset ? fmt::format("Kernel safety check: max_offset + tau < log2(dtype_max), "
+                                      "preset '{}'",
+                                      preset.name)
+                        : "Kernel safety check: max_offset + tau < log2(dtype_max)";
+  t.columns = {"dtype", "tau", "max_offset", "worst P = 2^(max_offset+tau)", "dtype max",
+               "largest safe tau", "verdict"};
+  json rows = json::array();
+  bool all_safe = true;
+  for (const auto& name : dtypes) {
+    const Format& f = attention_dtype(name);
+    const double t_ = tau ? *tau : preset_tau(preset, f);
+    const double m_ = max_offset ? *max_offset : preset_max_offset(preset, f);
+    const CheckRow r = check_safety(f, t_, m_);
+    all_safe = all_safe && r.safe;
+    t.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), fmt::format("{:g}", r.max_offset),
+                      fmt::format("2^{:g} = {:g}", r.max_offset + r.tau, r.worst_p),
+                      fmt::format("{:g} = 2^{:.3f}", r.dtype_max, f.log2_max),
+                      fmt::format("< {:.4g}", r.largest_safe_tau), r.safe ? "safe" : "UNSAFE"});
+    rows.push_back({{"dtype", r.dtype}, {"tau", r.tau}, {"max_offset", r.max_offset},
+                    {"worst_p", r.worst_p}, {"dtype_max", r.dtype_max},
+                    {"log2_dtype_max", f.log2_max}, {"largest_safe_tau", r.largest_safe_tau},
+                    {"safe", r.safe}, {"explanation", r.explanation}});
+    if (!r.safe) t.notes.push_back(fmt::format("{}: {}", r.dtype, r.explanation));
+  }
+  if (from_preset) t.notes.push_back(fmt::format("preset '{}': {}", preset.name, preset.source));
+  t.notes.push_back(all_safe ? "verdict: safe (exit 0)" : "verdict: UNSAFE (exit 1)");
+  rep.results = {{"safe", all_safe}, {"preset_source", from_preset ? preset.source : ""},
+                 {"rows", rows}};
+  rep.tables.push_back(std::move(t));
+  return rep;
+}
+
+// ---- inputs
+
+uint64_t input_row_seed(uint64_t seed, int tensor, int b, int s) {
+  // splitmix64 of (seed, tensor, b, s): distinct, well-mixed seeds < 2^64 per row.
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(uint32_t(tensor)) << 56) ^
+               (uint64_t(uint32_t(b)) << 32) ^ uint64_t(uint32_t(s));
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<float> seeded_input(uint64_t seed, int tensor, int batch, int seq, int heads, int d,
+                                int threads) {
+  const size_t row = size_t(heads) * size_t(d);
+  std::vector<float> x(size_t(batch) * size_t(seq) * row);
+  const uint64_t rows = uint64_t(batch) * uint64_t(seq);
+  parallel_chunks(rows, 256, threads, [&](uint64_t, uint64_t b0, uint64_t b1) {
+    for (uint64_t r = b0; r < b1; ++r) {
+      NumpyGenerator g(input_row_seed(seed, tensor, int(r / uint64_t(seq)), int(r % uint64_t(seq))));
+      float* out = x.data() + r * row;
+      for (size_t i = 0; i < row; ++i) out[i] = float(g.standard_normal());
+    }
+  });
+  return x;
+}
+
+namespace {
+
+// One run's inputs, layout (batch, seq, heads, d).
+struct Inputs {
+  int batch = 0, seq_q = 0, seq_k = 0, heads = 0, kv_heads = 0, d = 0;
+  std::vector<float> q, k, v;
+};
+
+// Quantised inputs: the stored values decoded to float32 (without descale), and the descales.
+struct Stored {
+  std::vector<float> q, k, v;
+  std::vector<float> qd, kd, vd;  // per (batch, kv_head)
+};
+
+void refuse_nonfinite(const std::vector<float>& x, const std::string& path) {
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i])) {
+      size_t n = 0;
+      for (float y : x) n += std::isfinite(y) ? 0 : 1;
+      throw Error(fmt::format("'{}' holds {} non-finite value(s) (NaN or inf); the first is {} at "
+                              "flat index {}",
+                              path, n, x[i], i),
+                  "attention inputs must be finite: fa4sim refuses them rather than propagate "
+                  "NaN through every row that reads that key");
+    }
+}
+
+NpyArray read_input_header(const std::string& path, const char* what) {
+  NpyArray a = read_npy(path);
+  if (a.shape.size() != 4)
+    throw Error(fmt::format("--{} '{}' has shape {}, expected 4-D (batch, seq, heads, d)", what,
+                            path, a.shape_string()),
+                "fa4sim reads Q, K and V in the layout (batch, seq, heads, d)");
+  for (auto s : a.shape)
+    if (s == 0 || s > uint64_t(1) << 30)
+      throw Error(fmt::format("--{} '{}' has shape {}: every dimension must be 1..2^30", what, path,
+                              a.shape_string()));
+  return a;
+}
+
+struct FileGeometry {
+  int batch, seq_q, seq_k, heads, kv_heads, d;
+};
+
+FileGeometry check_file_shapes(const NpyArray& q, const NpyArray& k, const NpyArray& v,
+                               const AttentionConfig& c) {
+  const auto sq = q.shape, sk = k.shape, sv = v.shape;
+  if (sk != sv)
+    throw Error(fmt::format("--k '{}' has shape {} but --v '{}' has shape {}; K and V must match",
+                            c.k_path, k.shape_string(), c.v_path, v.shape_string()));
+  if (sq[0] != sk[0] || sq[3] != sk[3])
+    throw Error(fmt::format("--q '{}' has shape {} and --k '{}' has shape {}: batch (dim 0) and d "
+                            "(dim 3) must agree",
+                            c.q_path, q.shape_string(), c.k_path, k.shape_string()),
+                "layout (batch, seq, heads, d) for all three");
+  if (sq[2] % sk[2] != 0)
+    throw Error(fmt::format("--q has {} heads and --k/--v {}: the query heads must be a multiple "
+                            "of the kv heads (GQA)",
+                            sq[2], sk[2]));
+  if (c.causal && sq[1] > sk[1])
+    throw Error(fmt::format("--causal with seq_q = {} > seq_k = {} is not supported", sq[1], sk[1]),
+                "give seq_q <= seq_k");
+  return {int(sq[0]), int(sq[1]), int(sk[1]), int(sq[2]), int(sk[2]), int(sq[3])};
+}
+
+}  // namespace
+
+void validate_attention_config(const AttentionConfig& c) {
+  if (c.batch < 1 || c.heads < 1 || c.kv_heads < 1 || c.d < 1)
+    throw Error(fmt::format("batch, heads, kv-heads and d must be >= 1 (got {}, {}, {}, {})",
+                            c.batch, c.heads, c.kv_heads, c.d));
+  if (c.heads % c.kv_heads != 0)
+    throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", c.heads, c.kv_heads),
+                "GQA shares each kv head among heads / kv-heads query heads");
+  if (c.seq_q.empty()) throw Error("--seq needs at least one length");
+  for (int s : c.seq_q)
+    if (s < 1) throw Error(fmt::format("--seq must be >= 1, got {}", s));
+  if (c.seq_k && *c.seq_k < 1) throw Error(fmt::format("--seq-k must be >= 1, got {}", *c.seq_k));
+  if (c.causal && c.seq_k)
+    for (int s : c.seq_q)
+      if (s > *c.seq_k)
+        throw Error(fmt::format("--causal with seq_q = {} > seq_k = {} is not supported", s,
+                                *c.seq_k),
+                    "give seq_q <= seq_k");
+  if (c.softmax_scale && !(std::isfinite(*c.softmax_scale) && *c.softmax_scale > 0))
+    throw Error(fmt::format("--softmax-scale must be finite and > 0, got {}", *c.softmax_scale));
+  if (!(std::isfinite(c.q_scale) && c.q_scale > 0))
+    throw Error(fmt::format("--q-scale must be finite and > 0, got {}", c.q_scale));
+  if (c.block_n < 1 || c.block_n > 4096)
+    throw Error(fmt::format("--block-n must be 1..4096, got {}", c.block_n));
+  if (c.block_m < 1 || c.warp_rows < 1) throw Error("block_m and warp_rows must be >= 1");
+  if (c.block_m % c.warp_rows != 0)
+    throw Error(fmt::format("--warp-rows {} does not divide --block-m {}", c.warp_rows, c.block_m),
+                "a warp's rows lie inside one tile: e.g. --block-m 128 --warp-rows 16 or 32");
+  for (double t : c.taus)
+    if (!(std::isfinite(t) && t >= 0)) throw Error(fmt::format("--tau must be finite and >= 0, got {}", t));
+  if (c.max_offset && !(std::isfinite(*c.max_offset) && *c.max_offset >= 0 && *c.max_offset <= 64))
+    throw Error(fmt::format("--max-offset must be in [0, 64], got {}", *c.max_offset));
+  if (c.dtypes.empty()) throw Error("--dtype needs at least one type");
+  const AttentionPreset& preset = attention_preset(c.preset);
+  const bool files = !c.q_path.empty() || !c.k_path.empty() || !c.v_path.empty();
+  if (files && (c.q_path.empty() || c.k_path.empty() || c.v_path.empty()))
+    throw Error("--q, --k and --v go together", "give all three .npy files, or none for seeded inputs");
+  if (files) {
+    if (c.seq_q.size() != 1) throw Error("--seq lists do not apply to .npy inputs");
+    // Headers and shapes (the data are read again, and checked for NaN/inf, by run_attention).
+    const NpyArray q = read_input_header(c.q_path, "q");
+    const NpyArray k = read_input_header(c.k_path, "k");
+    const NpyArray v = read_input_header(c.v_path, "v");
+    check_file_shapes(q, k, v, c);
+  }
+  // Sizes: refuse runs whose inputs alone would not fit comfortably in memory.
+  for (int s : c.seq_q) {
+    const int sk = c.seq_k ? *c.seq_k : s;
+    const double bytes = 8.0 * c.batch * c.d * (double(s) * c.heads + 2.0 * sk * c.kv_heads);
+    if (!files && bytes > 16.0 * (1ull << 30))
+      throw Error(fmt::format("inputs of {:.1f} GiB (batch {}, heads {}, seq {}, d {}) are too large",
+                              bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
+                  "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
+  }
+  for (const auto& name : c.dtypes) {
+    const Format& f = attention_dtype(name);
+    const std::vector<double> taus = c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
+    const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
+    for (double t : taus) {
+      const CheckRow r = check_safety(f, t, mo);
+      if (!r.safe && !c.allow_saturation)
+        throw Error("refusing to run: " + r.explanation,
+                    fmt::format("the kernel asserts max_offset + tau < log2(dtype_max) (see `fa4sim "
+                                "check`); for {} with max_offset {:g} every tau below {:.4g} is "
+                                "safe; add --allow-saturation to run it anyway and measure the "
+                                "saturation",
+                                f.name, mo, r.largest_safe_tau));
+    }
+  }
+}
+
+
+// ---- the model
+
+namespace {
+
+Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
+  Inputs in;
+  if (!c.q_path.empty()) {
+    const NpyArray q = read_input_header(c.q_path, "q");
+    const NpyArray k = read_input_header(c.k_path, "k");
+    const NpyArray v = read_input_header(c.v_path, "v");
+    const FileGeometry g = check_file_shapes(q, k, v, c);
+    in.batch = g.batch, in.seq_q = g.seq_q, in.seq_k = g.seq_k, in.heads = g.heads;
+    in.kv_heads = g.kv_heads, in.d = g.d;
+    in.q = q.to_float32();
+    in.k = k.to_float32();
+    in.v = v.to_float32();
+    refuse_nonfinite(in.q, c.q_path);
+    refuse_nonfinite(in.k, c.k_path);
+    refuse_nonfinite(in.v, c.v_path);
+  } else {
+    in.batch = c.batch, in.seq_q = seq_q, in.seq_k = c.seq_k ? *c.seq_k : seq_q;
+    in.heads = c.heads, in.kv_heads = c.kv_heads, in.d = c.d;
+    in.q = seeded_input(c.seed, 0, in.batch, in.seq_q, in.heads, in.d, threads);
+    in.k = seeded_input(c.seed, 1, in.batch, in.seq_k, in.kv_heads, in.d, threads);
+    in.v = seeded_input(c.seed, 2, in.batch, in.seq_k, in.kv_heads, in.d, threads);
+  }
+  // --q-scale multiplies Q before quantisation (float32 multiply).
+  if (c.q_scale != 1.0) {
+    const float a = float(c.q_scale);
+    for (float& x : in.q) x *= a;
+  }
+  return in;
+}
+
+// Quantises Q, K, V to `f` (Note in attention.h): FP8 with per-(batch, kv_head) descales.
+Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
+  Stored st;
+  const int group = in.heads / in.kv_heads;
+  const size_t nbg = size_t(in.batch) * size_t(in.kv_heads);
+  st.qd.assign(nbg, 1.0f);
+  st.kd.assign(nbg, 1.0f);
+  st.vd.assign(nbg, 1.0f);
+  const float fmax = float(f.max_finite);
+  // Element (b, s, head, j) of a (batch, seq, heads, d) tensor belongs to kv group head / hg.
+  auto amax_of = [&](const std::vector<float>& x, int seq, int heads, int hg, std::vector<float>& out) {
+    std::vector<float> amax(nbg, 0.0f);
+    for (int b = 0; b < in.batch; ++b)
+      for (int s = 0; s < seq; ++s)
+        for (int h = 0; h < heads; ++h) {
+          const float* p = x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
+          float& a = amax[size_t(b) * size_t(in.kv_heads) + size_t(h / hg)];
+          for (int j = 0; j < in.d; ++j) a = std::max(a, std::fabs(p[j]));
+        }
+    for (size_t i = 0; i < nbg; ++i) out[i] = amax[i] > 0.0f ? amax[i] / fmax : 1.0f;
+  };
+  const bool scaled = is_fp8(f) && !descale_one;
+  if (scaled) {
+    amax_of(in.q, in.seq_q, in.heads, group, st.qd);
+    amax_of(in.k, in.seq_k, in.kv_heads, 1, st.kd);
+    amax_of(in.v, in.seq_k, in.kv_heads, 1, st.vd);
+  }
+  auto store = [&](const std::vector<float>& x, int seq, int heads, int hg, const std::vector<float>& ds,
+                   std::vector<float>& out) {
+    out.resize(x.size());
+    for (int b = 0; b < in.batch; ++b)
+      for (int s = 0; s < seq; ++s)
+        for (int h = 0; h < heads; ++h) {
+          const size_t off = ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
+          const float dsc = ds[size_t(b) * size_t(in.kv_heads) + size_t(h / hg)];
+          for (int j = 0; j < in.d; ++j) {
+            const float y = scaled ? x[off + size_t(j)] / dsc : x[off + size_t(j)];
+            out[off + size_t(j)] = quantize(f, y, Overflow::satfinite);
+          }
+        }
+  };
+  store(in.q, in.seq_q, in.heads, group, st.qd, st.q);
+  store(in.k, in.seq_k, in.kv_heads, 1, st.kd, st.k);
+  store(in.v, in.seq_k, in.kv_heads, 1, st.vd, st.v);
+  return st;
+}
+
+// Sums of one (batch, head), combined in (batch, head) order afterwards.
+struct UnitMetrics {
+  double d2_a = 0, ref2_a = 0, max_abs = 0, dot_a = 0, o2 = 0;  // output vs reference (a)
+  double d2_b = 0, ref2_b = 0;                                  // output vs reference (b)
+  double lse_err = 0;
+  double qkv2 = 0, sat2 = 0, pconv2 = 0, rest2 = 0;             // error split (squared norms)
+  RescaleCounts counts;
+  double visible = 0;  // sum over query tiles of rows * visible keys
+};
+
+struct RunSetup {
+  const Inputs* in;
+  const Stored* st;
+  const Format* f;
+  double softmax_scale;
+  float tau, max_offset;
+  const AttentionConfig* cfg;
+};
+
+// One (batch, head): every query tile through the model variants and both references.
+void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
+  const Inputs& in = *rs.in;
+  const Stored& st = *rs.st;
+  const AttentionConfig& c = *rs.cfg;
+  const int d = in.d, sq = in.seq_q, sk = in.seq_k;
+  const int g = h / (in.heads / in.kv_heads);
+  const size_t bg = size_t(b) * size_t(in.kv_heads) + size_t(g);
+  const double qd = st.qd[bg], kd = st.kd[bg], vd = st.vd[bg];
+
+  // Gather this head's rows (layout (batch, seq, heads, d)) into contiguous matrices.
+  auto gather_f = [&](const std::vector<float>& x, int seq, int heads, int head) {
+    RowMat<float> M(seq, d);
+    for (int s = 0; s < seq; ++s)
+      std::copy_n(x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(head)) * size_t(d),
+                  d, M.data() + size_t(s) * size_t(d));
+    return M;
+  };
+  const RowMat<float> Qs = gather_f(st.q, sq, in.heads, h), Ks = gather_f(st.k, sk, in.kv_heads, g),
+                      Vs = gather_f(st.v, sk, in.kv_heads, g);
+  const RowMat<double> Qa = gather_f(in.q, sq, in.heads, h).cast<double>(),
+                       Ka = gather_f(in.k, sk, in.kv_heads, g).cast<double>(),
+                       Va = gather_f(in.v, sk, in.kv_heads, g).cast<double>();
+  // Dequantised: stored * descale, exact in float64.
+  const RowMat<double> Qb = Qs.cast<double>() * qd, Kb = Ks.cast<double>() * kd,
+                       Vb = Vs.cast<double>() * vd;
+
+  SoftmaxParams p;
+  // softmax_scale_log2 * q_descale * k_descale, in float32 as the kernel multiplies them.
+  p.scale_log2 = float(rs.softmax_scale * kLog2e) * float(qd) * float(kd);
+  p.max_offset = rs.max_offset;
+  p.rescale_threshold = rs.tau;
+  p.exp2 = c.exp2;
+  p.p_format = *rs.f;
+  p.p_overflow = Overflow::satfinite;
+  p.warp_rows = c.warp_rows;
+  std::vector<SoftmaxParams> variants = {p};
+  if (c.split) {
+    SoftmaxParams u = p, n = p;
+    u.p_format = unclipped_format(*rs.f);
+    n.p_format = kFP32;
+    variants.push_back(u);
+    variants.push_back(n);
+  }
+  const float vdf = float(vd);
+
+  std::vector<std::vector<float>> outs(variants.size());
+  std::vector<float> lse(size_t(c.block_m));
+  for (int m0 = 0; m0 < sq; m0 += c.block_m) {
+    const int rows = std::min(c.block_m, sq - m0);
+    // Top-left causal: query i sees keys j <= i, so this tile needs keys [0, m0 + rows).
+    const int nv = c.causal ? std::min(sk, m0 + rows) : sk;
+    m.visible += double(rows) * double(nv);
+    RowMat<float> S(rows, nv);
+    S.noalias() = Qs.middleRows(m0, rows) * Ks.topRows(nv).transpose();
+    if (c.causal)
+      for (int r = 0; r < rows; ++r)
+        for (int j = m0 + r + 1; j < nv; ++j) S(r, j) = neg_inf_f32();
+
+    // ---- the model, per variant: key tiles in the kernel's order
+    const int tiles = (nv + c.block_n - 1) / c.block_n;
+    uint64_t tile_saturated = 0;
+    for (size_t vi = 0; vi < variants.size(); ++vi) {
+      // Note [Unclipped shortcut]: the unclipped variant differs from the full model only in the
+      // conversion of P values at or above saturation_threshold(f) (the two formats round every
+      // smaller value identically; row_max, row_sum and P do not depend on the P format). When the
+      // full model saturated no P in this tile, its output IS the unclipped output, bit for bit.
+      if (vi == 1 && tile_saturated == 0) {
+        outs[1] = outs[0];
+        continue;
+      }
+      RowBlockSim sim(variants[vi], rows, d);
+      for (int i = 0; i < tiles; ++i) {
+        const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
+        const int k0 = t * c.block_n, n = std::min(c.block_n, nv - k0);
+        sim.process_tile(S.data() + k0, size_t(nv), Vs.data() + size_t(k0) * size_t(d), size_t(d), n);
+      }
+      auto& o = outs[vi];
+      o.resize(size_t(rows) * size_t(d));
+      sim.finalize(o.data(), size_t(d), vi == 0 ? lse.data() : nullptr);
+      // V's descale at the normalisation, then the bf16 output.
+      for (float& x : o) x = quantize(kBF16, x * vdf, Overflow::satfinite);
+      if (vi == 0) {
+        m.counts += sim.counts();
+        tile_saturated = sim.counts().saturated;
+      }
+    }
+
+    // ---- the float64 references (two-pass softmax, natural units)
+    auto reference = [&](const RowMat<double>& Q, const RowMat<double>& K, const RowMat<double>& V,
+                         RowMat<double>& O, Eigen::VectorXd& L) {
+      RowMat<double> Sd(rows, nv);
+      Sd.noalias() = Q.middleRows(m0, rows) * K.topRows(nv).transpose();
+      Sd *= rs.softmax_scale;
+      if (c.causal)
+        for (int r = 0; r < rows; ++r)
+          for (int j = m0 + r + 1; j < nv; ++j) Sd(r, j) = -std::numeric_limits<double>::infinity();
+      const Eigen::VectorXd mx = Sd.rowwise().maxCoeff();
+      Sd.colwise() -= mx;
+      Sd = Sd.array().exp().matrix();
+      const Eigen::VectorXd l = Sd.rowwise().sum();
+      O.resize(rows, d);
+      O.noalias() = Sd * V.topRows(nv);
+      for (int r = 0; r < rows; ++r) O.row(r) /= l(r);
+      L = mx.array() + l.array().log();
+    };
+    RowMat<double> Oa, Ob;
+    Eigen::VectorXd La, Lb;
+    reference(Qa, Ka, Va, Oa, La);
+    reference(Qb, Kb, Vb, Ob, Lb);
+
+    // ---- metrics
+    const std::vector<float>& o = outs[0];
+    for (int r = 0; r < rows; ++r) {
+      m.lse_err = std::max(m.lse_err, std::fabs(double(lse[size_t(r)]) - Lb(r)));
+      for (int j = 0; j < d; ++j) {
+        const size_t i = size_t(r) * size_t(d) + size_t(j);
+        const double x = o[i], a = Oa(r, j), bb = Ob(r, j);
+        m.d2_a += (x - a) * (x - a);
+        m.ref2_a += a * a;
+        m.max_abs = std::max(m.max_abs, std::fabs(x - a));
+        m.dot_a += x * a;
+        m.o2 += x * x;
+        m.d2_b += (x - bb) * (x - bb);
+        m.ref2_b += bb * bb;
+        m.qkv2 += (bb - a) * (bb - a);
+        if (c.split) {
+          const double u = outs[1][i], n = outs[2][i];
+          m.sat2 += (x - u) * (x - u);
+          m.pconv2 += (u - n) * (u - n);
+          m.rest2 += (n - bb) * (n - bb);
+        }
+      }
+    }
+  }
+}
+
+double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+json run_json(const AttentionRun& r) {
+  json j = {{"dtype", r.dtype},
+            {"tau", r.tau},
+            {"max_offset", r.max_offset},
+            {"batch", r.batch},
+            {"heads", r.heads},
+            {"kv_heads", r.kv_heads},
+            {"seq_q", r.seq_q},
+            {"seq_k", r.seq_k},
+            {"d", r.d},
+            {"causal", r.causal},
+            {"q_scale", r.q_scale},
+            {"seed", r.seed},
+            {"exp2", r.exp2},
+            {"rel_l2_unquantized", r.rel_l2_unquantized},
+            {"rel_l2_dequantized", r.rel_l2_dequantized},
+            {"max_abs", r.max_abs},
+            {"cosine", r.cosine},
+            {"lse_max_err", r.lse_max_err},
+            {"saturated", r.saturated},
+            {"p_count", r.p_count},
+            {"saturated_pct", r.saturated_pct},
+            {"rows_pct", r.rows_pct},
+            {"warps_pct", r.warps_pct}};
+  if (r.split) {
+    j["error_split"] = {{"qkv_quantization", r.split_qkv},
+                        {"saturation", r.split_saturation},
+                        {"p_conversion", r.split_p_conversion},
+                        {"kernel_rest", r.split_kernel_rest}};
+  } else {
+    j["error_split"] = {{"qkv_quantization", r.split_qkv}};
+  }
+  j["descales"] = {{"q", r.q_descale}, {"k", r.k_descale}, {"v", r.v_descale},
+                   {"rule", r.q_descale.empty() ? "" : "descale = amax / fp8_max per (batch, kv_head)"}};
+  j["flops_per_pass"] = r.flops;
+  j["elapsed_s"] = r.elapsed_s;
+  return j;
+}
+
+}  // namespace
+
+AttentionResult run_attention(const AttentionConfig& c) {
+  validate_attention_config(c);
+  const int threads = c.threads > 0 ? c.threads : default_threads();
+  const AttentionPreset& preset = attention_preset(c.preset);
+  AttentionResult res;
+  Report& rep = res.report;
+  rep.command = "attention";
+  rep.threads = threads;
+
+  Table t;
+  t.title = "Attention forward: kernel model vs float64 references";
+  t.columns = {"dtype", "tau", "max_off", "seq", "rel-L2 (unquant)", "rel-L2 (dequant)", "max abs",
+               "cosine", "LSE err", "saturated", "rows %", "warps %"};
+  Table ts;
+  ts.title = "Error split: what each part adds (||difference|| / ||reference||)";
+  ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
+                "rest of kernel"};
+  json runs = json::array();
+  double flops_fp32 = 0, flops_fp64 = 0;
+  Stopwatch total;
+  for (int seq : c.seq_q) {
+    const Inputs in = load_inputs(c, seq, threads);
+    for (const auto& dname : c.dtypes) {
+      const Format& f = attention_dtype(dname);
+      const Stored st = quantize_inputs(in, f, c.descale_one);
+      const std::vector<double> taus =
+          c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
+      const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
+      for (double tau : taus) {
+        Stopwatch sw;
+        RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
+                    float(tau), float(mo), &c};
+        const uint64_t units = uint64_t(in.batch) * uint64_t(in.heads);
+        std::vector<UnitMetrics> um(units);
+        Progress prog(fmt::format("attention {} tau {:g} seq {}", f.name, tau, in.seq_q), units);
+        parallel_chunks(
+            units, 1, threads,
+            [&](uint64_t, uint64_t u0, uint64_t u1) {
+              for (uint64_t u = u0; u < u1; ++u)
+                run_unit(rs, int(u / uint64_t(in.heads)), int(u % uint64_t(in.heads)), um[u]);
+            },
+            [&](uint64_t done) { prog.update(done); });
+        UnitMetrics m;
+        for (const auto& x : um) {  // unit order: the same sums for any thread count
+          m.d2_a += x.d2_a, m.ref2_a += x.ref2_a, m.max_abs = std::max(m.max_abs, x.max_abs);
+          m.dot_a += x.dot_a, m.o2 += x.o2, m.d2_b += x.d2_b, m.ref2_b += x.ref2_b;
+          m.lse_err = std::max(m.lse_err, x.lse_err);
+          m.qkv2 += x.qkv2, m.sat2 += x.sat2, m.pconv2 += x.pconv2, m.rest2 += x.rest2;
+          m.counts += x.counts;
+          m.visible += x.visible;
+        }
+        AttentionRun r;
+        r.dtype = f.name, r.tau = tau, r.max_offset = mo;
+        r.batch = in.batch, r.heads = in.heads, r.kv_heads = in.kv_heads;
+        r.seq_q = in.seq_q, r.seq_k = in.seq_k, r.d = in.d, r.causal = c.causal;
+        r.q_scale = c.q_scale, r.seed = c.seed;
+        r.exp2 = exp2_choice_name(c.exp2);
+        r.rel_l2_unquantized = std::sqrt(safe_div(m.d2_a, m.ref2_a));
+        r.rel_l2_dequantized = std::sqrt(safe_div(m.d2_b, m.ref2_b));
+        r.max_abs = m.max_abs;
+        r.cosine = safe_div(m.dot_a, std::sqrt(m.o2 * m.ref2_a));
+        r.lse_max_err = m.lse_err;
+        r.saturated = m.counts.saturated;
+        r.p_count = m.counts.p_count;
+        r.saturated_pct = 100.0 * safe_div(double(m.counts.saturated), double(m.counts.p_count));
+        r.rows_pct = 100.0 * safe_div(double(m.counts.row_rescales), double(m.counts.row_decisions));
+        r.warps_pct = 100.0 * safe_div(double(m.counts.warp_rescales), double(m.counts.warp_decisions));
+        r.split = c.split;
+        r.split_qkv = std::sqrt(safe_div(m.qkv2, m.ref2_a));
+        r.split_saturation = std::sqrt(safe_div(m.sat2, m.ref2_b));
+        r.split_p_conversion = std::sqrt(safe_div(m.pconv2, m.ref2_b));
+        r.split_kernel_rest = std::sqrt(safe_div(m.rest2, m.ref2_b));
+        if (is_fp8(f)) r.q_descale = st.qd, r.k_descale = st.kd, r.v_descale = st.vd;
+        r.flops = 4.0 * m.visible * in.d;
+        r.elapsed_s = sw.seconds();
+        // Executed work: Q K^T once and P V once per variant in float32; two float64 references.
+        const double pass = 2.0 * m.visible * in.d;
+        flops_fp32 += pass * (1.0 + (c.split ? 3.0 : 1.0));
+        flops_fp64 += pass * 4.0;
+        t.rows.push_back({f.name, fmt::format("{:g}", tau), fmt::format("{:g}", mo),
+                          std::to_string(in.seq_q), fmt::format("{:.4g}", r.rel_l2_unquantized),
+                          fmt::format("{:.4g}", r.rel_l2_dequantized), fmt::format("{:.3g}", r.max_abs),
+                          fmt::format("{:.6f}", r.cosine), fmt::format("{:.3g}", r.lse_max_err),
+                          fmt::format("{} ({:.3g}%)", r.saturated, r.saturated_pct),
+                          fmt::format("{:.2f}", r.rows_pct), fmt::format("{:.1f}", r.warps_pct)});
+        if (c.split)
+          ts.rows.push_back({f.name, fmt::format("{:g}", tau), std::to_string(in.seq_q),
+                             fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
+                             fmt::format("{:.4g}", r.split_p_conversion),
+                             fmt::format("{:.4g}", r.split_kernel_rest)});
+        runs.push_back(run_json(r));
+        res.runs.push_back(std::move(r));
+      }
+    }
+  }
+  const double elapsed = total.seconds();
+  const AttentionRun& r0 = res.runs.front();
+  t.notes.push_back(fmt::format(
+      "geometry: batch {}, heads {}, kv-heads {}, d {}, {}; inputs: {}; softmax scale {}; "
+      "key blocks of {} walked {} ({}); exp2 {}; output bf16",
+      r0.batch, r0.heads, r0.kv_heads, r0.d, c.causal ? "causal (top-left)" : "non-causal",
+      c.q_path.empty() ? fmt::format("seeded N(0,1), seed {}, q-scale {:g}", c.seed, c.q_scale)
+                       : fmt::format("{}, {}, {} (q-scale {:g})", c.q_path, c.k_path, c.v_path, c.q_scale),
+      c.softmax_scale ? fmt::format("{:g}", *c.softmax_scale) : "1/sqrt(d)", c.block_n,
+      block_order_name(c.order), c.order == kKernelBlockOrder ? "the kernel's order" : "the article's order",
+      r0.exp2));
+  t.notes.push_back(fmt::format("preset '{}': {}", preset.name, preset.source));
+  t.notes.push_back(
+      "rel-L2 (unquant) is against float64 attention on the inputs before quantisation (what a user "
+      "sees); rel-L2 (dequant) against float64 attention on the dequantised inputs (the kernel's own "
+      "error); max abs and cosine vs the unquantised reference; LSE err vs the dequantised one.");
+  if (is_fp8(attention_dtype(c.dtypes.front())) || c.dtypes.size() > 1)
+    t.notes.push_back(c.descale_one ? "FP8 descales: 1 (--descale one)"
+                                    : "FP8 descales: amax / fp8_max per (batch, kv_head) (JSON: runs[].descales)");
+  rep.tables.push_back(std::move(t));
+  if (c.split) rep.tables.push_back(std::move(ts));
+  rep.params = {{"batch", c.batch}, {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"d", c.d},
+                {"seq_q", c.seq_q}, {"seq_k", c.seq_k ? json(*c.seq_k) : json(nullptr)},
+                {"causal", c.causal},
+                {"softmax_scale", c.softmax_scale ? json(*c.softmax_scale) : json("1/sqrt(d)")},
+                {"seed", c.seed}, {"q_scale", c.q_scale}, {"q", c.q_path}, {"k", c.k_path},
+                {"v", c.v_path}, {"dtype", c.dtypes}, {"preset", c.preset},
+                {"preset_source", preset.source}, {"tau", c.taus},
+                {"max_offset", c.max_offset ? json(*c.max_offset) : json("preset")},
+                {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
+                {"block_m", c.block_m}, {"warp_rows", c.warp_rows}, {"exp", exp2_choice_name(c.exp2)},
+                {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
+                {"split", c.split}};
+  rep.results = {{"runs", runs},
+                 {"perf", {{"elapsed_s", elapsed},
+                           {"executed_fp32_flops", flops_fp32},
+                           {"executed_fp64_flops", flops_fp64},
+                           {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},
+                           {"all_gflop_per_s", (flops_fp32 + flops_fp64) / elapsed * 1e-9},
+                           {"threads", threads}}}};
+  return res;
+}
+
+}  // namespace fa4sim

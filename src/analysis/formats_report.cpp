@@ -1,0 +1,302 @@
+// formats_report.cpp: `fa4sim formats` and `fa4sim quantize` as library functions returning a
+// Report, plus the value readers and the raw encoding writer (see formats_report.h).
+#include "fa4sim/analysis/formats_report.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/parallel.h"
+
+namespace fa4sim {
+
+json json_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return x;
+}
+
+static std::string pow2_text(double v) {
+  int e = 0;
+  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
+  if (m == 0.5) return fmt::format("{:.9g} (2^{})", v, e - 1);
+  return fmt::format("{:.9g}", v);
+}
+
+static std::string hex_bits(const Format& f, uint32_t bits) {
+  return fmt::format("0x{:0{}X}", bits, (f.total_bits + 3) / 4);
+}
+
+std::string bit_fields(const Format& f, uint32_t bits) {
+  std::string s;
+  for (int i = f.total_bits - 1; i >= 0; --i) {
+    s += ((bits >> i) & 1u) ? '1' : '0';
+    if (i == f.total_bits - 1 || i == f.man_bits) s += ' ';
+  }
+  return s;
+}
+
+// ---- formats
+
+Report formats_table_report() {
+  Report r;
+  r.command = "formats";
+  Table t;
+  t.title = "Number formats (parameters and limits derived from them, formats.h)";
+  t.columns = {"name", "bits s/e/m", "bias", "max finite", "log2(max)", "min normal",
+               "min subnormal", "epsilon", "inf", "NaN (canonical)"};
+  json list = json::array();
+  for (const Format* f : all_formats()) {
+    t.rows.push_back({f->name, fmt::format("1/{}/{}", f->exp_bits, f->man_bits),
+                      std::to_string(f->bias),
+                      fmt::format("{:.9g} ({})", f->max_finite, hex_bits(*f, f->max_code)),
+                      fmt::format("{:.6f}", f->log2_max), pow2_text(f->min_normal),
+                      pow2_text(f->min_subnormal), pow2_text(f->epsilon),
+                      f->has_inf ? hex_bits(*f, f->inf_code) : "none",
+                      hex_bits(*f, f->nan_code)});
+    list.push_back({{"name", f->name},
+                    {"bits", f->total_bits},
+                    {"exponent_bits", f->exp_bits},
+                    {"mantissa_bits", f->man_bits},
+                    {"bias", f->bias},
+                    {"max_finite", f->max_finite},
+                    {"min_normal", f->min_normal},
+                    {"min_subnormal", f->min_subnormal},
+                    {"epsilon", f->epsilon},
+                    {"log2_max", f->log2_max},
+                    {"has_inf", f->has_inf}});
+  }
+  t.notes = {
+      "log2(max) is the bound of FlashAttention-4's `max_offset + tau < log2(dtype_max)` check.",
+      "e4m3 is OCP E4M3FN: no inf, NaN = 0x7F/0xFF. Conversions round to nearest even and keep "
+      "subnormals; overflow: satfinite -> max finite (cvt.rn.satfinite), ieee -> inf (E4M3: NaN).",
+  };
+  r.tables.push_back(std::move(t));
+  r.results["formats"] = std::move(list);
+  return r;
+}
+
+// ---- quantize
+
+QuantizedValue quantize_value(const QuantizeConfig& c, float x, uint64_t index) {
+  const Format& f = *c.format;
+  QuantizedValue q{};
+  q.input = x;
+  q.bits = c.stochastic_seed
+               ? encode_sr(f, x, c.overflow, sr_random_bits(*c.stochastic_seed, index))
+               : encode(f, x, c.overflow);
+  q.decoded = decode(f, q.bits);
+  const double in = x, out = q.decoded;
+  q.abs_err = (std::isinf(in) && in == out) ? 0.0 : std::fabs(out - in);
+  q.rel_err = in == 0 ? (out == 0 ? 0.0 : INFINITY) : q.abs_err / std::fabs(in);
+  if (std::isinf(in)) q.rel_err = in == out ? 0.0 : NAN;
+  // Overflowed: the rounding (same mode, same random bits) went beyond max finite, or x = +-inf.
+  // Probed in ieee mode on |x|, where an overflow shows as inf (or E4M3FN's NaN).
+  const uint32_t rnd = c.stochastic_seed ? sr_random_bits(*c.stochastic_seed, index) : 0u;
+  const float ax = std::fabs(x);
+  const uint32_t probe = c.stochastic_seed ? encode_sr(f, ax, Overflow::ieee, rnd)
+                                           : encode(f, ax, Overflow::ieee);
+  const bool overflowed =
+      !std::isnan(x) && (std::isinf(x) || probe == (f.has_inf ? f.inf_code : f.nan_code));
+  q.saturated = overflowed && !(c.overflow == Overflow::ieee && std::isinf(x) && f.has_inf);
+  q.flushed = std::isfinite(x) && x != 0.0f && out == 0.0;
+  return q;
+}
+
+Report quantize_report(const QuantizeConfig& c, std::span<const float> values) {
+  const Format& f = *c.format;
+  Report r;
+  r.command = "quantize";
+  Table t;
+  t.title = fmt::format("{} values -> {} ({}, {})", values.size(), f.name, overflow_name(c.overflow),
+                        c.stochastic_seed ? fmt::format("stochastic rounding, seed {}", *c.stochastic_seed)
+                                          : std::string("round to nearest even"));
+  t.columns = {"input", "bits", "s exp man", "decoded", "abs err", "rel err", "note"};
+  json vals = json::array();
+  uint64_t n_sat = 0, n_flush = 0, n_nan = 0;
+  double max_abs = 0, max_rel = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const QuantizedValue q = quantize_value(c, values[i], i);
+    n_sat += q.saturated;
+    n_flush += q.flushed;
+    n_nan += std::isnan(q.decoded) ? 1 : 0;
+    if (std::isfinite(q.abs_err) && !q.saturated) max_abs = std::max(max_abs, q.abs_err);
+    if (std::isfinite(q.rel_err) && !q.saturated && !q.flushed) max_rel = std::max(max_rel, q.rel_err);
+    vals.push_back({{"input", json_number(q.input)},
+                    {"dtype", f.name},
+                    {"overflow", overflow_name(c.overflow)},
+                    {"bits", hex_bits(f, q.bits)},
+                    {"decoded", json_number(q.decoded)},
+                    {"abs_err", json_number(q.abs_err)},
+                    {"rel_err", json_number(q.rel_err)},
+                    {"saturated", q.saturated},
+                    {"flushed", q.flushed}});
+    if (i < c.max_table_rows) {
+      std::string note;
+      if (q.saturated)
+        note = std::isnan(q.decoded) ? "overflow -> NaN"
+               : std::isinf(q.decoded) ? "overflow -> inf"
+                                       : "saturated to max finite";
+      if (q.flushed) note = "flushed to zero";
+      if (std::isnan(q.input)) note = "NaN -> canonical NaN";
+      t.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits), bit_fields(f, q.bits),
+                        fmt::format("{:.9g}", q.decoded), fmt::format("{:.3g}", q.abs_err),
+                        fmt::format("{:.3g}", q.rel_err), note});
+    }
+  }
+  if (values.size() > c.max_table_rows)
+    t.notes.push_back(fmt::format("showing the first {} of {} values; --json has all of them",
+                                  c.max_table_rows, values.size()));
+  t.notes.push_back(fmt::format(
+      "{} saturated/overflowed, {} flushed to zero, {} NaN; max abs err {:.3g} and max rel err "
+      "{:.3g} over the values in range",
+      n_sat, n_flush, n_nan, max_abs, max_rel));
+  r.tables.push_back(std::move(t));
+  r.results["values"] = std::move(vals);
+  r.results["summary"] = {{"count", values.size()},
+                          {"saturated", n_sat},
+                          {"flushed", n_flush},
+                          {"nan", n_nan},
+                          {"max_abs_err_in_range", max_abs},
+                          {"max_rel_err_in_range", max_rel}};
+  return r;
+}
+
+// ---- readers
+
+static std::string lower(std::string s) {
+  for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+float parse_float32(const std::string& token, const std::string& where) {
+  const std::string lo = lower(token);
+  const std::string body = (!lo.empty() && (lo[0] == '-' || lo[0] == '+')) ? lo.substr(1) : lo;
+  const bool neg = !lo.empty() && lo[0] == '-';
+  if (body == "nan") return neg ? -NAN : NAN;
+  if (body == "inf" || body == "infinity") return neg ? -INFINITY : INFINITY;
+  if (token.empty() || std::isspace(static_cast<unsigned char>(token[0])))
+    throw Error(fmt::format("{}: '{}' is not a number", where, token),
+                "give decimal or hex floats, nan, inf or -inf");
+  errno = 0;
+  char* end = nullptr;
+  const float v = std::strtof(token.c_str(), &end);
+  if (end == token.c_str() || *end != '\0' || body.rfind("nan", 0) == 0 ||
+      body.rfind("inf", 0) == 0)
+    throw Error(fmt::format("{}: '{}' is not a number", where, token),
+                "give decimal or hex floats, nan, inf or -inf");
+  if (std::isinf(v))
+    throw Error(fmt::format("{}: '{}' is beyond the float32 range (max 3.40282347e38)", where, token),
+                "write inf or -inf for an infinity");
+  if (v == 0.0f) {
+    // A literal like 1e-50 that reads as 0: say so instead of silently quantizing 0.
+    const double d = std::strtod(token.c_str(), nullptr);
+    bool nonzero_digit = d != 0.0;
+    for (char ch : body) {
+      if (ch == 'e' || ch == 'p') break;
+      if (ch >= '1' && ch <= '9') nonzero_digit = true;
+      if (body.rfind("0x", 0) == 0 && std::isxdigit(static_cast<unsigned char>(ch)) && ch != '0' &&
+          ch != 'x')
+        nonzero_digit = true;
+    }
+    if (nonzero_digit)
+      throw Error(fmt::format("{}: '{}' is below float32's smallest subnormal (1.4e-45) and would "
+                              "read as 0",
+                              where, token),
+                  "write 0 if you mean zero");
+  }
+  return v;
+}
+
+std::vector<float> parse_float_text(const std::string& text, const std::string& source) {
+  std::vector<float> out;
+  size_t line_no = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    ++line_no;
+    pos = nl + 1;
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && (std::isspace(static_cast<unsigned char>(line[i])) || line[i] == ','))
+        ++i;
+      size_t j = i;
+      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j])) && line[j] != ',')
+        ++j;
+      if (j > i) out.push_back(parse_float32(line.substr(i, j - i), fmt::format("{} line {}", source, line_no)));
+      i = j;
+    }
+    if (nl == text.size()) break;
+  }
+  return out;
+}
+
+std::vector<float> parse_float_binary(const std::string& bytes, const std::string& source) {
+  if (bytes.size() % 4 != 0)
+    throw Error(fmt::format("{} has {} bytes, which is not a multiple of 4", source, bytes.size()),
+                "--binary reads raw little-endian float32 values, 4 bytes each");
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+// ---- raw encodings
+
+namespace {
+template <class T>
+size_t write_codes(const Format& f, Overflow ov, std::span<const float> values, std::FILE* out) {
+  std::vector<T> codes(values.size());
+  encode_array(f, values, std::span<T>(codes), ov);
+  const size_t n = std::fwrite(codes.data(), sizeof(T), codes.size(), out);
+  if (n != codes.size()) throw Error("writing the encoded values failed", std::strerror(errno));
+  return n * sizeof(T);
+}
+}  // namespace
+
+size_t write_encoded(const Format& f, Overflow ov, std::span<const float> values, std::FILE* out) {
+  if (f.total_bits <= 8) return write_codes<uint8_t>(f, ov, values, out);
+  if (f.total_bits <= 16) return write_codes<uint16_t>(f, ov, values, out);
+  return write_codes<uint32_t>(f, ov, values, out);
+}
+
+size_t write_encoded_all_float32(const Format& f, Overflow ov, std::FILE* out, int threads) {
+  // Groups of chunks are converted in parallel, then written in order.
+  constexpr uint64_t kChunk = uint64_t(1) << 22;
+  const int workers = threads > 0 ? threads : default_threads();
+  const uint64_t group = kChunk * uint64_t(workers);
+  std::vector<std::vector<float>> in(static_cast<size_t>(workers), std::vector<float>(kChunk));
+  std::vector<std::vector<uint32_t>> codes(static_cast<size_t>(workers), std::vector<uint32_t>(kChunk));
+  const size_t width = f.total_bits <= 8 ? 1 : (f.total_bits <= 16 ? 2 : 4);
+  std::vector<unsigned char> buf(kChunk * width);
+  size_t written = 0;
+  const uint64_t total = uint64_t(1) << 32;
+  for (uint64_t g = 0; g < total; g += group) {
+    const uint64_t n = std::min(group, total - g);
+    parallel_chunks(n, kChunk, workers, [&](uint64_t c, uint64_t b, uint64_t e) {
+      auto& x = in[size_t(c)];
+      for (uint64_t i = b; i < e; ++i) x[size_t(i - b)] = f32_from_bits(uint32_t(g + i));
+      encode_array(f, std::span<const float>(x.data(), size_t(e - b)),
+                   std::span<uint32_t>(codes[size_t(c)].data(), size_t(e - b)), ov);
+    });
+    for (uint64_t c = 0; c < chunk_count(n, kChunk); ++c) {
+      const uint64_t len = std::min(kChunk, n - c * kChunk);
+      const auto& cd = codes[size_t(c)];
+      for (uint64_t i = 0; i < len; ++i) {  // little-endian narrowing (this host is x86)
+        const uint32_t v = cd[size_t(i)];
+        std::memcpy(buf.data() + i * width, &v, width);
+      }
+      if (std::fwrite(buf.data(), 1, size_t(len * width), out) != size_t(len * width))
+        throw Error("writing the encodings failed", std::strerror(errno));
+      written += size_t(len * width);
+    }
+  }
+  return written;
+}
+
+}  // namespace fa4sim

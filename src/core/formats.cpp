@@ -1,0 +1,180 @@
+// formats.cpp: the shell around the header-only formats core: name lookup, validation of
+// hand-made formats, and the array loops. The loops call the FA4_HD scalar functions; for the
+// five named formats the format is a compile-time constant, so shifts and limits fold and the
+// branch-free encode() vectorises (AVX2 with -march=native).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/util/suggest.h"
+
+namespace fa4sim {
+
+const std::vector<const Format*>& all_formats() {
+  static const std::vector<const Format*> kAll = {&kFP32, &kBF16, &kFP16, &kE4M3, &kE5M2};
+  return kAll;
+}
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (const Format* f : all_formats()) names.emplace_back(f->name);
+  return names;
+}
+
+const char* overflow_name(Overflow ov) {
+  return ov == Overflow::satfinite ? "satfinite" : "ieee";
+}
+
+Overflow overflow_by_name(const std::string& name) {
+  if (name == "satfinite") return Overflow::satfinite;
+  if (name == "ieee") return Overflow::ieee;
+  throw_unknown_choice("overflow mode", name, {"satfinite", "ieee"});
+}
+
+const Format& format_by_name(const std::string& name) {
+  for (const Format* f : all_formats())
+    if (name == f->name) return *f;
+  // The spellings of ml_dtypes and numpy, for users coming from there.
+  static const std::pair<const char*, const Format*> kAliases[] = {
+      {"float8_e4m3fn", &kE4M3}, {"e4m3fn", &kE4M3},  {"float8_e5m2", &kE5M2},
+      {"bfloat16", &kBF16},      {"float16", &kFP16}, {"half", &kFP16},
+      {"float32", &kFP32},       {"float", &kFP32},
+  };
+  for (const auto& [alias, f] : kAliases)
+    if (name == alias) return *f;
+  throw_unknown_choice("dtype", name, format_names());
+}
+
+std::vector<std::string> validate(const Format& f) {
+  std::vector<std::string> errs;
+  const std::string n = f.name ? f.name : "(unnamed)";
+  if (f.exp_bits < 2 || f.exp_bits > 8)
+    errs.push_back(fmt::format("{}: exp_bits = {} is outside 2..8", n, f.exp_bits));
+  if (f.man_bits < 1 || f.man_bits > 23)
+    errs.push_back(fmt::format("{}: man_bits = {} is outside 1..23", n, f.man_bits));
+  if (!errs.empty()) return errs;  // the rest would shift by nonsense
+  if (f.total_bits != 1 + f.exp_bits + f.man_bits)
+    errs.push_back(fmt::format("{}: total_bits = {} is not 1 + exp_bits + man_bits", n, f.total_bits));
+  if (f.nan_encoding == NanEncoding::all_ones && f.has_inf)
+    errs.push_back(fmt::format("{}: an all-ones-NaN format (E4M3FN style) has no inf", n));
+  if (f.nan_encoding == NanEncoding::ieee && !f.has_inf)
+    errs.push_back(fmt::format("{}: an IEEE-NaN format reserves the all-ones exponent for inf", n));
+  // Every value must be a float32 (decode is exact, encode's shifts stay in range):
+  // emax <= 127 and the min subnormal >= 2^-149.
+  const Format d = make_format(f.name, f.exp_bits, f.man_bits, f.bias, f.has_inf, f.nan_encoding);
+  if (d.emax > 127 || d.emin - f.man_bits < -149)
+    errs.push_back(fmt::format("{}: range 2^{}..2^{} is not inside float32's 2^-149..2^127", n,
+                               d.emin - f.man_bits, d.emax));
+  if (d.max_code != f.max_code || d.nan_code != f.nan_code || d.inf_code != f.inf_code ||
+      d.max_finite != f.max_finite || d.min_subnormal != f.min_subnormal || d.emin != f.emin)
+    errs.push_back(fmt::format("{}: derived limits differ from make_format(); build it with "
+                               "make_format()", n));
+  return errs;
+}
+
+// ---- array loops
+
+namespace {
+
+// The format either as a compile-time constant (named formats) or at run time.
+template <const Format* P>
+struct ConstFormat {
+  static constexpr const Format& get() { return *P; }
+};
+struct RuntimeFormat {
+  const Format* p;
+  const Format& get() const { return *p; }
+};
+
+bool same_format(const Format& a, const Format& b) {
+  return a.exp_bits == b.exp_bits && a.man_bits == b.man_bits && a.bias == b.bias &&
+         a.has_inf == b.has_inf && a.nan_encoding == b.nan_encoding && a.max_code == b.max_code &&
+         a.nan_code == b.nan_code && a.inf_code == b.inf_code && a.total_bits == b.total_bits;
+}
+
+template <class Body>
+void with_format(const Format& f, Body&& body) {
+  if (same_format(f, kE4M3)) return body(ConstFormat<&kE4M3>{});
+  if (same_format(f, kE5M2)) return body(ConstFormat<&kE5M2>{});
+  if (same_format(f, kBF16)) return body(ConstFormat<&kBF16>{});
+  if (same_format(f, kFP16)) return body(ConstFormat<&kFP16>{});
+  if (same_format(f, kFP32)) return body(ConstFormat<&kFP32>{});
+  const auto errs = validate(f);
+  if (!errs.empty()) throw Error(fmt::format("invalid number format: {}", errs.front()));
+  return body(RuntimeFormat{&f});
+}
+
+void check_sizes(size_t in, size_t out, const char* what) {
+  if (in != out)
+    throw Error(fmt::format("{}: output has {} elements for {} inputs", what, out, in),
+                "size the output like the input");
+}
+
+template <class T>
+void encode_array_impl(const Format& f, std::span<const float> in, std::span<T> out, Overflow ov) {
+  check_sizes(in.size(), out.size(), "encode_array");
+  if (f.total_bits > int(8 * sizeof(T)))
+    throw Error(fmt::format("encode_array: {}-bit format {} into {}-bit outputs", f.total_bits,
+                            f.name, 8 * sizeof(T)),
+                "use a wider output element type");
+  with_format(f, [&](auto fmt_) {
+    const float* src = in.data();
+    T* dst = out.data();
+    const size_t n = in.size();
+    if (ov == Overflow::satfinite) {
+      for (size_t i = 0; i < n; ++i) dst[i] = T(encode(fmt_.get(), src[i], Overflow::satfinite));
+    } else {
+      for (size_t i = 0; i < n; ++i) dst[i] = T(encode(fmt_.get(), src[i], Overflow::ieee));
+    }
+  });
+}
+
+}  // namespace
+
+void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov) {
+  encode_array_impl(f, in, out, ov);
+}
+void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov) {
+  encode_array_impl(f, in, out, ov);
+}
+void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov) {
+  encode_array_impl(f, in, out, ov);
+}
+
+void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
+  check_sizes(bits.size(), out.size(), "decode_array");
+  with_format(f, [&](auto fmt_) {
+    for (size_t i = 0; i < bits.size(); ++i) out[i] = decode(fmt_.get(), bits[i]);
+  });
+}
+
+void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {
+  check_sizes(in.size(), out.size(), "quantize_array");
+  with_format(f, [&](auto fmt_) {
+    for (size_t i = 0; i < in.size(); ++i) out[i] = quantize(fmt_.get(), in[i], ov);
+  });
+}
+
+void encode_sr_array(const Format& f, std::span<const float> in, std::span<uint32_t> out,
+                     Overflow ov, uint64_t seed, uint64_t first_index) {
+  check_sizes(in.size(), out.size(), "encode_sr_array");
+  with_format(f, [&](auto fmt_) {
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = encode_sr(fmt_.get(), in[i], ov, sr_random_bits(seed, first_index + i));
+  });
+}
+
+void quantize_sr_array(const Format& f, std::span<const float> in, std::span<float> out,
+                       Overflow ov, uint64_t seed, uint64_t first_index) {
+  check_sizes(in.size(), out.size(), "quantize_sr_array");
+  with_format(f, [&](auto fmt_) {
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = decode(fmt_.get(),
+                      encode_sr(fmt_.get(), in[i], ov, sr_random_bits(seed, first_index + i)));
+  });
+}
+
+}  // namespace fa4sim

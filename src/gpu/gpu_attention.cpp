@@ -1,0 +1,487 @@
+// gpu_attention.cpp: the CPU side of the GPU attention kernel (include/fa4sim/gpu/gpu_attention.h):
+// validation, inputs, the float64 reference, the CPU model run in the kernel's granularity, and
+// the replay of the GPU's dumped S. Needs no GPU; the kernel itself is in src/cuda/attention*.
+#include "fa4sim/gpu/gpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/util/parallel.h"
+
+namespace fa4sim {
+
+const char* gpu_attn_dtype_name(GpuAttnDtype t) {
+  switch (t) {
+    case GpuAttnDtype::kBF16: return "bf16";
+    case GpuAttnDtype::kFP16: return "fp16";
+    case GpuAttnDtype::kE4M3: return "e4m3";
+    case GpuAttnDtype::kE5M2: return "e5m2";
+  }
+  return "?";
+}
+
+namespace {
+
+const Format& storage_format(GpuAttnDtype t) {
+  switch (t) {
+    case GpuAttnDtype::kFP16: return kFP16;
+    case GpuAttnDtype::kE4M3: return kE4M3;
+    case GpuAttnDtype::kE5M2: return kE5M2;
+    case GpuAttnDtype::kBF16:
+    default: return kBF16;
+  }
+}
+
+double scale_of(const GpuAttnShape& shape, const GpuAttnSoftmax& sm) {
+  return sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(shape.head_dim));
+}
+
+// The kernel's float32 scale_log2 for one (batch, kv_head): float(scale * log2 e) times the
+// float32 product q_descale * k_descale (attention_host.cpp computes that product in float).
+float scale_log2_of(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const GpuAttnInputs& in,
+                    int64_t bhk) {
+  float sl2 = float(scale_of(shape, sm) * 1.4426950408889634);
+  if (gpu_attn_is_fp8(sm.dtype)) sl2 = sl2 * (in.q_descale[size_t(bhk)] * in.k_descale[size_t(bhk)]);
+  return sl2;
+}
+
+// Decoded, descaled value of element i of a tensor whose (batch, kv_head) index is bhk.
+struct Decoded {
+  std::vector<float> q, k, v;  // float32 holds every bf16/fp16/FP8 value exactly
+};
+Decoded decode_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype, const GpuAttnInputs& in,
+                      bool apply_descale) {
+  const Format& f = storage_format(dtype);
+  Decoded d;
+  d.q.resize(in.q.size());
+  d.k.resize(in.k.size());
+  d.v.resize(in.v.size());
+  const int64_t per_q_head = int64_t(shape.seq_q) * shape.head_dim;
+  const int64_t per_kv_head = int64_t(shape.seq_k) * shape.head_dim;
+  const int group = shape.heads_q / shape.heads_kv;
+  const bool fp8 = gpu_attn_is_fp8(dtype) && apply_descale;
+  for (size_t i = 0; i < in.q.size(); ++i) {
+    const int64_t bh = int64_t(i) / per_q_head;
+    const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+    d.q[i] = decode(f, in.q[i]) * (fp8 ? in.q_descale[size_t(bhk)] : 1.f);
+  }
+  for (size_t i = 0; i < in.k.size(); ++i) {
+    const int64_t bhk = int64_t(i) / per_kv_head;
+    d.k[i] = decode(f, in.k[i]) * (fp8 ? in.k_descale[size_t(bhk)] : 1.f);
+    d.v[i] = decode(f, in.v[i]) * (fp8 ? in.v_descale[size_t(bhk)] : 1.f);
+  }
+  return d;
+}
+
+// How far the causal diagonal is shifted right: 0 top-left, seq_k - seq_q bottom-right.
+int causal_shift(const GpuAttnShape& shape) {
+  return shape.causal_bottom_right ? shape.seq_k - shape.seq_q : 0;
+}
+
+bool visible(const GpuAttnShape& shape, int row, int col) {
+  return col < shape.seq_k && (!shape.causal || col <= row + causal_shift(shape));
+}
+
+// Key blocks a CTA of block_m rows starting at row m0 visits, in the kernel's order.
+std::vector<int> block_order(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, int m0,
+                             int block_m = kGpuAttnBlockM, int block_n = kGpuAttnBlockN) {
+  int n_blocks = (shape.seq_k + block_n - 1) / block_n;
+  if (shape.causal) {
+    const int last_key = std::clamp(m0 + block_m + causal_shift(shape), 0, shape.seq_k);
+    n_blocks = std::min(n_blocks, (last_key + block_n - 1) / block_n);
+  }
+  std::vector<int> order(size_t(std::max(n_blocks, 0)));
+  for (int i = 0; i < n_blocks; ++i) order[size_t(i)] = sm.reverse_blocks ? n_blocks - 1 - i : i;
+  return order;
+}
+
+const Format& p_format_of(GpuAttnDtype t) {
+  return t == GpuAttnDtype::kBF16 ? kBF16 : t == GpuAttnDtype::kE4M3 ? kE4M3
+                                          : t == GpuAttnDtype::kE5M2 ? kE5M2
+                                                                     : kFP16;
+}
+
+}  // namespace
+
+double gpu_attn_p_log2_max(GpuAttnDtype t) { return p_format_of(t).log2_max; }
+
+void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool allow_saturation) {
+  if (s.head_dim != 64 && s.head_dim != 128)
+    throw Error("head dim " + std::to_string(s.head_dim) + " is not supported by the GPU kernel",
+                "use --head-dim 64 or 128");
+  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
+    throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
+  if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)
+    throw Error("fa4sim's kernel aligns the causal mask top-left",
+                "bottom-right alignment is modelled for upstream's kernel only (fa4sim gpu upstream)");
+  if (s.heads_q % s.heads_kv != 0)
+    throw Error("--heads " + std::to_string(s.heads_q) + " is not a multiple of --kv-heads " +
+                    std::to_string(s.heads_kv),
+                "GQA needs heads_q = g * heads_kv");
+  if (s.heads_q > 65535 || s.batch > 65535 || (int64_t(s.seq_q) + kGpuAttnBlockM) > (int64_t(1) << 30))
+    throw Error("shape exceeds the kernel's grid limits", "heads and batch <= 65535");
+  if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
+    throw Error("--emu-tiles " + std::to_string(sm.emu_tiles) + " is out of range",
+                "0..8 tiles of 8 columns per 64-key block (fraction k/8)");
+  if (!(sm.tau >= 0) || !std::isfinite(sm.tau))
+    throw Error("tau must be a finite number >= 0", "e.g. --tau 8 (0 = rescale on every increase)");
+  if (!std::isfinite(sm.max_offset) || sm.max_offset < 0 || sm.max_offset > 64)
+    throw Error("max_offset must be in [0, 64]", "FA4 uses 8 for FP8 and 0 otherwise");
+  const double lim = gpu_attn_p_log2_max(sm.dtype);
+  if (!allow_saturation && double(sm.max_offset) + double(sm.tau) >= lim)
+    throw Error("max_offset + tau = " + std::to_string(sm.max_offset + sm.tau) +
+                    " reaches log2(max finite of " + gpu_attn_dtype_name(sm.dtype) + ") = " +
+                    std::to_string(lim) + ": P can saturate (upstream issue #2716)",
+                "lower --tau or --max-offset, or pass --allow-saturation to study it");
+}
+
+int64_t gpu_attn_device_bytes(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool instrument,
+                              bool dump) {
+  const int64_t rows = int64_t(s.batch) * s.heads_q * s.seq_q;
+  int64_t b = 2 * s.q_elems() + 2 * 2 * s.kv_elems() + 2 * s.q_elems() + 4 * rows;
+  if (gpu_attn_is_fp8(sm.dtype)) b += s.kv_elems() * 2;  // widening staging buffers
+  if (instrument) b += rows * s.key_blocks() * 5 + rows * 4;
+  if (dump) b += rows * s.seq_k * 10;
+  return b;
+}
+
+double gpu_attn_flops(const GpuAttnShape& s) {
+  const double f = 4.0 * s.batch * s.heads_q * double(s.seq_q) * s.seq_k * s.head_dim;
+  return s.causal && s.seq_q == s.seq_k ? f / 2 : f;
+}
+
+GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype, double q_scale,
+                                   uint64_t seed) {
+  const Format& f = storage_format(dtype);
+  const bool fp8 = gpu_attn_is_fp8(dtype);
+  GpuAttnInputs in;
+  const int64_t bhk_n = int64_t(shape.batch) * shape.heads_kv;
+  if (fp8) {
+    for (int64_t i = 0; i < bhk_n; ++i) {
+      in.q_descale.push_back(float(std::exp2(-1.0 - double(i % 3))));
+      in.k_descale.push_back(float(std::exp2(-1.0 - double((i + 1) % 3))));
+      in.v_descale.push_back(float(std::exp2(-1.0 - double((i + 1) % 3))));
+    }
+  }
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  const int group = shape.heads_q / shape.heads_kv;
+  const int64_t per_q = int64_t(shape.seq_q) * shape.head_dim;
+  const int64_t per_kv = int64_t(shape.seq_k) * shape.head_dim;
+  auto fill = [&](std::vector<uint16_t>& out, int64_t n, double mul, bool is_q,
+                  const std::vector<float>& ds) {
+    out.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t bhk = 0;
+      if (is_q) {
+        const int64_t bh = i / per_q;
+        bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+      } else {
+        bhk = i / per_kv;
+      }
+      const double x = nd(rng) * mul / (fp8 ? double(ds[size_t(bhk)]) : 1.0);
+      out[size_t(i)] = uint16_t(encode_f64(f, x, Overflow::satfinite));
+    }
+  };
+  fill(in.q, shape.q_elems(), q_scale, true, in.q_descale);
+  fill(in.k, shape.kv_elems(), 1.0, false, in.k_descale);
+  fill(in.v, shape.kv_elems(), 1.0, false, in.v_descale);
+  return in;
+}
+
+GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                    const GpuAttnInputs& in, int threads) {
+  const Decoded d = decode_inputs(shape, sm.dtype, in, true);
+  const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
+  const double scale = scale_of(shape, sm);
+  const int64_t rows = int64_t(shape.batch) * shape.heads_q * shape.seq_q;
+  GpuAttnReference ref;
+  ref.o.assign(size_t(rows) * size_t(D), 0.0);
+  ref.lse.assign(size_t(rows), 0.0);
+  parallel_chunks(uint64_t(rows), 64, threads, [&](uint64_t, uint64_t begin, uint64_t end) {
+    std::vector<double> s(size_t(shape.seq_k));
+    for (uint64_t r = begin; r < end; ++r) {
+      const int64_t bh = int64_t(r) / shape.seq_q;
+      const int row = int(int64_t(r) % shape.seq_q);
+      const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+      const float* q = &d.q[size_t(r) * size_t(D)];
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int j = 0; j < shape.seq_k; ++j) {
+        if (!visible(shape, row, j)) {
+          s[size_t(j)] = -std::numeric_limits<double>::infinity();
+          continue;
+        }
+        const float* k = &d.k[size_t((bhk * shape.seq_k + j) * D)];
+        double acc = 0;
+        for (int t = 0; t < D; ++t) acc += double(q[t]) * double(k[t]);
+        s[size_t(j)] = acc * scale;
+        mx = std::max(mx, s[size_t(j)]);
+      }
+      double sum = 0;
+      double* o = &ref.o[size_t(r) * size_t(D)];
+      if (mx == -std::numeric_limits<double>::infinity()) {  // no visible key: O = 0, LSE = -inf
+        ref.lse[size_t(r)] = mx;
+        continue;
+      }
+      for (int j = 0; j < shape.seq_k; ++j) {
+        if (!std::isfinite(s[size_t(j)])) continue;
+        const double p = std::exp(s[size_t(j)] - mx);
+        sum += p;
+        const float* v = &d.v[size_t((bhk * shape.seq_k + j) * D)];
+        for (int t = 0; t < D; ++t) o[t] += p * double(v[t]);
+      }
+      for (int t = 0; t < D; ++t) o[t] /= sum;
+      ref.lse[size_t(r)] = mx + std::log(sum);
+    }
+  });
+  return ref;
+}
+
+double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double e = double(o[i]) - ref[i];
+    num += e * e;
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o_bits, bool fp16, const std::vector<double>& ref) {
+  const Format& f = fp16 ? kFP16 : kBF16;
+  std::vector<float> o(o_bits.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = decode(f, o_bits[i]);
+  return gpu_attn_rel_l2(o, ref);
+}
+
+double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref) {
+  return gpu_attn_rel_l2_bits(o_bf16, false, ref);
+}
+
+GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
+  if (sm.emu_tiles != 0)
+    throw Error("the CPU model of the GPU kernel runs with --emu-tiles 0 only",
+                "emulated tiles are checked bit for bit by the replay (--check exact)");
+  // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
+  const Decoded d = decode_inputs(shape, sm.dtype, in, false);
+  const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
+  const int BM = tiling.block_m, BN = tiling.block_n;
+  if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
+    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1", "see GpuAttnTiling");
+  const Format& out_format = tiling.out_fp16 ? kFP16 : kBF16;
+  const int m_tiles = (shape.seq_q + BM - 1) / BM;
+  const int64_t n_tiles = int64_t(shape.batch) * shape.heads_q * m_tiles;
+  GpuAttnModel out;
+  out.o.assign(size_t(shape.q_elems()), 0.f);
+  out.lse.assign(size_t(int64_t(shape.batch) * shape.heads_q * shape.seq_q), 0.f);
+  std::vector<RescaleCounts> per_tile(static_cast<size_t>(n_tiles));
+  parallel_chunks(uint64_t(n_tiles), 1, threads, [&](uint64_t, uint64_t begin, uint64_t end) {
+    std::vector<float> S(size_t(BM) * size_t(BN)), V(size_t(BN) * size_t(D));
+    std::vector<float> O(size_t(BM) * size_t(D)), lse(static_cast<size_t>(BM));
+    for (uint64_t t = begin; t < end; ++t) {
+      const int64_t bh = int64_t(t) / m_tiles;
+      const int m0 = int(int64_t(t) % m_tiles) * BM;
+      const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+      SoftmaxParams p;
+      p.scale_log2 = scale_log2_of(shape, sm, in, bhk);
+      p.max_offset = sm.max_offset;
+      p.rescale_threshold = sm.tau;
+      p.exp2.mode = Exp2Mode::mufu;
+      p.p_format = p_format_of(sm.dtype);
+      p.warp_rows = tiling.warp_rows;
+      // Real rows only (the GPU also computes the phantom rows past seq_q on zero-filled Q and
+      // lets them vote in a partial last warp; the exact replay models that, the counts here
+      // count real rows, as gpu_attn_counts does).
+      const int rows = std::min(BM, shape.seq_q - m0);
+      RowBlockSim sim(p, rows, D);
+      for (int nb : block_order(shape, sm, m0, BM, BN)) {
+        for (int r = 0; r < rows; ++r) {
+          const int row = m0 + r;
+          for (int c = 0; c < BN; ++c) {
+            const int col = nb * BN + c;
+            float& s = S[size_t(r) * size_t(BN) + size_t(c)];
+            if (!visible(shape, row, col)) {
+              s = neg_inf_f32();
+            } else {
+              const float* q = &d.q[size_t((bh * shape.seq_q + row) * D)];
+              const float* k = &d.k[size_t((bhk * shape.seq_k + col) * D)];
+              double acc = 0;
+              for (int x = 0; x < D; ++x) acc += double(q[x]) * double(k[x]);
+              s = float(acc);
+            }
+          }
+        }
+        for (int c = 0; c < BN; ++c) {
+          const int col = nb * BN + c;
+          for (int x = 0; x < D; ++x)
+            V[size_t(c) * size_t(D) + size_t(x)] =
+                col < shape.seq_k ? d.v[size_t((bhk * shape.seq_k + col) * D + x)] : 0.f;
+        }
+        sim.process_tile(S.data(), size_t(BN), V.data(), size_t(D), BN);
+      }
+      sim.finalize(O.data(), size_t(D), lse.data());
+      const float vd = gpu_attn_is_fp8(sm.dtype) ? in.v_descale[size_t(bhk)] : 1.f;
+      for (int r = 0; r < rows; ++r) {
+        out.lse[size_t(bh * shape.seq_q + m0 + r)] = lse[size_t(r)];
+        for (int x = 0; x < D; ++x)
+          // the kernel stores O as bf16 (cvt.rn.bf16x2.f32; upstream: the input dtype): the model
+          // rounds the same way
+          out.o[size_t((bh * shape.seq_q + m0 + r) * D + x)] =
+              decode(out_format, encode(out_format, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
+      }
+      per_tile[t] = sim.counts();
+    }
+  });
+  RescaleCounts total;
+  for (const auto& c : per_tile) total += c;
+  out.row_decisions = total.row_decisions;
+  out.row_rescales = total.row_rescales;
+  out.warp_decisions = total.warp_decisions;
+  out.warp_rescales = total.warp_rescales;
+  out.p_count = total.p_count;
+  out.saturated = total.saturated;
+  return out;
+}
+
+GpuAttnCounts gpu_attn_counts(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                              const GpuAttnInstr& instr) {
+  GpuAttnCounts c;
+  const int nblk = shape.key_blocks();
+  const int64_t bhn = int64_t(shape.batch) * shape.heads_q;
+  for (int64_t bh = 0; bh < bhn; ++bh) {
+    for (int m0 = 0; m0 < shape.seq_q; m0 += kGpuAttnBlockM) {
+      const std::vector<int> order = block_order(shape, sm, m0);
+      for (size_t i = 1; i < order.size(); ++i) {
+        const int nb = order[i];
+        for (int w = 0; w < kGpuAttnBlockM / kGpuAttnWarpRows; ++w) {
+          const int r0 = m0 + w * kGpuAttnWarpRows;
+          if (r0 >= shape.seq_q) break;
+          ++c.warp_decisions;
+          bool warp = false;
+          for (int r = r0; r < std::min(r0 + kGpuAttnWarpRows, shape.seq_q); ++r) {
+            const uint8_t f = instr.flags[size_t((bh * shape.seq_q + r) * nblk + nb)];
+            ++c.row_decisions;
+            c.row_rescales += (f & 2u) ? 1 : 0;
+            warp = warp || (f & 4u);
+          }
+          c.warp_rescales += warp ? 1 : 0;
+        }
+      }
+    }
+  }
+  for (uint32_t s : instr.saturated) c.saturated += s;
+  return c;
+}
+
+GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                              const GpuAttnInputs& in, const GpuAttnOutputs& gpu) {
+  const GpuAttnInstr& g = gpu.instr;
+  if (g.s.empty())
+    throw Error("the replay needs the S/P dumps", "run the instrumented kernel with dump = true");
+  GpuAttnReplay rep;
+  const Format& pf = p_format_of(sm.dtype);
+  const uint32_t emu_mask = gpu_attn_emu_mask(sm.emu_tiles);
+  const int nblk = shape.key_blocks(), group = shape.heads_q / shape.heads_kv;
+  const int64_t bhn = int64_t(shape.batch) * shape.heads_q;
+  auto note = [&](const std::string& what) {
+    if (rep.first_mismatches.size() < 10) rep.first_mismatches.push_back(what);
+  };
+  for (int64_t bh = 0; bh < bhn; ++bh) {
+    const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+    const float sl2 = scale_log2_of(shape, sm, in, bhk);
+    for (int m0 = 0; m0 < shape.seq_q; m0 += kGpuAttnBlockM) {
+      const std::vector<int> order = block_order(shape, sm, m0);
+      std::vector<float> row_max(kGpuAttnBlockM, neg_inf_f32());
+      for (size_t it = 0; it < order.size(); ++it) {
+        const int nb = order[it];
+        std::vector<char> want(kGpuAttnBlockM, 0);
+        for (int r = 0; r < kGpuAttnBlockM; ++r) {
+          const int row = m0 + r;
+          const bool real = row < shape.seq_q;
+          auto s_at = [&](int col) -> float {
+            if (!visible(shape, row, col)) return neg_inf_f32();
+            return real ? g.s[size_t((bh * shape.seq_q + row) * shape.seq_k + col)] : 0.f;
+          };
+          float bm = neg_inf_f32();
+          for (int c = 0; c < kGpuAttnBlockN; ++c) bm = std::max(bm, s_at(nb * kGpuAttnBlockN + c));
+          const RowUpdate u = update_row_max(row_max[size_t(r)], bm, sl2, sm.tau, it == 0, false);
+          row_max[size_t(r)] = u.row_max;
+          want[size_t(r)] = u.rescale ? 1 : 0;
+          if (!real) continue;
+          const size_t fi = size_t((bh * shape.seq_q + row) * nblk + nb);
+          ++rep.row_max_checked;
+          if (f32_bits(g.row_max[fi]) != f32_bits(u.row_max)) {
+            ++rep.row_max_mismatch;
+            note("row_max at (bh " + std::to_string(bh) + ", row " + std::to_string(row) +
+                 ", block " + std::to_string(nb) + "): gpu " + std::to_string(g.row_max[fi]) +
+                 " cpu " + std::to_string(u.row_max));
+          }
+          ++rep.flag_checked;
+          if (bool(g.flags[fi] & 2u) != u.rescale) {
+            ++rep.flag_mismatch;
+            note("rescale flag at (bh " + std::to_string(bh) + ", row " + std::to_string(row) +
+                 ", block " + std::to_string(nb) + ")");
+          }
+          // P of this row in this block, from the GPU's row_max (identical when the above match)
+          const float bias = p_bias(u.row_max, sl2, sm.max_offset);
+          for (int c = 0; c < kGpuAttnBlockN; ++c) {
+            const int col = nb * kGpuAttnBlockN + c;
+            if (col >= shape.seq_k) continue;
+            const size_t pi = size_t((bh * shape.seq_q + row) * shape.seq_k + col);
+            const float x = p_argument(s_at(col), sl2, bias);
+            const float pg = g.p[pi];
+            const bool emu = (emu_mask >> (c / 8)) & 1u;
+            if (emu) {
+              ++rep.p_emu_checked;
+              if (f32_bits(pg) != f32_bits(ex2_emu(x, 3))) {
+                ++rep.p_emu_mismatch;
+                note("emulated P at (bh " + std::to_string(bh) + ", row " + std::to_string(row) +
+                     ", col " + std::to_string(col) + ")");
+              }
+            } else if (std::isfinite(x)) {
+              ++rep.p_mufu_checked;
+              const float want_p = exp2_mufu_like(x);
+              const int64_t du = std::llabs(int64_t(f32_bits(pg)) - int64_t(f32_bits(want_p)));
+              ++rep.p_mufu_ulp[du > 2 ? 3 : du];
+            }
+            const uint32_t cvt = encode(pf, pg, Overflow::satfinite);
+            ++rep.p_cvt_checked;
+            if (cvt != g.p_cvt[pi]) {
+              ++rep.p_cvt_mismatch;
+              note("P cast at (bh " + std::to_string(bh) + ", row " + std::to_string(row) +
+                   ", col " + std::to_string(col) + ")");
+            }
+            if (emu) {
+              ++rep.p_cvt_emu_checked;
+              if (encode(pf, ex2_emu(x, 3), Overflow::satfinite) != g.p_cvt[pi]) ++rep.p_cvt_emu_mismatch;
+            }
+          }
+        }
+        // the warp vote, per kGpuAttnWarpRows-row warp (phantom rows vote too)
+        for (int w = 0; w < kGpuAttnBlockM / kGpuAttnWarpRows; ++w) {
+          const int r0 = m0 + w * kGpuAttnWarpRows;
+          if (r0 >= shape.seq_q) break;
+          bool any = false;
+          for (int r = 0; r < kGpuAttnWarpRows; ++r) any = any || want[size_t(w * kGpuAttnWarpRows + r)];
+          const size_t fi = size_t((bh * shape.seq_q + r0) * nblk + nb);
+          ++rep.warp_checked;
+          if (bool(g.flags[fi] & 4u) != any) {
+            ++rep.warp_mismatch;
+            note("warp vote at (bh " + std::to_string(bh) + ", rows " + std::to_string(r0) +
+                 "+, block " + std::to_string(nb) + ")");
+          }
+        }
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace fa4sim

@@ -1,0 +1,502 @@
+// gpu_upstream.cpp: `fa4sim gpu upstream` (include/fa4sim/gpu/gpu_upstream.h): runs upstream
+// FlashAttention-4 through scripts/fa4_upstream.py and compares it with fa4sim's emulator and CPU
+// model. The GPU work happens in the Python driver; everything here runs on the host.
+#include "fa4sim/gpu/gpu_upstream.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <limits>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/util/progress.h"
+
+namespace fa4sim {
+
+namespace {
+
+// Single-quoted for /bin/sh.
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string driver_command(const std::string& python, const std::string& args) {
+  return sh_quote(python) + " " + sh_quote(upstream_script_path()) + " " + args;
+}
+
+// A process's stdout through popen; pclose on scope exit.
+struct Pipe {
+  explicit Pipe(const std::string& cmd) : f(popen(cmd.c_str(), "r")) {
+    if (f == nullptr) throw Error("could not start '" + cmd + "'", "check --python", kExitUsage);
+  }
+  ~Pipe() {
+    if (f != nullptr) pclose(f);
+  }
+  // Waits for the process; its exit code (-1 when it died from a signal).
+  int close() {
+    const int st = pclose(f);
+    f = nullptr;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  FILE* f;
+};
+
+std::string read_line(FILE* f) {
+  std::string s;
+  for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f)) s += char(c);
+  return s;
+}
+
+std::string read_all(FILE* f) {
+  std::string s;
+  char buf[1 << 14];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  return s;
+}
+
+// The driver's JSON line; an object with "error" when it could not be parsed.
+json parse_driver_line(const std::string& line) {
+  try {
+    json j = json::parse(line);
+    if (j.is_object()) return j;
+  } catch (const std::exception&) {
+  }
+  return json{{"error", "the upstream driver printed no JSON: " + line.substr(0, 300)}, {"kind", "driver"}};
+}
+
+// Maps the driver's error kinds to the CLI's exit codes.
+void throw_driver_error(const json& j) {
+  const std::string kind = j.value("kind", "");
+  const std::string what = j.value("error", std::string("the upstream driver failed"));
+  if (kind == "no_gpu") throw Error(what, "fa4sim gpu upstream needs an NVIDIA GPU", kExitNoGpu);
+  if (kind == "no_upstream") throw Error(what, kUpstreamInstallHint, kExitUsage);
+  throw Error(what, "see the driver's output above (scripts/fa4_upstream.py)", kExitCheckFailed);
+}
+
+// An own temporary folder, removed on scope exit (only ever the one mkdtemp made).
+struct TempDir {
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fa4sim-upstream-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data()) == nullptr)
+      throw Error("cannot create a temporary folder under " + tmpl.substr(0, tmpl.size() - 21),
+                  "set TMPDIR to a writable folder");
+    path = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+template <typename T>
+void write_raw(const std::string& path, const std::vector<T>& v) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
+  if (!f) throw Error("cannot write " + path, "check TMPDIR's free space");
+}
+
+template <typename T>
+std::vector<T> read_raw(const std::string& path, size_t n) {
+  std::vector<T> v(n);
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(T)));
+  if (!f || f.gcount() != std::streamsize(n * sizeof(T)))
+    throw Error("upstream's output " + path + " is missing or short", "see the driver's messages", kExitCheckFailed);
+  return v;
+}
+
+json shape_json(const GpuAttnShape& s) {
+  return json{{"batch", s.batch}, {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv}, {"seq_q", s.seq_q},
+              {"seq_k", s.seq_k}, {"head_dim", s.head_dim}, {"causal", s.causal},
+              {"causal_alignment", s.causal_bottom_right ? "bottom-right" : "top-left"}};
+}
+
+std::string fmt_e(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan"); }
+
+}  // namespace
+
+std::string upstream_script_path() { return std::string(FA4SIM_SOURCE_DIR) + "/scripts/fa4_upstream.py"; }
+
+json upstream_env(const std::string& python) {
+  Pipe p(driver_command(python, "info") + " 2>/dev/null");
+  const std::string line = read_line(p.f);
+  p.close();
+  return parse_driver_line(line);
+}
+
+void upstream_require(const json& env) {
+  if (env.contains("error")) throw_driver_error(env);
+  if (!env.value("cuda_available", false))
+    throw Error("no CUDA device visible to the upstream driver's torch" +
+                    (env.contains("torch_error") ? " (" + env["torch_error"].get<std::string>() + ")" : std::string()),
+                "fa4sim gpu upstream needs an NVIDIA GPU and torch with CUDA", kExitNoGpu);
+  if (!env.value("upstream_importable", false))
+    throw Error("upstream FlashAttention-4 is not installed for this python: " + env.value("upstream_error", std::string()),
+                kUpstreamInstallHint, kExitUsage);
+}
+
+// ---- forward
+
+void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
+  if (gpu_attn_is_fp8(dtype))
+    throw Error(std::string("--dtype ") + gpu_attn_dtype_name(dtype) +
+                    ": upstream refuses it on this GPU: \"FP8 is only supported on SM100 (compute capability "
+                    "10.x) for FA4 CuTe.\"",
+                "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
+  if (s.head_dim < 8 || s.head_dim > 256 || s.head_dim % 8 != 0)
+    throw Error(fmt::format("--head-dim {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
+                            "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
+                            "by 8.\"",
+                            s.head_dim, s.head_dim, s.head_dim),
+                "e.g. --head-dim 64 or 128");
+  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
+    throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
+  if (s.heads_q % s.heads_kv != 0)
+    throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", s.heads_q, s.heads_kv),
+                "GQA needs heads_q = g * heads_kv");
+  const double work = 2.0 * s.batch * s.heads_q * double(s.seq_q) * s.seq_k * s.head_dim;
+  if (work > 4e11)
+    throw Error("the float64 reference for this shape is too large for a check",
+                "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192)");
+}
+
+GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype) {
+  GpuAttnTiling t;
+  t.warp_rows = 16;
+  t.out_fp16 = dtype == GpuAttnDtype::kFP16;
+  if (head_dim <= 64) {
+    t.block_m = 192, t.block_n = 128;
+  } else if (head_dim <= 96) {
+    t.block_m = 192, t.block_n = causal ? 128 : 144;
+  } else if (head_dim <= 128) {
+    t.block_m = 128, t.block_n = 128;
+  } else if (head_dim <= 192) {
+    t.block_m = 128, t.block_n = 112;  // head_dim_v = head_dim > 128
+  } else {
+    t.block_m = 128, t.block_n = 80;
+  }
+  return t;
+}
+
+std::vector<UpstreamRunConfig> upstream_suite() {
+  std::vector<UpstreamRunConfig> v;
+  for (GpuAttnDtype dt : {GpuAttnDtype::kBF16, GpuAttnDtype::kFP16})
+    for (int d : {64, 128})
+      for (int causal : {0, 1}) {
+        UpstreamRunConfig mha;
+        mha.shape = GpuAttnShape{1, 4, 4, 1024, 1024, d, causal != 0, true};
+        mha.dtype = dt;
+        mha.label = fmt::format("{} d{} {} mha s1024", gpu_attn_dtype_name(dt), d, causal ? "causal" : "full");
+        v.push_back(mha);
+        UpstreamRunConfig gqa = mha;
+        gqa.shape = GpuAttnShape{2, 4, 2, 300, 333, d, causal != 0, true};
+        gqa.label = fmt::format("{} d{} {} gqa4:2 300x333", gpu_attn_dtype_name(dt), d, causal ? "causal" : "full");
+        gqa.seed = 2;
+        v.push_back(gqa);
+      }
+  for (int causal : {0, 1}) {
+    UpstreamRunConfig c;
+    c.shape = GpuAttnShape{1, 2, 2, 8192, 8192, 128, causal != 0, true};
+    c.label = fmt::format("bf16 d128 {} s8192", causal ? "causal" : "full");
+    c.seed = 3;
+    v.push_back(c);
+  }
+  UpstreamRunConfig sharp;
+  sharp.shape = GpuAttnShape{1, 2, 1, 8192, 8192, 64, true, true};
+  sharp.dtype = GpuAttnDtype::kFP16;
+  sharp.q_scale = 8;
+  sharp.seed = 4;
+  sharp.label = "fp16 d64 causal gqa2:1 s8192 q-scale 8";
+  v.push_back(sharp);
+  return v;
+}
+
+UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
+                                   const std::vector<uint16_t>& o_bits, const std::vector<float>& lse,
+                                   const GpuAttnTiling& tiling, int threads) {
+  UpstreamRunResult r;
+  r.config = c;
+  r.tiling = tiling;
+  r.ran = true;
+  GpuAttnSoftmax sm;
+  sm.dtype = c.dtype;
+  sm.tau = 0;  // Softmax.online_softmax rescales on every block
+  sm.max_offset = 0;
+  sm.emu_tiles = 0;
+  sm.reverse_blocks = true;
+  const GpuAttnReference ref = gpu_attn_reference(c.shape, sm, in, threads);
+  const GpuAttnModel model = gpu_attn_cpu_model(c.shape, sm, in, threads, tiling);
+  r.upstream_rel_l2 = gpu_attn_rel_l2_bits(o_bits, tiling.out_fp16, ref.o);
+  r.model_rel_l2 = gpu_attn_rel_l2(model.o, ref.o);
+  r.ratio = r.upstream_rel_l2 / r.model_rel_l2;
+  const Format& of = tiling.out_fp16 ? kFP16 : kBF16;
+  r.o_elements = o_bits.size();
+  for (size_t i = 0; i < o_bits.size(); ++i) {
+    const float up = decode(of, o_bits[i]);
+    r.o_equal_to_model += (up == model.o[i]) ? 1 : 0;
+    r.max_abs_o_vs_model = std::max(r.max_abs_o_vs_model, double(std::fabs(up - model.o[i])));
+  }
+  bool empty_rows_agree = true;
+  for (size_t i = 0; i < lse.size(); ++i) {
+    const bool up_empty = std::isinf(lse[i]) && lse[i] < 0, ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
+    r.empty_rows_upstream += up_empty ? 1 : 0;
+    r.empty_rows_ref += ref_empty ? 1 : 0;
+    if (up_empty || ref_empty) {
+      empty_rows_agree = empty_rows_agree && up_empty == ref_empty;
+      continue;
+    }
+    const double up = lse[i], mo = model.lse[i];
+    const float rf = float(ref.lse[i]);
+    const double ulp = double(std::nextafter(std::fabs(rf), std::numeric_limits<float>::infinity())) - std::fabs(rf);
+    r.max_abs_lse = std::max(r.max_abs_lse, std::fabs(ref.lse[i]));
+    r.lse_upstream_vs_ref = std::max(r.lse_upstream_vs_ref, std::fabs(up - ref.lse[i]));
+    r.lse_model_vs_ref = std::max(r.lse_model_vs_ref, std::fabs(mo - ref.lse[i]));
+    r.lse_upstream_vs_ref_ulp = std::max(r.lse_upstream_vs_ref_ulp, std::fabs(up - ref.lse[i]) / ulp);
+    r.lse_model_vs_ref_ulp = std::max(r.lse_model_vs_ref_ulp, std::fabs(mo - ref.lse[i]) / ulp);
+    r.lse_upstream_vs_model = std::max(r.lse_upstream_vs_model, std::fabs(up - mo));
+    if (std::isnan(up)) r.lse_upstream_vs_ref = std::numeric_limits<double>::quiet_NaN();
+  }
+  r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol &&
+           r.lse_upstream_vs_ref <= kUpstreamLseTol && empty_rows_agree;
+  return r;
+}
+
+Report run_upstream_check(const UpstreamCheckOptions& o) {
+  for (const auto& c : o.runs) upstream_validate(c.shape, c.dtype);
+  gpu_attn_device_name();  // exit 3 without a GPU
+  upstream_require(upstream_env(o.python));
+  Report rep;
+  rep.command = "gpu upstream check";
+  rep.threads = o.threads;
+  TempDir tmp;
+  json manifest = json::array();
+  std::vector<GpuAttnInputs> inputs;
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    const auto& c = o.runs[i];
+    inputs.push_back(gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed));
+    const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
+    write_raw(base + "q.bin", inputs.back().q);
+    write_raw(base + "k.bin", inputs.back().k);
+    write_raw(base + "v.bin", inputs.back().v);
+    manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
+                            {"batch", c.shape.batch}, {"heads_q", c.shape.heads_q}, {"heads_kv", c.shape.heads_kv},
+                            {"seq_q", c.shape.seq_q}, {"seq_k", c.shape.seq_k}, {"head_dim", c.shape.head_dim},
+                            {"causal", c.shape.causal}, {"q", base + "q.bin"}, {"k", base + "k.bin"},
+                            {"v", base + "v.bin"}, {"o", base + "o.bin"}, {"lse", base + "lse.bin"}});
+  }
+  {
+    std::ofstream m(tmp.path + "/manifest.json");
+    m << manifest.dump();
+  }
+  Pipe p(driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
+  const std::string out = read_all(p.f);
+  const int rc = p.close();
+  const json drv = parse_driver_line(out.substr(0, out.find('\n')));
+  if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
+  std::vector<UpstreamRunResult> results;
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    const auto& c = o.runs[i];
+    json run = json::object();
+    for (const auto& x : drv.value("runs", json::array()))
+      if (x.value("id", "") == std::to_string(i)) run = x;
+    GpuAttnTiling tiling = upstream_sm90_tiling(c.shape.head_dim, c.shape.causal, c.dtype);
+    if (!run.value("ok", false)) {
+      UpstreamRunResult r;
+      r.config = c;
+      r.tiling = tiling;
+      r.error = run.value("error", std::string("no result from the driver"));
+      results.push_back(r);
+      continue;
+    }
+    // The driver reports upstream's own tile choice; the model follows it.
+    if (run.contains("tile") && run["tile"].size() >= 2) {
+      tiling.block_m = run["tile"][0].get<int>();
+      tiling.block_n = run["tile"][1].get<int>();
+    }
+    const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
+    const auto o_bits = read_raw<uint16_t>(base + "o.bin", size_t(c.shape.q_elems()));
+    const auto lse = read_raw<float>(base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads_q * c.shape.seq_q));
+    UpstreamRunResult r = upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads);
+    r.first_call_s = run.value("first_call_s", 0.0);
+    results.push_back(r);
+  }
+  Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
+          {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "(ulp)",
+           "O = model %", "pass"},
+          {},
+          {}};
+  json runs = json::array();
+  bool pass = !results.empty();
+  for (const auto& r : results) {
+    const auto& c = r.config;
+    json j{{"label", c.label}, {"shape", shape_json(c.shape)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
+           {"q_scale", c.q_scale}, {"seed", c.seed},
+           {"tiling", {{"block_m", r.tiling.block_m}, {"block_n", r.tiling.block_n}, {"warp_rows", r.tiling.warp_rows},
+                       {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
+           {"ran", r.ran}};
+    if (!r.ran) {
+      j["error"] = r.error;
+      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "FAIL"});
+      pass = false;
+      runs.push_back(j);
+      continue;
+    }
+    j.update(json{{"upstream_rel_l2", r.upstream_rel_l2}, {"model_rel_l2", r.model_rel_l2}, {"ratio", r.ratio},
+                  {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref}, {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
+                  {"lse_max_abs_upstream_vs_model", r.lse_upstream_vs_model},
+                  {"lse_max_ulp_upstream_vs_f64", r.lse_upstream_vs_ref_ulp},
+                  {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
+                  {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
+                  {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
+                  {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass}});
+    runs.push_back(j);
+    pass = pass && r.pass;
+    t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
+                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio), fmt_e(r.lse_upstream_vs_ref),
+                      fmt_e(r.lse_model_vs_ref), fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+                      fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
+                      r.pass ? "ok" : "FAIL"});
+  }
+  t.notes.push_back(fmt::format(
+      "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}], upstream's LSE within {:g} of float64 (natural "
+      "log), the same empty rows; (ulp) = the LSE errors in float32 ulps of |LSE| (upstream/model); model = "
+      "fa4sim's RowBlockSim with upstream's tiling, tau 0, exact-rounded exp2 (README Divergences)",
+      1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseTol));
+  rep.tables.push_back(t);
+  json params = json::array();
+  for (const auto& c : o.runs) params.push_back(json{{"label", c.label}, {"shape", shape_json(c.shape)},
+                                                     {"dtype", gpu_attn_dtype_name(c.dtype)}, {"q_scale", c.q_scale},
+                                                     {"seed", c.seed}});
+  rep.params = json{{"runs", params}, {"python", o.python}};
+  rep.results = json{{"env", drv.value("env", json::object())}, {"runs", runs}, {"pass", pass}};
+  return rep;
+}
+
+// ---- exp2
+
+UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t total, int threads,
+                                                const std::function<void(uint64_t)>& progress) {
+  UpstreamExp2Result r;
+  r.degree = degree;
+  r.cmp.target = GpuVerifyTarget{"upstream-exp2-deg" + std::to_string(degree), gpu::Op::ex2_emu, degree};
+  const json head = parse_driver_line(read_line(f));
+  if (head.contains("error")) {
+    const std::string kind = head.value("kind", "");
+    if (kind != "upstream_compile" && kind != "unsupported") throw_driver_error(head);
+    r.error = head["error"].get<std::string>();
+    if (head.contains("poly")) r.poly = head["poly"].get<std::vector<double>>();
+    return r;
+  }
+  r.compiled = true;
+  r.poly = head.value("poly", std::vector<double>{});
+  r.compile_s = head.value("compile_s", 0.0);
+  constexpr uint64_t kChunk = uint64_t(1) << 24;
+  std::vector<uint32_t> bufs[2] = {std::vector<uint32_t>(kChunk), std::vector<uint32_t>(kChunk)};
+  std::future<void> pending;
+  uint64_t done = 0;
+  for (int b = 0; done < total; b ^= 1) {
+    const uint64_t n = std::min(kChunk, total - done);
+    const size_t got = fread(bufs[b].data(), sizeof(uint32_t), n, f);
+    if (got != n)
+      throw Error(fmt::format("the upstream exp2 stream ended after {} of {} outputs", done + got, total),
+                  "see the driver's messages above", kExitCheckFailed);
+    if (pending.valid()) pending.get();  // the compare of the previous chunk
+    pending = std::async(std::launch::async, [&, b, begin = done, n] {
+      gpu_verify_compare_chunk(r.cmp.target, begin, bufs[b].data(), n, threads, r.cmp);
+    });
+    done += n;
+    if (progress) progress(done);
+  }
+  if (pending.valid()) pending.get();
+  return r;
+}
+
+Report run_upstream_exp2(const UpstreamExp2Options& o) {
+  for (int d : o.degrees)
+    if (d < 0 || d > 5) throw Error(fmt::format("--degree {} is out of range", d), "upstream's POLY_EX2 has degrees 0..5");
+  if (o.total_log2 < 8 || o.total_log2 > 32) throw Error("--inputs-log2 must be in 8..32", "32 = every float32");
+  gpu_attn_device_name();  // exit 3 without a GPU
+  const json env = upstream_env(o.python);
+  upstream_require(env);
+  const uint64_t total = uint64_t(1) << o.total_log2;
+  std::vector<UpstreamExp2Result> res;
+  for (int d : o.degrees) {
+    Stopwatch sw;
+    Progress bar(fmt::format("upstream exp2 deg {}", d), total);
+    const int chunk_log2 = std::min(26, o.total_log2);
+    Pipe p(driver_command(o.python, fmt::format("exp2 --degree {} --total-log2 {} --chunk-log2 {}", d, o.total_log2,
+                                                chunk_log2)));
+    UpstreamExp2Result r = upstream_exp2_compare_stream(p.f, d, total, o.threads, [&](uint64_t n) {
+      if (o.progress) bar.update(n);
+    });
+    const int rc = p.close();
+    if (r.compiled && rc != 0)
+      throw Error(fmt::format("the upstream driver exited with {} after degree {}", rc, d), "see its messages above",
+                  kExitCheckFailed);
+    r.wall_s = sw.seconds();
+    res.push_back(std::move(r));
+  }
+  Report rep;
+  rep.command = "gpu upstream exp2";
+  rep.threads = o.threads;
+  rep.params = json{{"degrees", o.degrees}, {"inputs", total}, {"python", o.python}};
+  Table t{fmt::format("Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, {} inputs each, 0 bits",
+                      o.total_log2 == 32 ? std::string("all 2^32") : fmt::format("the first 2^{}", o.total_log2)),
+          {"degree", "upstream", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"},
+          {},
+          {}};
+  json degrees = json::array();
+  uint64_t mism = 0;
+  bool all_compiled = true;
+  for (const auto& r : res) {
+    json fm = json::array();
+    for (const auto& m : r.cmp.first)
+      fm.push_back({{"input", fmt::format("0x{:08X}", m.input)}, {"ex2_emu", fmt::format("0x{:08X}", m.cpu)},
+                    {"upstream", fmt::format("0x{:08X}", m.gpu)}});
+    json pc = json::object();
+    for (int k = 0; k < kInputClasses; ++k)
+      pc[input_class_name(InputClass(k))] = {{"inputs", r.cmp.inputs_per_class[k]}, {"mismatches", r.cmp.mismatches[k]}};
+    degrees.push_back(json{{"degree", r.degree}, {"compiled", r.compiled}, {"error", r.error}, {"poly", r.poly},
+                           {"inputs", r.cmp.inputs}, {"mismatches", r.cmp.total_mismatches()}, {"per_class", pc},
+                           {"first_mismatches", fm}, {"wall_s", r.wall_s}, {"compile_s", r.compile_s}});
+    if (!r.compiled) {
+      all_compiled = false;
+      t.rows.push_back({std::to_string(r.degree), "does not compile", "", "", "", "", "-", fmt::format("{:.1f}", r.wall_s)});
+      t.notes.push_back(fmt::format("degree {}: {}", r.degree, r.error));
+      continue;
+    }
+    mism += r.cmp.total_mismatches();
+    t.rows.push_back({std::to_string(r.degree), "ran", std::to_string(r.cmp.mismatches[0]),
+                      std::to_string(r.cmp.mismatches[1]), std::to_string(r.cmp.mismatches[2]),
+                      std::to_string(r.cmp.mismatches[3]), std::to_string(r.cmp.total_mismatches()),
+                      fmt::format("{:.1f}", r.wall_s)});
+    for (const auto& m : r.cmp.first)
+      t.notes.push_back(fmt::format("degree {} mismatch: input 0x{:08X} ex2_emu 0x{:08X} upstream 0x{:08X}", r.degree,
+                                    m.input, m.cpu, m.gpu));
+  }
+  t.notes.push_back(mism == 0 ? "RESULT: 0 mismatches on every degree upstream's code compiles for"
+                              : fmt::format("RESULT: {} mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream", mism));
+  rep.tables.push_back(t);
+  rep.results = json{{"env", env}, {"degrees", degrees}, {"total_mismatches", mism}, {"bit_exact", mism == 0},
+                     {"all_degrees_compiled", all_compiled}};
+  return rep;
+}
+
+}  // namespace fa4sim

@@ -1,0 +1,290 @@
+// test_attention.cpp: the attention-forward model (attention.h): presets and the safety check,
+// determinism across thread counts, the FP8 saturation mechanism, the error split's exact zeros,
+// GQA and .npy inputs (C and Fortran order), causal bookkeeping, and every refused config.
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "cli_helpers.h"
+#include "fa4sim/analysis/attention.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
+
+namespace fa4sim {
+namespace {
+
+AttentionConfig small(const std::string& dtype, int seq = 256) {
+  AttentionConfig c;
+  c.batch = 1, c.heads = 2, c.kv_heads = 1, c.d = 64;
+  c.seq_q = {seq};
+  c.dtypes = {dtype};
+  c.threads = 2;
+  return c;
+}
+
+// Expects `fn` to throw an Error with exit code 2 whose message contains `needle`.
+template <class Fn>
+void expect_error(Fn fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+// ---- presets and the check
+TEST(AttentionCheck, UpstreamPresetIsSafeForEveryDtype) {
+  const Report r = run_check({}, "upstream", std::nullopt, std::nullopt);
+  EXPECT_TRUE(r.results["safe"].get<bool>());
+  ASSERT_EQ(r.results["rows"].size(), 4u);
+  for (const auto& row : r.results["rows"]) EXPECT_TRUE(row["safe"].get<bool>()) << row.dump();
+}
+
+TEST(AttentionCheck, EarlierFp8PresetFailsForE4m3WithTheMechanism) {
+  const Report r = run_check({"e4m3", "e5m2"}, "fp8-tau4", std::nullopt, std::nullopt);
+  EXPECT_FALSE(r.results["safe"].get<bool>());
+  const auto& e4 = r.results["rows"][0];
+  EXPECT_FALSE(e4["safe"].get<bool>());
+  EXPECT_EQ(e4["worst_p"].get<double>(), 4096.0);  // 2^(8 + 4)
+  EXPECT_EQ(e4["dtype_max"].get<double>(), 448.0);
+  const std::string why = e4["explanation"].get<std::string>();
+  EXPECT_NE(why.find("4096"), std::string::npos) << why;
+  EXPECT_NE(why.find("448"), std::string::npos) << why;
+  EXPECT_NE(why.find("row_sum counts the unclipped value"), std::string::npos) << why;
+  EXPECT_TRUE(r.results["rows"][1]["safe"].get<bool>());  // E5M2: 2^12 < 57344
+}
+
+TEST(AttentionCheck, LargestSafeTauIsTheBoundary) {
+  // log2(448) - 8 = 0.807...: tau 0.8 is safe, 0.81 is not.
+  EXPECT_TRUE(check_safety(kE4M3, 0.8, 8).safe);
+  EXPECT_FALSE(check_safety(kE4M3, 0.81, 8).safe);
+  EXPECT_NEAR(check_safety(kE4M3, 0, 8).largest_safe_tau, std::log2(448.0) - 8, 1e-12);
+  EXPECT_FALSE(check_safety(kFP16, 16, 0).safe);  // 2^16 > 65504
+  EXPECT_TRUE(check_safety(kFP16, 15.99, 0).safe);
+}
+
+TEST(AttentionCheck, PresetLookup) {
+  EXPECT_EQ(preset_tau(attention_preset("upstream"), kE4M3), 0.0);
+  EXPECT_EQ(preset_tau(attention_preset("upstream"), kBF16), 8.0);
+  EXPECT_EQ(preset_max_offset(attention_preset("upstream"), kE5M2), 8.0);
+  EXPECT_EQ(preset_max_offset(attention_preset("upstream"), kFP16), 0.0);
+  EXPECT_EQ(preset_tau(attention_preset("fp8-tau4"), kE4M3), 4.0);
+  expect_error([] { attention_preset("upstraem"); }, "did you mean 'upstream'");
+}
+
+TEST(AttentionModel, UnclippedFormatKeepsPrecisionAndSubnormals) {
+  const Format u = unclipped_format(kE4M3);
+  EXPECT_EQ(u.man_bits, kE4M3.man_bits);
+  EXPECT_EQ(u.min_subnormal, kE4M3.min_subnormal);
+  EXPECT_GT(u.max_finite, 4096.0 * 2);
+  // Every float below E4M3's clipping point rounds identically; 4096 does not clip.
+  for (float x = 1e-4f; x < 440.0f; x *= 1.01f)
+    EXPECT_EQ(quantize(u, x, Overflow::satfinite), quantize(kE4M3, x, Overflow::satfinite)) << x;
+  EXPECT_EQ(quantize(u, 4096.0f, Overflow::satfinite), 4096.0f);
+  EXPECT_EQ(unclipped_format(kBF16).max_finite, kBF16.max_finite);
+}
+
+// ---- the model
+TEST(AttentionModel, SameBitsForAnyThreadCount) {
+  AttentionConfig c = small("e4m3");
+  c.causal = true;
+  c.threads = 1;
+  const json one = run_attention(c).report.results["runs"];
+  c.threads = 2;
+  const json two = run_attention(c).report.results["runs"];
+  c.threads = 5;
+  const json five = run_attention(c).report.results["runs"];
+  auto strip = [](json j) {
+    for (auto& r : j) r.erase("elapsed_s");
+    return j.dump();
+  };
+  EXPECT_EQ(strip(one), strip(two));
+  EXPECT_EQ(strip(one), strip(five));
+}
+
+TEST(AttentionModel, Bf16ErrorsAreSmallAndOrdered) {
+  AttentionConfig c = small("bf16");
+  const AttentionRun r = run_attention(c).runs.at(0);
+  // bf16 inputs and output: ~2^-9 relative per rounding, averaged over d = 64 products.
+  EXPECT_LT(r.rel_l2_dequantized, 1e-2);
+  EXPECT_LT(r.rel_l2_unquantized, 2e-2);
+  EXPECT_GT(r.rel_l2_unquantized, 0.0);
+  EXPECT_GT(r.cosine, 0.9999);
+  EXPECT_LT(r.lse_max_err, 1e-4);
+  EXPECT_EQ(r.saturated, 0u);
+  EXPECT_EQ(r.split_saturation, 0.0);  // bf16's unclipped format is bf16 itself
+  EXPECT_TRUE(r.q_descale.empty());    // no descales for 16-bit inputs
+  EXPECT_EQ(r.tau, 8.0);               // the upstream preset for 16-bit inputs
+}
+
+TEST(AttentionModel, Fp8SaturationMechanism) {
+  // max_offset 8: with tau 0, P <= 2^8 = 256 < 448 can never clip; with tau 4 it can.
+  AttentionConfig c = small("e4m3", 1024);
+  c.dtypes = {"e4m3", "e5m2"};
+  c.taus = {0.0, 4.0};
+  c.max_offset = 8.0;
+  c.allow_saturation = true;
+  const auto runs = run_attention(c).runs;
+  ASSERT_EQ(runs.size(), 4u);
+  const AttentionRun &e4t0 = runs[0], &e4t4 = runs[1], &e5t0 = runs[2], &e5t4 = runs[3];
+  EXPECT_EQ(e4t0.saturated, 0u);
+  EXPECT_EQ(e4t0.split_saturation, 0.0);
+  EXPECT_GT(e4t4.saturated, 0u);
+  EXPECT_GT(e4t4.split_saturation, 0.0);
+  EXPECT_GT(e4t4.rel_l2_dequantized, 2.0 * e4t0.rel_l2_dequantized);
+  EXPECT_EQ(e5t4.saturated, 0u);  // 2^12 < 57344
+  EXPECT_LT(e5t4.rel_l2_dequantized, 1.5 * e5t0.rel_l2_dequantized);
+  // Q/K/V quantisation does not depend on tau.
+  EXPECT_EQ(e4t0.split_qkv, e4t4.split_qkv);
+  // FP8 descales are stated: amax / 448 per (batch, kv_head) = 1 entry here.
+  ASSERT_EQ(e4t0.q_descale.size(), 1u);
+  EXPECT_GT(e4t0.q_descale[0], 0.0f);
+}
+
+TEST(AttentionModel, UnsafeConfigIsRefusedUnlessAllowed) {
+  AttentionConfig c = small("e4m3");
+  c.preset = "fp8-tau4";
+  expect_error([&] { validate_attention_config(c); }, "refusing to run");
+  c.allow_saturation = true;
+  EXPECT_NO_THROW(validate_attention_config(c));
+}
+
+TEST(AttentionModel, CausalCountsOnlyVisibleKeys) {
+  AttentionConfig c = small("bf16", 256);
+  c.causal = true;
+  c.d = 32;
+  const AttentionRun r = run_attention(c).runs.at(0);
+  // Per head, 128-row tiles: tile 0 computes 128 x 128, tile 1 computes 128 x 256 (top-left).
+  EXPECT_EQ(r.flops, 2 * 4.0 * (128.0 * 128 + 128.0 * 256) * 32);
+  EXPECT_LT(r.rel_l2_dequantized, 1e-2);  // a mask mismatch with the reference would be O(1)
+}
+
+// ---- .npy inputs
+struct NpyInputs {
+  std::filesystem::path dir;
+  std::string q, k, v;
+};
+
+// Writes Q (1, s, hq, d), K/V (1, s, hkv, d) from the seeded generator. With `replicate`, K and V
+// are written with their single kv head repeated hq times (MHA layout of the same GQA problem).
+NpyInputs write_inputs(int s, int hq, int hkv, int d, bool replicate, bool fortran) {
+  NpyInputs n;
+  n.dir = test::temp_dir("attn-npy");
+  n.q = (n.dir / "q.npy").string(), n.k = (n.dir / "k.npy").string(), n.v = (n.dir / "v.npy").string();
+  const auto q = seeded_input(7, 0, 1, s, hq, d, 1);
+  auto k = seeded_input(7, 1, 1, s, hkv, d, 1), v = seeded_input(7, 2, 1, s, hkv, d, 1);
+  int hk = hkv;
+  if (replicate) {
+    std::vector<float> k2, v2;
+    for (int t = 0; t < s; ++t)
+      for (int h = 0; h < hq; ++h)
+        for (int j = 0; j < d; ++j) {
+          const size_t src = (size_t(t) * size_t(hkv) + size_t(h / (hq / hkv))) * size_t(d) + size_t(j);
+          k2.push_back(k[src]);
+          v2.push_back(v[src]);
+        }
+    k = k2, v = v2, hk = hq;
+  }
+  auto put = [&](const std::string& path, const std::vector<float>& x, int heads) {
+    const std::vector<uint64_t> shape = {1, uint64_t(s), uint64_t(heads), uint64_t(d)};
+    if (!fortran) return write_npy_f32(path, shape, x);
+    std::vector<float> f(x.size());  // column-major: index i0 + 1*(i1 + s*(i2 + heads*i3))
+    for (int t = 0; t < s; ++t)
+      for (int h = 0; h < heads; ++h)
+        for (int j = 0; j < d; ++j)
+          f[size_t(t) + size_t(s) * (size_t(h) + size_t(heads) * size_t(j))] =
+              x[(size_t(t) * size_t(heads) + size_t(h)) * size_t(d) + size_t(j)];
+    write_npy(path, NpyType::f32, shape, f.data(), f.size() * 4, true);
+  };
+  put(n.q, q, hq);
+  put(n.k, k, hk);
+  put(n.v, v, hk);
+  return n;
+}
+
+json runs_of(const NpyInputs& n, const std::string& dtype = "bf16") {
+  AttentionConfig c = small(dtype);
+  c.q_path = n.q, c.k_path = n.k, c.v_path = n.v;
+  json j = run_attention(c).report.results["runs"];
+  for (auto& r : j) r.erase("elapsed_s"), r.erase("kv_heads"), r.erase("descales");
+  return j;
+}
+
+TEST(AttentionModel, GqaEqualsReplicatedKv) {
+  const NpyInputs gqa = write_inputs(160, 4, 2, 32, false, false);
+  const NpyInputs mha = write_inputs(160, 4, 2, 32, true, false);
+  EXPECT_EQ(runs_of(gqa).dump(), runs_of(mha).dump());
+  std::filesystem::remove_all(gqa.dir);
+  std::filesystem::remove_all(mha.dir);
+}
+
+TEST(AttentionModel, FortranOrderNpyEqualsCOrder) {
+  const NpyInputs c = write_inputs(96, 2, 1, 16, false, false);
+  const NpyInputs f = write_inputs(96, 2, 1, 16, false, true);
+  EXPECT_EQ(runs_of(c, "e4m3").dump(), runs_of(f, "e4m3").dump());
+  std::filesystem::remove_all(c.dir);
+  std::filesystem::remove_all(f.dir);
+}
+
+TEST(AttentionModel, NpyGeometryComesFromTheFiles) {
+  const NpyInputs n = write_inputs(96, 2, 1, 16, false, false);
+  AttentionConfig c = small("bf16");
+  c.q_path = n.q, c.k_path = n.k, c.v_path = n.v;
+  const AttentionRun r = run_attention(c).runs.at(0);
+  EXPECT_EQ(r.seq_q, 96);
+  EXPECT_EQ(r.heads, 2);
+  EXPECT_EQ(r.kv_heads, 1);
+  EXPECT_EQ(r.d, 16);
+  std::filesystem::remove_all(n.dir);
+}
+
+// ---- refused configurations (acceptance 5)
+TEST(AttentionModel, RefusesBadConfigs) {
+  AttentionConfig c = small("bf16");
+  c.heads = 6, c.kv_heads = 4;
+  expect_error([&] { validate_attention_config(c); }, "--heads 6 is not a multiple of --kv-heads 4");
+  c = small("bf16");
+  c.d = 0;
+  expect_error([&] { validate_attention_config(c); }, "must be >= 1");
+  c = small("bf16");
+  c.seq_q = {0};
+  expect_error([&] { validate_attention_config(c); }, "--seq must be >= 1");
+  c = small("bf16");
+  c.preset = "nope";
+  expect_error([&] { validate_attention_config(c); }, "unknown preset 'nope'");
+  c = small("fp8");
+  expect_error([&] { validate_attention_config(c); }, "unknown --dtype 'fp8'");
+  c = small("bf16");
+  c.q_path = "/tmp/q.npy";
+  expect_error([&] { validate_attention_config(c); }, "--q, --k and --v go together");
+}
+
+TEST(AttentionModel, RefusesMismatchedAndNonFiniteNpy) {
+  const NpyInputs a = write_inputs(64, 2, 1, 16, false, false);
+  const NpyInputs b = write_inputs(80, 2, 1, 16, false, false);
+  AttentionConfig c = small("bf16");
+  c.q_path = a.q, c.k_path = a.k, c.v_path = b.v;  // V has 80 keys, K 64
+  expect_error([&] { validate_attention_config(c); }, "K and V must match");
+  const NpyInputs d32 = write_inputs(64, 2, 1, 32, false, false);
+  c.q_path = d32.q, c.k_path = a.k, c.v_path = a.v;  // Q has d 32, K d 16
+  expect_error([&] { validate_attention_config(c); }, "batch (dim 0) and d (dim 3) must agree");
+  // NaN in K: refused with the count and the first index.
+  std::vector<float> k = seeded_input(7, 1, 1, 64, 1, 16, 1);
+  k[37] = std::nanf("");
+  k[40] = INFINITY;
+  write_npy_f32(a.k, {1, 64, 1, 16}, k);
+  c.q_path = a.q, c.k_path = a.k, c.v_path = a.v;
+  expect_error([&] { run_attention(c); }, "holds 2 non-finite value(s) (NaN or inf); the first is nan at flat index 37");
+  // Not a .npy file.
+  test::slurp(a.q);
+  { std::FILE* f = std::fopen(a.q.c_str(), "w"); std::fputs("q,k,v\n1,2,3\n", f); std::fclose(f); }
+  expect_error([&] { validate_attention_config(c); }, "is not a valid .npy file");
+  for (const auto* n : {&a, &b, &d32}) std::filesystem::remove_all(n->dir);
+}
+
+}  // namespace
+}  // namespace fa4sim

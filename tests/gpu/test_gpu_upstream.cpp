@@ -1,0 +1,235 @@
+// gpu_upstream (host side, no GPU needed): the exp2 stream comparison (0 mismatches on ex2_emu's
+// own bits, a planted mismatch found with its input and class, upstream's compile failure kept,
+// a short stream refused), upstream's sm90 tile table, validation with upstream's messages, the
+// mapping of the driver's environment to exit codes, the analysis of a forward run, and that the
+// pins in scripts/upstream_fetch.sh and scripts/fa4_upstream.py agree.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/core/formats.h"
+#include "fa4sim/gpu/gpu_upstream.h"
+
+using namespace fa4sim;
+
+namespace {
+
+// A driver stream: the JSON line, then `n` output words (ex2_emu's, with `flip` XORed into word
+// `at` when flip != 0).
+FILE* make_stream(const std::string& head, int degree, uint64_t n, uint64_t at = 0, uint32_t flip = 0) {
+  FILE* f = std::tmpfile();
+  std::fputs((head + "\n").c_str(), f);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t y = f32_bits(ex2_emu(f32_from_bits(uint32_t(i)), degree));
+    if (i == at) y ^= flip;
+    std::fwrite(&y, 4, 1, f);
+  }
+  std::rewind(f);
+  return f;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+int exit_code_of(const std::function<void()>& fn, std::string* msg = nullptr) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (msg) *msg = e.what();
+    return e.exit_code();
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST(GpuUpstreamExp2, StreamOfEx2EmuHasNoMismatch) {
+  FILE* f = make_stream(R"({"ok": true, "degree": 3, "poly": [1.0, 0.695], "compile_s": 0.1})", 3, 1u << 18);
+  const auto r = upstream_exp2_compare_stream(f, 3, 1u << 18, 2, nullptr);
+  std::fclose(f);
+  EXPECT_TRUE(r.compiled);
+  EXPECT_EQ(r.cmp.inputs, 1u << 18);
+  EXPECT_EQ(r.cmp.total_mismatches(), 0u);
+  EXPECT_EQ(r.poly.size(), 2u);
+}
+
+TEST(GpuUpstreamExp2, PlantedMismatchIsFoundWithItsInput) {
+  const uint64_t at = 200000;  // a positive normal float (bits 0x00030D40 are subnormal: class 2)
+  FILE* f = make_stream(R"({"ok": true, "degree": 5})", 5, 1u << 18, at, 1u);
+  const auto r = upstream_exp2_compare_stream(f, 5, 1u << 18, 2, nullptr);
+  std::fclose(f);
+  ASSERT_EQ(r.cmp.total_mismatches(), 1u);
+  EXPECT_EQ(r.cmp.mismatches[int(InputClass::zero_subnormal)], 1u);
+  ASSERT_EQ(r.cmp.first.size(), 1u);
+  EXPECT_EQ(r.cmp.first[0].input, uint32_t(at));
+  EXPECT_EQ(r.cmp.first[0].gpu ^ r.cmp.first[0].cpu, 1u);
+}
+
+TEST(GpuUpstreamExp2, UpstreamCompileFailureIsKeptNotHidden) {
+  FILE* f = make_stream(R"({"error": "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError", "kind": "upstream_compile", "poly": [1.0]})",
+                        0, 0);
+  const auto r = upstream_exp2_compare_stream(f, 0, 1u << 10, 1, nullptr);
+  std::fclose(f);
+  EXPECT_FALSE(r.compiled);
+  EXPECT_NE(r.error.find("does not compile"), std::string::npos);
+  EXPECT_EQ(r.cmp.inputs, 0u);
+}
+
+TEST(GpuUpstreamExp2, ShortStreamIsAnError) {
+  FILE* f = make_stream(R"({"ok": true, "degree": 3})", 3, 1000);
+  std::string msg;
+  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 1u << 12, 1, nullptr); }, &msg), kExitCheckFailed);
+  std::fclose(f);
+  EXPECT_NE(msg.find("ended after 1000 of 4096"), std::string::npos) << msg;
+}
+
+TEST(GpuUpstreamExp2, DriverErrorsMapToExitCodes) {
+  FILE* f = make_stream(R"({"error": "no CUDA device visible to torch", "kind": "no_gpu"})", 3, 0);
+  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 256, 1, nullptr); }), kExitNoGpu);
+  std::fclose(f);
+  f = make_stream("Traceback (most recent call last):", 3, 0);
+  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 256, 1, nullptr); }), kExitCheckFailed);
+  std::fclose(f);
+}
+
+TEST(GpuUpstream, RequireMapsEnvironmentToExitCodes) {
+  std::string msg;
+  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", false}, {"upstream_importable", true}}); }),
+            kExitNoGpu);
+  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", true}, {"upstream_importable", false},
+                                                    {"upstream_error", "ModuleNotFoundError: No module named 'flash_attn'"}}); },
+                         &msg),
+            kExitUsage);
+  EXPECT_NE(msg.find("scripts/upstream_install.sh"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("No module named 'flash_attn'"), std::string::npos) << msg;
+  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", true}, {"upstream_importable", true}}); }), 0);
+}
+
+TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
+  GpuAttnShape s;
+  std::string msg;
+  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kE4M3); }, &msg), kExitUsage);
+  EXPECT_NE(msg.find("FP8 is only supported on SM100"), std::string::npos) << msg;
+  for (int d : {4, 60, 264, 512}) {
+    s.head_dim = d;
+    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kBF16); }, &msg), kExitUsage) << d;
+    EXPECT_NE(msg.find("must be between 8 and 256 and divisible by 8"), std::string::npos) << msg;
+  }
+  for (int d : {8, 64, 96, 128, 256}) {
+    s.head_dim = d;
+    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kFP16); }), 0) << d;
+  }
+  s.head_dim = 64;
+  s.heads_q = 3;
+  s.heads_kv = 2;
+  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kBF16); }), kExitUsage);
+}
+
+TEST(GpuUpstream, Sm90TileTable) {
+  // flash_attn/cute/interface.py _tile_size_fwd_sm90 at 4.0.0b36 (not local, not block-sparse).
+  struct Row { int d; bool causal; int m, n; };
+  for (const Row& r : {Row{64, false, 192, 128}, Row{64, true, 192, 128}, Row{96, false, 192, 144},
+                       Row{96, true, 192, 128}, Row{128, false, 128, 128}, Row{128, true, 128, 128},
+                       Row{192, false, 128, 112}, Row{256, true, 128, 80}}) {
+    const GpuAttnTiling t = upstream_sm90_tiling(r.d, r.causal, GpuAttnDtype::kBF16);
+    EXPECT_EQ(t.block_m, r.m) << r.d;
+    EXPECT_EQ(t.block_n, r.n) << r.d;
+    EXPECT_EQ(t.warp_rows, 16);
+    EXPECT_FALSE(t.out_fp16);
+  }
+  EXPECT_TRUE(upstream_sm90_tiling(128, false, GpuAttnDtype::kFP16).out_fp16);
+}
+
+TEST(GpuUpstream, SuiteHasSixteenOrMoreRunsAllValid) {
+  const auto suite = upstream_suite();
+  EXPECT_GE(suite.size(), 16u);
+  int ragged = 0, gqa = 0, causal = 0, fp16 = 0, long_seq = 0;
+  for (const auto& c : suite) {
+    upstream_validate(c.shape, c.dtype);
+    EXPECT_TRUE(c.shape.causal_bottom_right);
+    ragged += c.shape.seq_q != c.shape.seq_k;
+    gqa += c.shape.heads_q != c.shape.heads_kv;
+    causal += c.shape.causal;
+    fp16 += c.dtype == GpuAttnDtype::kFP16;
+    long_seq += c.shape.seq_q >= 8192;
+  }
+  EXPECT_GT(ragged, 0);
+  EXPECT_GT(gqa, 0);
+  EXPECT_GT(causal, 0);
+  EXPECT_GT(fp16, 0);
+  EXPECT_GT(long_seq, 0);
+}
+
+// The analysis with the CPU model's own output standing in for upstream's: ratio 1, LSE 0 apart,
+// every O element equal, pass; an O scaled by 1.05 fails the ratio criterion.
+TEST(GpuUpstream, AnalysisOfAKnownOutput) {
+  UpstreamRunConfig c;
+  c.shape = GpuAttnShape{1, 2, 1, 150, 170, 64, true, true};
+  c.dtype = GpuAttnDtype::kFP16;
+  const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, 1.0, 9);
+  const GpuAttnTiling t = upstream_sm90_tiling(64, true, c.dtype);
+  GpuAttnSoftmax sm;
+  sm.dtype = c.dtype;
+  sm.tau = 0;
+  const GpuAttnModel m = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
+  std::vector<uint16_t> o(m.o.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kFP16, m.o[i], Overflow::ieee));
+  const UpstreamRunResult r = upstream_analyse(c, in, o, m.lse, t, 2);
+  EXPECT_DOUBLE_EQ(r.ratio, 1.0);
+  EXPECT_EQ(r.o_equal_to_model, r.o_elements);
+  EXPECT_EQ(r.lse_upstream_vs_model, 0.0);
+  EXPECT_LT(r.lse_upstream_vs_ref, kUpstreamLseTol);
+  EXPECT_EQ(r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp);
+  EXPECT_GT(r.max_abs_lse, 1.0);
+  EXPECT_EQ(r.empty_rows_upstream, 0u);
+  EXPECT_TRUE(r.pass);
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kFP16, m.o[i] * 1.05f, Overflow::ieee));
+  const UpstreamRunResult bad = upstream_analyse(c, in, o, m.lse, t, 2);
+  EXPECT_GT(bad.ratio, 1.5);
+  EXPECT_FALSE(bad.pass);
+}
+
+// Bottom-right causal with seq_q > seq_k: the first seq_q - seq_k rows see no key; the reference
+// and the model agree on which (LSE -inf, O 0).
+TEST(GpuUpstream, BottomRightCausalEmptyRows) {
+  UpstreamRunConfig c;
+  c.shape = GpuAttnShape{1, 1, 1, 200, 130, 64, true, true};
+  const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, 1.0, 3);
+  const GpuAttnTiling t = upstream_sm90_tiling(64, true, c.dtype);
+  GpuAttnSoftmax sm;
+  sm.tau = 0;
+  const GpuAttnModel m = gpu_attn_cpu_model(c.shape, sm, in, 1, t);
+  std::vector<uint16_t> o(m.o.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kBF16, m.o[i], Overflow::ieee));
+  const UpstreamRunResult r = upstream_analyse(c, in, o, m.lse, t, 1);
+  EXPECT_EQ(r.empty_rows_ref, 70u);
+  EXPECT_EQ(r.empty_rows_upstream, 70u);
+  EXPECT_TRUE(r.pass);
+  for (int x = 0; x < 64; ++x) EXPECT_EQ(m.o[size_t(x)], 0.f);
+}
+
+TEST(GpuUpstream, PinsAgreeBetweenFetchScriptAndDriver) {
+  const std::string root = FA4SIM_SOURCE_DIR;
+  const std::string fetch = slurp(root + "/scripts/upstream_fetch.sh");
+  const std::string driver = slurp(root + "/scripts/fa4_upstream.py");
+  std::set<std::string> a, b;
+  const std::regex pin_fetch(R"(([a-z0-9-]+)==([0-9][0-9a-z.]*))"), pin_py(R"re("([a-z0-9-]+)": "([0-9][0-9a-z.]*)")re");
+  for (std::sregex_iterator i(fetch.begin(), fetch.end(), pin_fetch), e; i != e; ++i) a.insert((*i)[1].str() + "==" + (*i)[2].str());
+  const auto pins_at = driver.find("PINS = {");
+  ASSERT_NE(pins_at, std::string::npos);
+  const std::string pins = driver.substr(pins_at, driver.find('}', pins_at) - pins_at);
+  for (std::sregex_iterator i(pins.begin(), pins.end(), pin_py), e; i != e; ++i) b.insert((*i)[1].str() + "==" + (*i)[2].str());
+  EXPECT_EQ(a.size(), 8u);
+  EXPECT_EQ(a, b);
+}
