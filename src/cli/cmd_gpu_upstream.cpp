@@ -2,6 +2,8 @@
 // reference: `info` (versions, device), `exp2` (its ex2_emulation vs ex2_emu on every float32),
 // `check` (its sm90 forward vs the float64 reference and the CPU model). Parses and validates;
 // the work is in src/gpu/gpu_upstream.cpp. Registered under `gpu` by add_gpu.
+#include <fmt/format.h>
+
 #include "cli_util.h"
 #include "commands.h"
 #include "fa4sim/util/error.h"
@@ -17,9 +19,12 @@ struct UpstreamCli {
   std::string degrees = "0,1,2,3,4,5", inputs_log2 = "32";
   // check
   std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024", seq_k,
-              q_scale = "1", seed = "1";
-  bool causal = false, suite = false;
-  CommonOptions info_common, exp2_common, check_common;
+              q_scale = "1", seed = "1", tau, max_offset, emu;
+  bool causal = false, suite = false, suite_tricks = false, variant = false;
+  // bench
+  std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1", b_tau = "0,4,8",
+              b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
+  CommonOptions info_common, exp2_common, check_common, bench_common;
 };
 
 UpstreamRunConfig run_from_options(const UpstreamCli& c) {
@@ -41,6 +46,15 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.seed = uint64_t(parse_int("--seed", c.seed, 0, int64_t(1) << 53));
   r.label = "custom";
   upstream_validate(r.shape, r.dtype);
+  r.tricks.variant = c.variant || !c.tau.empty() || !c.max_offset.empty() || !c.emu.empty();
+  if (r.tricks.variant) {
+    r.tricks.tau = c.tau.empty() ? 0.f : float(parse_double("--tau", c.tau));
+    r.tricks.max_offset = c.max_offset.empty() ? 0.f : float(parse_double("--max-offset", c.max_offset));
+    r.tricks.emu_eighths = c.emu.empty() ? 0 : int(parse_int("--emu", c.emu, 0, 8));
+    upstream_validate_tricks(r.tricks, r.dtype);
+    r.label = fmt::format("variant tau {:g} offset {:g} emu {}/8", r.tricks.tau, r.tricks.max_offset,
+                          r.tricks.emu_eighths);
+  }
   return r;
 }
 
@@ -128,13 +142,23 @@ void add_gpu_upstream(CLI::App& gpu) {
   ck->add_flag("--causal", c.causal, "Causal mask, bottom-right aligned as upstream's");
   ck->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)")->capture_default_str();
   ck->add_option("--seed", c.seed, "Seed of the inputs")->capture_default_str();
+  ck->add_flag("--variant", c.variant, "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
+                                       "(scripts/fa4_tricks.py); implied by --tau/--max-offset/--emu");
+  ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (0..64; FA4 uses 8)");
+  ck->add_option("--max-offset", c.max_offset, "Variant: P offset in log2 units (0..64; FA4 uses 0 for 16-bit)");
+  ck->add_option("--emu", c.emu, "Variant: eighths of each key block's n8 tiles through ex2_emulation (0..8)");
+  ck->add_flag("--suite-tricks", c.suite_tricks, "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
+                                                 "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
   python_opt(ck);
   add_common_options(ck, c.check_common);
   ck->callback([] {
     Stopwatch sw;
     UpstreamCheckOptions o;
+    if (c.suite && c.suite_tricks) throw Error("--suite and --suite-tricks exclude each other", "run one, then the other");
     if (c.suite) {
       o.runs = upstream_suite();
+    } else if (c.suite_tricks) {
+      o.runs = upstream_tricks_suite();
     } else {
       o.runs.push_back(run_from_options(c));
     }
@@ -145,6 +169,44 @@ void add_gpu_upstream(CLI::App& gpu) {
     emit(r, c.check_common.json_path, sw.seconds());
     if (!r.results.value("pass", false))
       throw Error("a criterion failed for upstream vs the CPU model", "see the table above", kExitCheckFailed);
+  });
+
+  auto* bn = up->add_subcommand(
+      "bench", "Time upstream's sm90 forward with FA4's softmax tricks (tau x emulated fraction) next to the stock "
+               "kernel and SDPA cuDNN, bf16, in one run");
+  bn->add_option("--batch", c.b_batch, "Batch size")->capture_default_str();
+  bn->add_option("--heads", c.b_heads, "Heads")->capture_default_str();
+  bn->add_option("--seq", c.b_seq, "Sequence lengths (list)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--head-dim", c.b_d, "Head dims (list; 8..256, multiples of 8)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--causal", c.b_causal, "Causal values (list of 0/1)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--tau", c.b_tau, "Variant thresholds (list, log2 units)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--emu", c.b_emu, "Variant emulated eighths (list, 0..8)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--warmup", c.b_warmup, "Untimed calls per point")->capture_default_str();
+  bn->add_option("--iters", c.b_iters, "Timed calls per point (median)")->capture_default_str();
+  python_opt(bn);
+  add_common_options(bn, c.bench_common);
+  bn->callback([] {
+    Stopwatch sw;
+    UpstreamBenchOptions o;
+    o.batch = int(parse_int("--batch", c.b_batch, 1, 65535));
+    o.heads = int(parse_int("--heads", c.b_heads, 1, 65535));
+    auto ints = [](const std::string& opt, const std::string& v, int64_t lo, int64_t hi) {
+      std::vector<int> out;
+      for (int64_t x : parse_int_list(opt, v, lo, hi)) out.push_back(int(x));
+      return out;
+    };
+    o.seqs = ints("--seq", c.b_seq, 1, 1 << 20);
+    o.head_dims = ints("--head-dim", c.b_d, 1, 4096);
+    o.causal = ints("--causal", c.b_causal, 0, 1);
+    o.taus.clear();
+    for (double x : parse_double_list("--tau", c.b_tau)) o.taus.push_back(float(x));
+    o.emu_eighths = ints("--emu", c.b_emu, 0, 8);
+    o.warmup = int(parse_int("--warmup", c.b_warmup, 0, 1000));
+    o.iters = int(parse_int("--iters", c.b_iters, 1, 10000));
+    o.python = c.python;
+    check_report_path(c.bench_common.json_path);
+    Report r = run_upstream_bench(o);
+    emit(r, c.bench_common.json_path, sw.seconds());
   });
 }
 

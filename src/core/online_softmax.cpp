@@ -295,7 +295,8 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
   std::vector<char> emu_col(size_t(n), 0);
   if (p_.exp2.mode == Exp2Mode::schedule)
     for (int k = 0; k < n; ++k)
-      emu_col[size_t(k)] = emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg);
+      emu_col[size_t(k)] = p_.exp2.tile_mask != 0 ? char((p_.exp2.tile_mask >> ((k / 8) % 32)) & 1u)
+                                                  : char(emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg));
   SoftmaxParams pr = p_;  // this row's parameters (its own max_offset in the one-shot experiment)
   if (counts_only_) {
     // Only saturations are counted: P can reach the threshold only where its argument is at least

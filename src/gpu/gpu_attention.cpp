@@ -266,9 +266,8 @@ double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vect
 
 GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
                                 const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
-  if (sm.emu_tiles != 0)
-    throw Error("the CPU model of the GPU kernel runs with --emu-tiles 0 only",
-                "emulated tiles are checked bit for bit by the replay (--check exact)");
+  if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
+    throw Error("--emu-tiles must be in 0..8", "k of 8 eight-column tiles per key block");
   // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
   const Decoded d = decode_inputs(shape, sm.dtype, in, false);
   const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
@@ -294,6 +293,12 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
       p.max_offset = sm.max_offset;
       p.rescale_threshold = sm.tau;
       p.exp2.mode = Exp2Mode::mufu;
+      if (sm.emu_tiles > 0) {  // emulated 8-column tiles: the rule of gpu_attn_emu_mask, tile t % 8
+        p.exp2.mode = Exp2Mode::schedule;
+        p.exp2.degree = 3;
+        const uint32_t m8 = gpu_attn_emu_mask(sm.emu_tiles);
+        for (int t = 0; t < 32; ++t) p.exp2.tile_mask |= ((m8 >> (t % 8)) & 1u) << t;
+      }
       p.p_format = p_format_of(sm.dtype);
       p.warp_rows = tiling.warp_rows;
       // Real rows only (the GPU also computes the phantom rows past seq_q on zero-filled Q and

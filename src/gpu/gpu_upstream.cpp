@@ -228,6 +228,39 @@ std::vector<UpstreamRunConfig> upstream_suite() {
   return v;
 }
 
+std::vector<UpstreamRunConfig> upstream_tricks_suite() {
+  std::vector<UpstreamRunConfig> v;
+  for (GpuAttnDtype dt : {GpuAttnDtype::kBF16, GpuAttnDtype::kFP16})
+    for (float tau : {0.f, 4.f, 8.f})
+      for (double qs : {1.0, 8.0})
+        for (int k : {0, 2, 4}) {
+          UpstreamRunConfig c;
+          const int d = dt == GpuAttnDtype::kBF16 ? 64 : 128;
+          c.shape = GpuAttnShape{1, 2, 2, 1024, 1024, d, false, true};
+          c.dtype = dt;
+          c.q_scale = qs;
+          c.seed = 5;
+          c.tricks = UpstreamTricks{true, tau, 0.f, k};
+          c.label = fmt::format("{} d{} tau {:g} q-scale {:g} emu {}/8", gpu_attn_dtype_name(dt), d, tau, qs, k);
+          v.push_back(c);
+        }
+  return v;
+}
+
+void upstream_validate_tricks(const UpstreamTricks& t, GpuAttnDtype dtype) {
+  if (!std::isfinite(t.tau) || t.tau < 0 || t.tau > 64)
+    throw Error(fmt::format("--tau {:g} is out of range", t.tau), "0..64 in log2 units (FA4 uses 8 for 16-bit inputs)");
+  if (!std::isfinite(t.max_offset) || t.max_offset < 0 || t.max_offset > 64)
+    throw Error(fmt::format("--max-offset {:g} is out of range", t.max_offset), "0..64 (FA4 uses 0 for 16-bit inputs)");
+  if (t.emu_eighths < 0 || t.emu_eighths > 8)
+    throw Error(fmt::format("--emu {} is out of range", t.emu_eighths), "0..8 eighths of the n8 tiles of a key block");
+  const double lim = gpu_attn_p_log2_max(dtype);
+  if (double(t.max_offset) + double(t.tau) >= lim)
+    throw Error(fmt::format("max_offset + tau = {:g} reaches log2(max finite of {}) = {:.3f}: P can saturate",
+                            double(t.max_offset) + t.tau, gpu_attn_dtype_name(dtype), lim),
+                "lower --tau or --max-offset");
+}
+
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
                                    const std::vector<uint16_t>& o_bits, const std::vector<float>& lse,
                                    const GpuAttnTiling& tiling, int threads) {
@@ -237,12 +270,16 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
   r.ran = true;
   GpuAttnSoftmax sm;
   sm.dtype = c.dtype;
-  sm.tau = 0;  // Softmax.online_softmax rescales on every block
-  sm.max_offset = 0;
-  sm.emu_tiles = 0;
+  sm.tau = c.tricks.tau;  // stock: 0, Softmax.online_softmax rescales on every block
+  sm.max_offset = c.tricks.max_offset;
+  sm.emu_tiles = c.tricks.emu_eighths;
   sm.reverse_blocks = true;
   const GpuAttnReference ref = gpu_attn_reference(c.shape, sm, in, threads);
   const GpuAttnModel model = gpu_attn_cpu_model(c.shape, sm, in, threads, tiling);
+  r.row_decisions = model.row_decisions;
+  r.row_rescales = model.row_rescales;
+  r.warp_decisions = model.warp_decisions;
+  r.warp_rescales = model.warp_rescales;
   r.upstream_rel_l2 = gpu_attn_rel_l2_bits(o_bits, tiling.out_fp16, ref.o);
   r.model_rel_l2 = gpu_attn_rel_l2(model.o, ref.o);
   r.ratio = r.upstream_rel_l2 / r.model_rel_l2;
@@ -279,7 +316,10 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
 }
 
 Report run_upstream_check(const UpstreamCheckOptions& o) {
-  for (const auto& c : o.runs) upstream_validate(c.shape, c.dtype);
+  for (const auto& c : o.runs) {
+    upstream_validate(c.shape, c.dtype);
+    if (c.tricks.variant) upstream_validate_tricks(c.tricks, c.dtype);
+  }
   gpu_attn_device_name();  // exit 3 without a GPU
   upstream_require(upstream_env(o.python));
   Report rep;
@@ -295,7 +335,10 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     write_raw(base + "q.bin", inputs.back().q);
     write_raw(base + "k.bin", inputs.back().k);
     write_raw(base + "v.bin", inputs.back().v);
-    manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
+    const json tricks = c.tricks.variant ? json{{"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
+                                                {"emu_eighths", c.tricks.emu_eighths}, {"degree", 3}}
+                                         : json(nullptr);
+    manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)}, {"tricks", tricks},
                             {"batch", c.shape.batch}, {"heads_q", c.shape.heads_q}, {"heads_kv", c.shape.heads_kv},
                             {"seq_q", c.shape.seq_q}, {"seq_k", c.shape.seq_k}, {"head_dim", c.shape.head_dim},
                             {"causal", c.shape.causal}, {"q", base + "q.bin"}, {"k", base + "k.bin"},
@@ -339,21 +382,23 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
   }
   Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
           {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "(ulp)",
-           "O = model %", "pass"},
+           "O = model %", "model rescale rows/warps %", "pass"},
           {},
           {}};
+  auto share = [](uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   json runs = json::array();
   bool pass = !results.empty();
   for (const auto& r : results) {
     const auto& c = r.config;
     json j{{"label", c.label}, {"shape", shape_json(c.shape)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
-           {"q_scale", c.q_scale}, {"seed", c.seed},
+           {"q_scale", c.q_scale}, {"seed", c.seed}, {"kernel", c.tricks.variant ? "variant" : "stock"},
+           {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset}, {"emu_eighths", c.tricks.emu_eighths},
            {"tiling", {{"block_m", r.tiling.block_m}, {"block_n", r.tiling.block_n}, {"warp_rows", r.tiling.warp_rows},
                        {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
            {"ran", r.ran}};
     if (!r.ran) {
       j["error"] = r.error;
-      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "FAIL"});
+      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"});
       pass = false;
       runs.push_back(j);
       continue;
@@ -365,27 +410,104 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
                   {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
                   {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
                   {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
-                  {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass}});
+                  {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass},
+                  {"model_rescale", {{"row_decisions", r.row_decisions}, {"row_rescales", r.row_rescales},
+                                     {"warp_decisions", r.warp_decisions}, {"warp_rescales", r.warp_rescales},
+                                     {"warp_rows", r.tiling.warp_rows}}}});
     runs.push_back(j);
     pass = pass && r.pass;
     t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
                       fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio), fmt_e(r.lse_upstream_vs_ref),
                       fmt_e(r.lse_model_vs_ref), fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
                       fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
+                      fmt::format("{:.2f}/{:.2f}", share(r.row_rescales, r.row_decisions),
+                                  share(r.warp_rescales, r.warp_decisions)),
                       r.pass ? "ok" : "FAIL"});
   }
   t.notes.push_back(fmt::format(
       "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}], upstream's LSE within {:g} of float64 (natural "
       "log), the same empty rows; (ulp) = the LSE errors in float32 ulps of |LSE| (upstream/model); model = "
-      "fa4sim's RowBlockSim with upstream's tiling, tau 0, exact-rounded exp2 (README Divergences)",
+      "fa4sim's RowBlockSim with upstream's tiling and the run's tau/max_offset/emulated tiles (stock: tau 0), "
+      "exact-rounded exp2 for the MUFU (README Divergences); rescale shares: the model's, 16-row warps",
       1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseTol));
   rep.tables.push_back(t);
   json params = json::array();
   for (const auto& c : o.runs) params.push_back(json{{"label", c.label}, {"shape", shape_json(c.shape)},
                                                      {"dtype", gpu_attn_dtype_name(c.dtype)}, {"q_scale", c.q_scale},
-                                                     {"seed", c.seed}});
+                                                     {"seed", c.seed}, {"variant", c.tricks.variant},
+                                                     {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
+                                                     {"emu_eighths", c.tricks.emu_eighths}});
   rep.params = json{{"runs", params}, {"python", o.python}};
   rep.results = json{{"env", drv.value("env", json::object())}, {"runs", runs}, {"pass", pass}};
+  return rep;
+}
+
+// ---- speed of the variants
+
+Report run_upstream_bench(const UpstreamBenchOptions& o) {
+  json shapes = json::array(), variants = json::array();
+  for (int d : o.head_dims)
+    for (int c : o.causal)
+      for (int seq : o.seqs) {
+        GpuAttnShape sh{o.batch, o.heads, o.heads, seq, seq, d, c != 0, true};
+        upstream_validate(sh, GpuAttnDtype::kBF16);
+        shapes.push_back(json{{"batch", o.batch}, {"heads", o.heads}, {"seq", seq}, {"head_dim", d},
+                              {"causal", c != 0}, {"dtype", "bf16"}});
+      }
+  for (float tau : o.taus)
+    for (int k : o.emu_eighths) {
+      upstream_validate_tricks(UpstreamTricks{true, tau, 0.f, k}, GpuAttnDtype::kBF16);
+      variants.push_back(json{{"tau", tau}, {"max_offset", 0}, {"emu_eighths", k}, {"degree", 3}});
+    }
+  if (o.warmup < 0 || o.iters < 1) throw Error("--iters must be >= 1 and --warmup >= 0", "e.g. --iters 20");
+  gpu_attn_device_name();  // exit 3 without a GPU
+  upstream_require(upstream_env(o.python));
+  Pipe p(driver_command(o.python, fmt::format("bench-tricks --warmup {} --iters {} --shapes {} --variants {}", o.warmup,
+                                              o.iters, sh_quote(shapes.dump()), sh_quote(variants.dump()))));
+  const std::string out = read_all(p.f);
+  const int rc = p.close();
+  const json drv = parse_driver_line(out.substr(0, out.find('\n')));
+  if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
+  Report rep;
+  rep.command = "gpu upstream bench";
+  rep.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seqs", o.seqs}, {"head_dims", o.head_dims},
+                    {"causal", o.causal}, {"taus", o.taus}, {"emu_eighths", o.emu_eighths}, {"dtype", "bf16"},
+                    {"warmup", o.warmup}, {"iters", o.iters}, {"python", o.python},
+                    {"timing", "CUDA events around each call, median; per shape: cuDNN, stock, variants in order"}};
+  Table t{"Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B" +
+              std::to_string(o.batch) + " H" + std::to_string(o.heads) + ")",
+          {"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s", "vs stock"},
+          {},
+          {}};
+  json rows = drv.value("rows", json::array());
+  for (auto& row : rows) {
+    double stock_ms = 0;
+    for (const auto& tm : row["timings"])
+      if (tm.value("kind", "") == "stock" && tm.contains("ms")) stock_ms = tm["ms"].get<double>();
+    for (auto& tm : row["timings"]) {
+      const std::string kind = tm.value("kind", "");
+      const json tr = tm.value("tricks", json::object());
+      std::string name = kind == "cudnn" ? "SDPA cuDNN" : kind == "stock" ? "upstream stock" : "variant";
+      const std::string tau = kind == "variant" ? fmt::format("{:g}", tr.value("tau", 0.0)) : "";
+      const std::string emu = kind == "variant" ? fmt::format("{}/8", tr.value("emu_eighths", 0)) : "";
+      if (!tm.contains("ms")) {
+        t.rows.push_back({std::to_string(row.value("head_dim", 0)), row.value("causal", false) ? "yes" : "no",
+                          std::to_string(row.value("seq", 0)), name, tau, emu, "error", tm.value("error", ""), ""});
+        continue;
+      }
+      const double ms = tm["ms"].get<double>();
+      if (stock_ms > 0) tm["vs_stock"] = stock_ms / ms;
+      t.rows.push_back({std::to_string(row.value("head_dim", 0)), row.value("causal", false) ? "yes" : "no",
+                        std::to_string(row.value("seq", 0)), name, tau, emu, fmt::format("{:.3f}", ms),
+                        fmt::format("{:.1f}", tm.value("tflops", 0.0)),
+                        stock_ms > 0 ? fmt::format("{:+.1f} %", 100.0 * (stock_ms / ms - 1.0)) : std::string("")});
+    }
+  }
+  t.notes.push_back("variant = scripts/fa4_tricks.py inside upstream's FlashAttentionForwardSm90: threshold tau (O "
+                    "rescale skipped unless a 16-row warp votes), ex2_emulation degree 3 on k/8 of the n8 tiles");
+  t.notes.push_back("FLOPs = 4*B*H*S^2*d, halved when causal; vs stock = stock time / this time - 1");
+  rep.tables.push_back(t);
+  rep.results = json{{"env", drv.value("env", json::object())}, {"rows", rows}};
   return rep;
 }
 

@@ -42,13 +42,23 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
   expect_usage("gpu upstream exp2 --degree 6", "--degree");
   expect_usage("gpu upstream exp2 --degree 3,x", "--degree");
   expect_usage("gpu upstream exp2 --inputs-log2 40", "--inputs-log2");
+  expect_usage("gpu upstream check --tau -1", "--tau");
+  expect_usage("gpu upstream check --emu 9", "--emu");
+  expect_usage("gpu upstream check --dtype fp16 --tau 8 --max-offset 8", "P can saturate");
+  expect_usage("gpu upstream check --suite --suite-tricks", "exclude each other");
+  expect_usage("gpu upstream bench --emu 0,9", "--emu");
+  expect_usage("gpu upstream bench --head-dim 64,12", "divisible by 8");
+  expect_usage("gpu upstream bench --tau 0,x", "--tau");
+  expect_usage("gpu upstream bench --iters 0", "--iters");
 }
 
 TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
   const auto dir = fa4sim::test::temp_dir("gpu-upstream");
   const auto json = (dir / "u.json").string();
   for (const std::string cmd : {"gpu upstream check --head-dim 64 --seq 300 --seq-k 333 --causal",
-                                "gpu upstream check --suite", "gpu upstream exp2 --degree 3"}) {
+                                "gpu upstream check --suite", "gpu upstream check --suite-tricks",
+                                "gpu upstream check --tau 8 --emu 2", "gpu upstream bench --seq 1024",
+                                "gpu upstream exp2 --degree 3"}) {
     auto r = run_cli(cmd + " --json " + json);
     EXPECT_EQ(r.code, 3) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;

@@ -338,6 +338,36 @@ TEST(OnlineSoftmax, ScheduleUsesEmulationOnItsColumns) {
   EXPECT_NE(a.row_sum()[0], b.row_sum()[0]);
 }
 
+// The tile schedule (tile_mask): with V = identity, O is P / row_sum, so every column's P can be
+// read back; columns of masked 8-column tiles are ex2_emu's, the others the correctly rounded exp2.
+TEST(OnlineSoftmax, TileMaskScheduleEmulatesWholeTiles) {
+  const int keys = 128;
+  auto S = normal_matrix(1, keys, 3.0, 62);
+  std::vector<float> V(size_t(keys) * keys, 0.f);
+  for (int k = 0; k < keys; ++k) V[size_t(k) * keys + size_t(k)] = 1.f;
+  SoftmaxParams sched;
+  sched.p_format = kFP32;
+  sched.exp2.mode = Exp2Mode::schedule;
+  sched.exp2.tile_mask = 0x5u | (0x5u << 8);  // tiles 0, 2, 8, 10
+  RowBlockSim sim(sched, 1, keys);
+  sim.process_tile(S.data(), keys, V.data(), keys, keys);
+  std::vector<float> O(static_cast<size_t>(keys));
+  sim.finalize(O.data(), keys, nullptr);
+  const float m = *std::max_element(S.begin(), S.end());
+  const float inv = 1.0f / sim.row_sum()[0];
+  int emulated_cols = 0, differs_from_mufu = 0;
+  for (int k = 0; k < keys; ++k) {
+    const int t = k / 8;
+    const bool e = t == 0 || t == 2 || t == 8 || t == 10;
+    emulated_cols += e;
+    const float want = p_exp2(S[size_t(k)], m, sched, e);
+    EXPECT_EQ(O[size_t(k)], want * inv) << k;
+    if (e) differs_from_mufu += want != exp2_mufu_like(std::fma(S[size_t(k)], 1.0f, -m));
+  }
+  EXPECT_EQ(emulated_cols, 32);
+  EXPECT_GT(differs_from_mufu, 0);  // the emulated columns really took the other path
+}
+
 // Parsing of the experiment's distributions and exp modes.
 TEST(Rescale, ParseDistAndExp) {
   EXPECT_EQ(parse_score_dist("normal:1.5").label, "normal:1.5");

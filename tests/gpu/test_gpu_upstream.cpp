@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
@@ -232,4 +234,59 @@ TEST(GpuUpstream, PinsAgreeBetweenFetchScriptAndDriver) {
   for (std::sregex_iterator i(pins.begin(), pins.end(), pin_py), e; i != e; ++i) b.insert((*i)[1].str() + "==" + (*i)[2].str());
   EXPECT_EQ(a.size(), 8u);
   EXPECT_EQ(a, b);
+}
+
+TEST(GpuUpstream, TricksValidation) {
+  std::string msg;
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 4}, GpuAttnDtype::kBF16); }), 0);
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, -1, 0, 0}, GpuAttnDtype::kBF16); }),
+            kExitUsage);
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 9}, GpuAttnDtype::kBF16); }),
+            kExitUsage);
+  // fp16's largest finite value is 65504 = 2^15.9993: tau 8 + offset 8 can saturate P.
+  EXPECT_EQ(exit_code_of([&] { upstream_validate_tricks(UpstreamTricks{true, 8, 8, 0}, GpuAttnDtype::kFP16); }, &msg),
+            kExitUsage);
+  EXPECT_NE(msg.find("P can saturate"), std::string::npos) << msg;
+}
+
+TEST(GpuUpstream, TricksSuiteCoversTheGrid) {
+  const auto suite = upstream_tricks_suite();
+  EXPECT_EQ(suite.size(), 36u);
+  std::set<std::string> seen;
+  for (const auto& c : suite) {
+    EXPECT_TRUE(c.tricks.variant);
+    upstream_validate(c.shape, c.dtype);
+    upstream_validate_tricks(c.tricks, c.dtype);
+    seen.insert(fmt::format("{}/{}/{}/{}", int(c.dtype), c.tricks.tau, c.q_scale, c.tricks.emu_eighths));
+  }
+  EXPECT_EQ(seen.size(), 36u);
+}
+
+// A variant run analysed with the CPU model's own output standing in for the GPU's: the model
+// runs the same tricks (tau 8, 2/8 emulated), so the ratio is 1, and its rescale counts are
+// reported (16-row warps: fewer warp decisions than row decisions, rows rescaled <= warps).
+TEST(GpuUpstream, AnalysisOfAVariantRun) {
+  UpstreamRunConfig c;
+  c.shape = GpuAttnShape{1, 2, 2, 300, 300, 64, false, true};
+  c.q_scale = 8;
+  c.tricks = UpstreamTricks{true, 8, 0, 2};
+  const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, 4);
+  const GpuAttnTiling t = upstream_sm90_tiling(64, false, c.dtype);
+  GpuAttnSoftmax sm;
+  sm.tau = 8;
+  sm.emu_tiles = 2;
+  const GpuAttnModel m = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
+  std::vector<uint16_t> o(m.o.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kBF16, m.o[i], Overflow::ieee));
+  const UpstreamRunResult r = upstream_analyse(c, in, o, m.lse, t, 2);
+  EXPECT_DOUBLE_EQ(r.ratio, 1.0);
+  EXPECT_EQ(r.row_decisions, m.row_decisions);
+  EXPECT_GT(r.row_decisions, r.warp_decisions);
+  EXPECT_LE(double(r.row_rescales) / double(r.row_decisions), double(r.warp_rescales) / double(r.warp_decisions));
+  // Without emulation the model's output differs (the emulated tiles change P).
+  sm.emu_tiles = 0;
+  const GpuAttnModel plain = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
+  size_t differ = 0;
+  for (size_t i = 0; i < m.o.size(); ++i) differ += m.o[i] != plain.o[i];
+  EXPECT_GT(differ, 0u);
 }

@@ -1,7 +1,7 @@
 // Upstream FlashAttention-4 on the GPU (label gpu): its own ex2_emulation against ex2_emu on the
 // first 2^24 float32 bit patterns for every degree it compiles (0 mismatches), and its sm90
-// forward against float64 and the CPU model on two small shapes (a ragged bottom-right-causal
-// GQA one and an fp16 one). The full 2^32 sweep and the 19-run suite are the CLI's
+// forward against float64 and the CPU model on small shapes (a ragged bottom-right-causal GQA
+// one, fp16 ones, and fa4sim's variant with FA4's tricks). The full 2^32 sweep and the 19-run suite are the CLI's
 // (`fa4sim gpu upstream exp2`, `check --suite`). Without a usable device, or without upstream
 // installed for python3 (scripts/upstream_install.sh), it prints why and exits 77 (a visible skip).
 #include <gtest/gtest.h>
@@ -57,6 +57,22 @@ TEST(GpuUpstream, SharpRowsKeepTheRatio) {
   c.shape = GpuAttnShape{1, 2, 2, 256, 256, 128, false, true};
   c.dtype = GpuAttnDtype::kFP16;
   c.q_scale = 8;
+  o.runs = {c};
+  const Report r = run_upstream_check(o);
+  const json& run = r.results.at("runs")[0];
+  std::printf("%s\n", run.dump().c_str());
+  EXPECT_NEAR(run.at("ratio").get<double>(), 1.0, kUpstreamL2RatioTol);
+}
+
+// fa4sim's variant of upstream's kernel with FA4's tricks (tau 8, 2/8 of the tiles emulated, sharp
+// rows so that rescales are skipped): its rel-L2 ratio to the CPU model running the same tricks.
+TEST(GpuUpstream, TricksVariantAgreesWithCpuModel) {
+  UpstreamCheckOptions o;
+  UpstreamRunConfig c;
+  c.label = "variant bf16 d64 tau 8 emu 2/8 q-scale 8";
+  c.shape = GpuAttnShape{1, 2, 2, 512, 512, 64, false, true};
+  c.q_scale = 8;
+  c.tricks = UpstreamTricks{true, 8, 0, 2};
   o.runs = {c};
   const Report r = run_upstream_check(o);
   const json& run = r.results.at("runs")[0];

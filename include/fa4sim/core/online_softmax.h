@@ -90,6 +90,11 @@ struct Exp2Choice {
   int freq = 0;         // schedule (freq, res, start_frg): see exp2_schedule.h
   int res = 4;
   int start_frg = 0;
+  // schedule by tiles instead (when tile_mask != 0): column c of a key tile is emulated iff bit
+  // (c / 8) % 32 of tile_mask is set: a Hopper wgmma accumulator gives each thread 2 columns of
+  // every n8 tile, so a warp-uniform choice is per 8-column tile (`fa4sim gpu upstream`'s variant
+  // of upstream's sm90 forward, gpu_upstream.h).
+  uint32_t tile_mask = 0;
 };
 
 struct SoftmaxParams {

@@ -165,8 +165,9 @@ struct GpuAttnTiling {
 // The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
 // kernel's order and granularity (by default 128-row CTA tiles, 64-key blocks, 16-row warps), S =
 // the float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly
-// rounded exp2 (Exp2Mode::mufu); emu_tiles > 0 is refused (RowBlockSim's schedule is upstream's
-// per-column-pair rule, not this kernel's per-tile rule: the replay below covers that).
+// rounded exp2 (Exp2Mode::mufu); with emu_tiles = k > 0, the columns of 8-column tile t of a key
+// block go through ex2_emu (degree 3) iff bit t % 8 of gpu_attn_emu_mask(k) is set (RowBlockSim's
+// tile_mask schedule).
 struct GpuAttnModel {
   std::vector<float> o;    // [batch, heads_q, seq_q, d] after the V descale, rounded to bf16/fp16
   std::vector<float> lse;  // [batch, heads_q, seq_q], natural log (-inf: no visible key)

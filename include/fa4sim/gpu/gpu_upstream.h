@@ -59,16 +59,34 @@ void upstream_validate(const GpuAttnShape& shape, GpuAttnDtype dtype);
 // O stored in the input dtype.
 GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype);
 
+// FA4's softmax tricks inside upstream's sm90 forward (scripts/fa4_tricks.py): the variant swaps
+// upstream's `Softmax` for a subclass with SoftmaxSm100's threshold tau (the O rescale skipped
+// unless a warp of 16 rows votes for it), max_offset, and ex2_emulation (degree 3) on k/8 of the
+// n8 tiles of each key block (tile t iff ((t % 8) * k) % 8 < k, the rule of gpu_attn_emu_mask).
+// The CPU model runs the same: tau, max_offset, emu_tiles = k, 16-row warps.
+struct UpstreamTricks {
+  bool variant = false;  // false: upstream's stock kernel (tau 0, no emulation, no offset)
+  float tau = 0, max_offset = 0;
+  int emu_eighths = 0;
+};
+
 struct UpstreamRunConfig {
   std::string label;
   GpuAttnShape shape;  // causal_bottom_right is set by the driver (upstream's alignment)
   GpuAttnDtype dtype = GpuAttnDtype::kBF16;
   double q_scale = 1;
   uint64_t seed = 1;
+  UpstreamTricks tricks;
 };
 // The standard set: bf16/fp16 x d 64/128 x causal/not x {MHA 1024, GQA 4:2 ragged 300 x 333},
 // plus seq 8192 (d 128 bf16 causal and not; d 64 fp16 causal with q-scale 8): 19 runs.
 std::vector<UpstreamRunConfig> upstream_suite();
+// The variant's numerics grid: tau {0, 4, 8} x q-scale {1, 8} x {bf16 d 64, fp16 d 128} x emulated
+// fraction {0, 1/4, 1/2}, seq 1024, 2 heads: 36 runs.
+std::vector<UpstreamRunConfig> upstream_tricks_suite();
+// Throws Error(exit 2) for tricks the variant does not take (tau or max_offset outside [0, 64],
+// emu_eighths outside 0..8, max_offset + tau >= log2(max finite of P's type)).
+void upstream_validate_tricks(const UpstreamTricks& t, GpuAttnDtype dtype);
 
 struct UpstreamRunResult {
   UpstreamRunConfig config;
@@ -85,6 +103,8 @@ struct UpstreamRunResult {
   double max_abs_o_vs_model = 0;
   bool pass = false;
   double first_call_s = 0;  // upstream's first call (includes its JIT compile)
+  // The CPU model's rescale decisions on these inputs (the GPU side is not instrumented).
+  uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
 };
 
 // The analysis of one run once upstream's O (bits, [batch, heads_q, seq_q, d]) and LSE
@@ -125,5 +145,17 @@ struct UpstreamExp2Result {
 UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t total, int threads,
                                                 const std::function<void(uint64_t)>& progress);
 Report run_upstream_exp2(const UpstreamExp2Options& o);
+
+// ---- speed of the variants next to the stock kernel and cuDNN (one process, one run)
+
+struct UpstreamBenchOptions {
+  int batch = 4, heads = 32;
+  std::vector<int> seqs{4096}, head_dims{64, 128}, causal{0, 1};
+  std::vector<float> taus{0, 4, 8};
+  std::vector<int> emu_eighths{0, 2, 4};
+  int warmup = 5, iters = 20;
+  std::string python = "python3";
+};
+Report run_upstream_bench(const UpstreamBenchOptions& o);
 
 }  // namespace fa4sim
