@@ -46,6 +46,7 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.seed = uint64_t(parse_int("--seed", c.seed, 0, int64_t(1) << 53));
   r.label = "custom";
   upstream_validate(r.shape, r.dtype);
+  upstream_validate_check_size(r.shape);
   r.tricks.variant = c.variant || !c.tau.empty() || !c.max_offset.empty() || !c.emu.empty();
   if (r.tricks.variant) {
     r.tricks.tau = c.tau.empty() ? 0.f : float(parse_double("--tau", c.tau));

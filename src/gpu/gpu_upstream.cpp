@@ -171,10 +171,14 @@ void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
   if (s.heads_q % s.heads_kv != 0)
     throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", s.heads_q, s.heads_kv),
                 "GQA needs heads_q = g * heads_kv");
+}
+
+void upstream_validate_check_size(const GpuAttnShape& s) {
   const double work = 2.0 * s.batch * s.heads_q * double(s.seq_q) * s.seq_k * s.head_dim;
   if (work > 4e11)
     throw Error("the float64 reference for this shape is too large for a check",
-                "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192)");
+                "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192); time big shapes "
+                "with fa4sim gpu upstream bench");
 }
 
 GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype) {
@@ -318,6 +322,7 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
 Report run_upstream_check(const UpstreamCheckOptions& o) {
   for (const auto& c : o.runs) {
     upstream_validate(c.shape, c.dtype);
+    upstream_validate_check_size(c.shape);
     if (c.tricks.variant) upstream_validate_tricks(c.tricks, c.dtype);
   }
   gpu_attn_device_name();  // exit 3 without a GPU

@@ -58,6 +58,7 @@ TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
   for (const std::string cmd : {"gpu upstream check --head-dim 64 --seq 300 --seq-k 333 --causal",
                                 "gpu upstream check --suite", "gpu upstream check --suite-tricks",
                                 "gpu upstream check --tau 8 --emu 2", "gpu upstream bench --seq 1024",
+                                "gpu upstream bench --seq 16384 --heads 32",
                                 "gpu upstream exp2 --degree 3"}) {
     auto r = run_cli(cmd + " --json " + json);
     EXPECT_EQ(r.code, 3) << cmd << "\n" << r.err;

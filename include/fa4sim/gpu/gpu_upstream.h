@@ -49,8 +49,10 @@ void upstream_require(const json& env);
 
 // Throws Error(exit 2) for what upstream's sm90 path refuses, with upstream's own message:
 // FP8 inputs ("FP8 is only supported on SM100 ..."), head dims outside 8..256 or not a multiple
-// of 8 (its _validate_head_dims), heads_q not a multiple of heads_kv; plus fa4sim's own limits.
+// of 8 (its _validate_head_dims), heads_q not a multiple of heads_kv, sizes < 1.
 void upstream_validate(const GpuAttnShape& shape, GpuAttnDtype dtype);
+// Throws Error(exit 2) when a check's float64 reference would be too large (work > 2e11 MACs).
+void upstream_validate_check_size(const GpuAttnShape& shape);
 
 // Upstream's sm90 forward tiling for this shape (flash_attn/cute/interface.py
 // _tile_size_fwd_sm90, not local, not block-sparse): (192, 128) for d <= 64, (192, 144) or
