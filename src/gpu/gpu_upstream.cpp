@@ -448,8 +448,11 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     runs.push_back(j);
     pass = pass && r.pass;
     t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
-                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio), fmt_e(r.lse_upstream_vs_ref),
-                      fmt_e(r.lse_model_vs_ref), fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio),
+                      r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
+                      r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+                      r.counted ? std::string("-")
+                                : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
                       fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
                       r.counted ? fmt::format("{:.2f}/{:.2f} (GPU {:.2f}/{:.2f})", share(r.row_rescales, r.row_decisions),
                                               share(r.warp_rescales, r.warp_decisions),
