@@ -196,29 +196,39 @@ struct Stored {
   std::vector<float> qd, kd, vd;  // per (batch, kv_head)
 };
 
-void refuse_nonfinite(const std::vector<float>& x, const std::string& path) {
+// `label`: "'q.npy'" for a file, "q" for an in-memory tensor.
+void refuse_nonfinite(const std::vector<float>& x, const std::string& label) {
   for (size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) {
       size_t n = 0;
       for (float y : x) n += std::isfinite(y) ? 0 : 1;
-      throw Error(fmt::format("'{}' holds {} non-finite value(s) (NaN or inf); the first is {} at "
+      throw Error(fmt::format("{} holds {} non-finite value(s) (NaN or inf); the first is {} at "
                               "flat index {}",
-                              path, n, x[i], i),
+                              label, n, x[i], i),
                   "attention inputs must be finite: fa4sim refuses them rather than propagate "
                   "NaN through every row that reads that key");
     }
 }
 
+// `label` names the input in messages: "--q 'q.npy'" for a file, "q" for an in-memory tensor.
+void check_input_shape(const std::vector<uint64_t>& shape, const std::string& label) {
+  if (shape.size() != 4)
+    throw Error(fmt::format("{} has shape {}, expected 4-D (batch, seq, heads, d)", label,
+                            shape_string(shape)),
+                "fa4sim reads Q, K and V in the layout (batch, seq, heads, d)");
+  for (auto s : shape)
+    if (s == 0 || s > uint64_t(1) << 30)
+      throw Error(fmt::format("{} has shape {}: every dimension must be 1..2^30", label,
+                              shape_string(shape)));
+}
+
+std::string file_label(const char* what, const std::string& path) {
+  return fmt::format("--{} '{}'", what, path);
+}
+
 NpyArray read_input_header(const std::string& path, const char* what) {
   NpyArray a = read_npy(path);
-  if (a.shape.size() != 4)
-    throw Error(fmt::format("--{} '{}' has shape {}, expected 4-D (batch, seq, heads, d)", what,
-                            path, a.shape_string()),
-                "fa4sim reads Q, K and V in the layout (batch, seq, heads, d)");
-  for (auto s : a.shape)
-    if (s == 0 || s > uint64_t(1) << 30)
-      throw Error(fmt::format("--{} '{}' has shape {}: every dimension must be 1..2^30", what, path,
-                              a.shape_string()));
+  check_input_shape(a.shape, file_label(what, path));
   return a;
 }
 
@@ -226,16 +236,18 @@ struct FileGeometry {
   int batch, seq_q, seq_k, heads, kv_heads, d;
 };
 
-FileGeometry check_file_shapes(const NpyArray& q, const NpyArray& k, const NpyArray& v,
+// Shapes of Q, K, V (each already 4-D) and their labels (see check_input_shape).
+FileGeometry check_file_shapes(const std::vector<uint64_t>& sq, const std::vector<uint64_t>& sk,
+                               const std::vector<uint64_t>& sv, const std::string& lq,
+                               const std::string& lk, const std::string& lv,
                                const AttentionConfig& c) {
-  const auto sq = q.shape, sk = k.shape, sv = v.shape;
   if (sk != sv)
-    throw Error(fmt::format("--k '{}' has shape {} but --v '{}' has shape {}; K and V must match",
-                            c.k_path, k.shape_string(), c.v_path, v.shape_string()));
+    throw Error(fmt::format("{} has shape {} but {} has shape {}; K and V must match", lk,
+                            shape_string(sk), lv, shape_string(sv)));
   if (sq[0] != sk[0] || sq[3] != sk[3])
-    throw Error(fmt::format("--q '{}' has shape {} and --k '{}' has shape {}: batch (dim 0) and d "
+    throw Error(fmt::format("{} has shape {} and {} has shape {}: batch (dim 0) and d "
                             "(dim 3) must agree",
-                            c.q_path, q.shape_string(), c.k_path, k.shape_string()),
+                            lq, shape_string(sq), lk, shape_string(sk)),
                 "layout (batch, seq, heads, d) for all three");
   if (sq[2] % sk[2] != 0)
     throw Error(fmt::format("--q has {} heads and --k/--v {}: the query heads must be a multiple "
@@ -291,13 +303,22 @@ void validate_attention_config(const AttentionConfig& c) {
     const NpyArray q = read_input_header(c.q_path, "q");
     const NpyArray k = read_input_header(c.k_path, "k");
     const NpyArray v = read_input_header(c.v_path, "v");
-    check_file_shapes(q, k, v, c);
+    check_file_shapes(q.shape, k.shape, v.shape, file_label("q", c.q_path),
+                      file_label("k", c.k_path), file_label("v", c.v_path), c);
+  }
+  if (!c.tensors.empty()) {
+    if (files) throw Error("give Q, K and V as files or as tensors, not both");
+    if (c.tensors.size() != 3) throw Error("q, k and v go together");
+    if (c.seq_q.size() != 1) throw Error("--seq lists do not apply to .npy inputs");
+    for (const auto& t : c.tensors) check_input_shape(t.shape, t.label);
+    check_file_shapes(c.tensors[0].shape, c.tensors[1].shape, c.tensors[2].shape,
+                      c.tensors[0].label, c.tensors[1].label, c.tensors[2].label, c);
   }
   // Sizes: refuse runs whose inputs alone would not fit comfortably in memory.
   for (int s : c.seq_q) {
     const int sk = c.seq_k ? *c.seq_k : s;
     const double bytes = 8.0 * c.batch * c.d * (double(s) * c.heads + 2.0 * sk * c.kv_heads);
-    if (!files && bytes > 16.0 * (1ull << 30))
+    if (!files && c.tensors.empty() && bytes > 16.0 * (1ull << 30))
       throw Error(fmt::format("inputs of {:.1f} GiB (batch {}, heads {}, seq {}, d {}) are too large",
                               bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
                   "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
@@ -330,15 +351,33 @@ Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
     const NpyArray q = read_input_header(c.q_path, "q");
     const NpyArray k = read_input_header(c.k_path, "k");
     const NpyArray v = read_input_header(c.v_path, "v");
-    const FileGeometry g = check_file_shapes(q, k, v, c);
+    const FileGeometry g = check_file_shapes(q.shape, k.shape, v.shape, file_label("q", c.q_path),
+                                             file_label("k", c.k_path), file_label("v", c.v_path), c);
     in.batch = g.batch, in.seq_q = g.seq_q, in.seq_k = g.seq_k, in.heads = g.heads;
     in.kv_heads = g.kv_heads, in.d = g.d;
     in.q = q.to_float32();
     in.k = k.to_float32();
     in.v = v.to_float32();
-    refuse_nonfinite(in.q, c.q_path);
-    refuse_nonfinite(in.k, c.k_path);
-    refuse_nonfinite(in.v, c.v_path);
+    refuse_nonfinite(in.q, fmt::format("'{}'", c.q_path));
+    refuse_nonfinite(in.k, fmt::format("'{}'", c.k_path));
+    refuse_nonfinite(in.v, fmt::format("'{}'", c.v_path));
+  } else if (!c.tensors.empty()) {
+    const auto& t = c.tensors;
+    const FileGeometry g = check_file_shapes(t[0].shape, t[1].shape, t[2].shape, t[0].label,
+                                             t[1].label, t[2].label, c);
+    in.batch = g.batch, in.seq_q = g.seq_q, in.seq_k = g.seq_k, in.heads = g.heads;
+    in.kv_heads = g.kv_heads, in.d = g.d;
+    auto copy = [](const AttentionConfig::Tensor& x) {
+      size_t n = 1;
+      for (auto s : x.shape) n *= size_t(s);
+      return std::vector<float>(x.data, x.data + n);
+    };
+    in.q = copy(t[0]);
+    in.k = copy(t[1]);
+    in.v = copy(t[2]);
+    refuse_nonfinite(in.q, t[0].label);
+    refuse_nonfinite(in.k, t[1].label);
+    refuse_nonfinite(in.v, t[2].label);
   } else {
     in.batch = c.batch, in.seq_q = seq_q, in.seq_k = c.seq_k ? *c.seq_k : seq_q;
     in.heads = c.heads, in.kv_heads = c.kv_heads, in.d = c.d;
@@ -418,6 +457,8 @@ struct RunSetup {
   double softmax_scale;
   float tau, max_offset;
   const AttentionConfig* cfg;
+  float* o_out = nullptr;    // (batch, seq_q, heads, d), or nullptr
+  float* lse_out = nullptr;  // (batch, heads, seq_q), or nullptr
 };
 
 // One (batch, head): every query tile through the model variants and both references.
@@ -533,6 +574,12 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
 
     // ---- metrics
     const std::vector<float>& o = outs[0];
+    if (rs.o_out)
+      for (int r = 0; r < rows; ++r)
+        std::copy_n(o.data() + size_t(r) * size_t(d), d,
+                    rs.o_out + ((size_t(b) * size_t(sq) + size_t(m0 + r)) * size_t(in.heads) + size_t(h)) * size_t(d));
+    if (rs.lse_out)
+      std::copy_n(lse.data(), rows, rs.lse_out + (size_t(b) * size_t(in.heads) + size_t(h)) * size_t(sq) + size_t(m0));
     for (int r = 0; r < rows; ++r) {
       m.lse_err = std::max(m.lse_err, std::fabs(double(lse[size_t(r)]) - Lb(r)));
       for (int j = 0; j < d; ++j) {
@@ -632,6 +679,13 @@ AttentionResult run_attention(const AttentionConfig& c) {
         Stopwatch sw;
         RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
                     float(tau), float(mo), &c};
+        std::vector<float> o_out, lse_out;
+        if (c.keep_outputs) {
+          o_out.assign(size_t(in.batch) * size_t(in.seq_q) * size_t(in.heads) * size_t(in.d), 0.0f);
+          lse_out.assign(size_t(in.batch) * size_t(in.heads) * size_t(in.seq_q), 0.0f);
+          rs.o_out = o_out.data();
+          rs.lse_out = lse_out.data();
+        }
         const uint64_t units = uint64_t(in.batch) * uint64_t(in.heads);
         std::vector<UnitMetrics> um(units);
         Progress prog(fmt::format("attention {} tau {:g} seq {}", f.name, tau, in.seq_q), units);
@@ -691,6 +745,8 @@ AttentionResult run_attention(const AttentionConfig& c) {
                              fmt::format("{:.4g}", r.split_p_conversion),
                              fmt::format("{:.4g}", r.split_kernel_rest)});
         runs.push_back(run_json(r));
+        r.o = std::move(o_out);
+        r.lse = std::move(lse_out);
         res.runs.push_back(std::move(r));
       }
     }
@@ -701,8 +757,9 @@ AttentionResult run_attention(const AttentionConfig& c) {
       "geometry: batch {}, heads {}, kv-heads {}, d {}, {}; inputs: {}; softmax scale {}; "
       "key blocks of {} walked {} ({}); exp2 {}; output bf16",
       r0.batch, r0.heads, r0.kv_heads, r0.d, c.causal ? "causal (top-left)" : "non-causal",
-      c.q_path.empty() ? fmt::format("seeded N(0,1), seed {}, q-scale {:g}", c.seed, c.q_scale)
-                       : fmt::format("{}, {}, {} (q-scale {:g})", c.q_path, c.k_path, c.v_path, c.q_scale),
+      !c.tensors.empty() ? fmt::format("in-memory tensors (q-scale {:g})", c.q_scale)
+      : c.q_path.empty() ? fmt::format("seeded N(0,1), seed {}, q-scale {:g}", c.seed, c.q_scale)
+                         : fmt::format("{}, {}, {} (q-scale {:g})", c.q_path, c.k_path, c.v_path, c.q_scale),
       c.softmax_scale ? fmt::format("{:g}", *c.softmax_scale) : "1/sqrt(d)", c.block_n,
       block_order_name(c.order), c.order == kKernelBlockOrder ? "the kernel's order" : "the article's order",
       r0.exp2));

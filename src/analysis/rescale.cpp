@@ -363,8 +363,30 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
   return S;
 }
 
+void check_scores(const float* s, int rows, int keys, const std::string& label) {
+  const size_t n = size_t(rows) * size_t(keys);
+  for (size_t j = 0; j < n; ++j)
+    if (std::isnan(s[j]) || s[j] == std::numeric_limits<float>::infinity())
+      throw Error(fmt::format("{}: score [{}, {}] is {}", label, j / size_t(keys), j % size_t(keys),
+                              s[j]),
+                  "scores must be finite; -inf marks a masked key");
+}
+
+SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau) {
+  const Format& f = p_format_by_name(dtype);
+  SoftmaxParams p;
+  p.scale_log2 = cfg.scale ? float(*cfg.scale * kLog2e) : 1.0f;
+  p.max_offset = float(cfg.max_offset ? *cfg.max_offset : default_max_offset(f));
+  p.rescale_threshold = float(tau);
+  p.exp2 = cfg.exp2;
+  p.p_format = f;
+  p.warp_rows = cfg.warp_rows;
+  return p;
+}
+
 RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,
-                                int block, BlockOrder order, const float* V, int d, int threads) {
+                                int block, BlockOrder order, const float* V, int d, int threads,
+                                uint8_t* rescale_flags) {
   RowBlockRunResult res;
   const int wr = std::max(params.warp_rows, 1);
   const int n_warps = (rows + wr - 1) / wr;
@@ -386,10 +408,15 @@ RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int
       const int b = order == BlockOrder::forward ? i : n_blocks - 1 - i;
       const int k0 = b * block;
       const int n = std::min(block, keys - k0);
-      for (uint64_t w = w0; w < w1; ++w)
-        sims[w - w0].process_tile(S + size_t(w) * size_t(wr) * size_t(keys) + size_t(k0),
-                                  size_t(keys), V != nullptr ? V + size_t(k0) * size_t(d) : nullptr,
-                                  size_t(d), n);
+      for (uint64_t w = w0; w < w1; ++w) {
+        RowBlockSim& sim = sims[w - w0];
+        sim.process_tile(S + size_t(w) * size_t(wr) * size_t(keys) + size_t(k0), size_t(keys),
+                         V != nullptr ? V + size_t(k0) * size_t(d) : nullptr, size_t(d), n);
+        if (rescale_flags)
+          for (int r = 0; r < sim.rows(); ++r)
+            rescale_flags[(size_t(w) * size_t(wr) + size_t(r)) * size_t(n_blocks) + size_t(b)] =
+                sim.last_acc_scale()[size_t(r)] < 1.0f;
+      }
     }
     for (uint64_t w = w0; w < w1; ++w) {
       const int r0 = int(w) * wr;
@@ -621,11 +648,7 @@ Report run_rescale(const RescaleConfig& cfg_in) {
                   "every --dist file must have the same (rows, keys)");
     rows = fr, keys = fk;
     std::vector<float> s = a.to_float32();
-    for (size_t j = 0; j < s.size(); ++j)
-      if (std::isnan(s[j]) || s[j] == std::numeric_limits<float>::infinity())
-        throw Error(fmt::format("{}: score [{}, {}] is {}", dist.path, j / size_t(fk), j % size_t(fk),
-                                s[j]),
-                    "scores must be finite; -inf marks a masked key");
+    check_scores(s.data(), fr, fk, dist.path);
     if (fr < 1 || fk < 1) throw Error(fmt::format("{} is empty ({})", dist.path, a.shape_string()));
     file_scores[i] = std::move(s);
   }
@@ -685,14 +708,7 @@ Report run_rescale(const RescaleConfig& cfg_in) {
       for (size_t ki = 0; ki < keys_list.size(); ++ki) {
         const RunKey& k = keys_list[ki];
         if (k.dist != di) continue;
-        const Format& f = p_format_by_name(cfg.dtypes[k.dtype]);
-        SoftmaxParams p;
-        p.scale_log2 = scale_log2;
-        p.max_offset = float(cfg.max_offset ? *cfg.max_offset : default_max_offset(f));
-        p.rescale_threshold = float(cfg.taus[k.tau]);
-        p.exp2 = cfg.exp2;
-        p.p_format = f;
-        p.warp_rows = cfg.warp_rows;
+        const SoftmaxParams p = rescale_softmax_params(cfg, cfg.dtypes[k.dtype], cfg.taus[k.tau]);
         const RowBlockRunResult rr = simulate_rows(p, S.data(), rows, keys, block, order,
                                                    cfg.counts_only ? nullptr : V.data(), d, threads);
         RunSamples& smp = samples[ki];

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli_util.h"
+#include "exp2_options.h"
 #include "commands.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
@@ -14,50 +15,6 @@
 #include "fa4sim/gpu/gpu_exp2.h"
 
 namespace fa4sim::cli {
-
-namespace {
-
-struct Exp2Options {
-  std::string degree = "3,4,5";
-  std::string range = "-20,8";
-  std::string samples = "4194304";
-  std::string sampling = "uniform";
-  bool exhaustive = false;
-  std::string out_dtype = "bf16";
-  std::string seed = "0";
-  std::string reference = "f64";
-  bool hardware = false;
-  CommonOptions common;
-};
-
-Exp2Config parse(const Exp2Options& o) {
-  Exp2Config c;
-  c.degrees.clear();
-  for (int64_t d : parse_int_list("--degree", o.degree, 0, 5)) c.degrees.push_back(static_cast<int>(d));
-  const auto [lo, hi] = parse_range("--range", o.range);
-  c.lo = lo;
-  c.hi = hi;
-  const int64_t n = parse_int("--samples", o.samples, std::numeric_limits<int64_t>::min() / 2,
-                              std::numeric_limits<int64_t>::max() / 2);
-  if (n <= 0)
-    throw Error(fmt::format("--samples must be at least 1, got '{}'", o.samples),
-                "e.g. --samples 4194304 (the default)");
-  c.samples = static_cast<uint64_t>(n);
-  c.sampling = parse_choice("--sampling", o.sampling, {"uniform", "bits"}) == "bits"
-                   ? Exp2Sampling::bits
-                   : Exp2Sampling::uniform;
-  c.exhaustive = o.exhaustive;
-  c.out_dtype = parse_choice("--out-dtype", o.out_dtype, {"bf16", "fp16"});
-  c.seed = static_cast<uint64_t>(
-      parse_int("--seed", o.seed, 0, std::numeric_limits<int64_t>::max() / 2));
-  c.reference = parse_choice("--reference", o.reference, {"f64", "mp"}) == "mp" ? Exp2Reference::mp
-                                                                                : Exp2Reference::f64;
-  c.threads = o.common.threads;
-  validate(c);
-  return c;
-}
-
-}  // namespace
 
 void add_exp2(CLI::App& root) {
   static Exp2Options o;
@@ -99,7 +56,7 @@ void add_exp2(CLI::App& root) {
                 "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
   add_common_options(sub, o.common);
   sub->callback([] {
-    const Exp2Config cfg = parse(o);
+    const Exp2Config cfg = parse_exp2_options(o);
     check_report_path(o.common.json_path);
     if (o.hardware) gpu::require();
     Stopwatch sw;

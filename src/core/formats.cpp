@@ -144,11 +144,26 @@ void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t>
   encode_array_impl(f, in, out, ov);
 }
 
-void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
+namespace {
+
+template <class T>
+void decode_array_impl(const Format& f, std::span<const T> bits, std::span<float> out) {
   check_sizes(bits.size(), out.size(), "decode_array");
   with_format(f, [&](auto fmt_) {
-    for (size_t i = 0; i < bits.size(); ++i) out[i] = decode(fmt_.get(), bits[i]);
+    for (size_t i = 0; i < bits.size(); ++i) out[i] = decode(fmt_.get(), uint32_t(bits[i]));
   });
+}
+
+}  // namespace
+
+void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
+  decode_array_impl(f, bits, out);
+}
+void decode_array(const Format& f, std::span<const uint16_t> bits, std::span<float> out) {
+  decode_array_impl(f, bits, out);
+}
+void decode_array(const Format& f, std::span<const uint8_t> bits, std::span<float> out) {
+  decode_array_impl(f, bits, out);
 }
 
 void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {

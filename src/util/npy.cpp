@@ -263,12 +263,14 @@ uint64_t NpyArray::size() const {
 
 size_t NpyArray::item_size() const { return type_size(type); }
 
-std::string NpyArray::shape_string() const {
+std::string shape_string(const std::vector<uint64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
   if (shape.size() == 1) s += ",";
   return s + ")";
 }
+
+std::string NpyArray::shape_string() const { return fa4sim::shape_string(shape); }
 
 float NpyArray::value(uint64_t i, bool u16_is_bf16) const {
   const uint8_t* p = raw.data() + i * item_size();

@@ -112,6 +112,17 @@ struct AttentionConfig {
   bool allow_saturation = false;
   bool split = true;                    // run the two extra model variants for the error split
   int threads = 0;
+  // In-memory inputs in place of seeded ones or .npy files (the Python module): all three or none,
+  // float32, C order, layout (batch, seq, heads, d); the geometry comes from the shapes. Checked
+  // like files (the same messages, naming the tensor `label` instead of the file) and refused
+  // when not finite.
+  struct Tensor {
+    const float* data = nullptr;
+    std::vector<uint64_t> shape;
+    std::string label;                  // "q", "k", "v" in messages
+  };
+  std::vector<Tensor> tensors;          // empty, or {q, k, v}
+  bool keep_outputs = false;            // fill AttentionRun::o and ::lse
 };
 
 // Checks every option and the .npy files' headers (shapes, dtypes) without doing any work;
@@ -138,6 +149,10 @@ struct AttentionRun {
   std::vector<float> q_descale, k_descale, v_descale;  // per (batch, kv_head)
   double flops = 0;                     // counted: 4 * seq_q * seq_k_visible * d per head, per pass
   double elapsed_s = 0;
+  // With cfg.keep_outputs: the kernel model's bf16 output (V's descale applied) as float32,
+  // (batch, seq_q, heads, d), and its natural-log LSE, (batch, heads, seq_q) as flash-attention's
+  // softmax_lse.
+  std::vector<float> o, lse;
 };
 
 struct AttentionResult {

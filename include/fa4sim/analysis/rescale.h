@@ -107,8 +107,17 @@ struct RowBlockRunResult {
 // rows in parallel, key tiles of `block` keys in `order` (a ragged last block is processed with
 // its valid keys only). V may be nullptr: counts only (RowBlockSim's counts_only path; O and lse
 // are then not computed). Deterministic for any thread count.
+// rescale_flags (optional, rows x ceil(keys / block), indexed by key block in key order): 1 where
+// that row rescaled (acc_scale < 1) on visiting that block, else 0 (the first block visited: 0).
 RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,
-                                int block, BlockOrder order, const float* V, int d, int threads);
+                                int block, BlockOrder order, const float* V, int d, int threads,
+                                uint8_t* rescale_flags = nullptr);
+
+// The simulator's parameters for one (dtype, tau) run of `cfg` (scale, max_offset, exp2, warps).
+SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau);
+
+// Refuses NaN and +inf scores (-inf marks a masked key): Error "<label>: score [r, k] is nan".
+void check_scores(const float* s, int rows, int keys, const std::string& label);
 
 // float64 softmax(S * scale_log2 in base 2) @ V and the natural-log LSE.
 void softmax_reference(const float* S, int rows, int keys, float scale_log2, const float* V, int d,

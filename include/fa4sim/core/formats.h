@@ -343,7 +343,10 @@ std::vector<std::string> validate(const Format& f);
 void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov);
 void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov);
 void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov);
+// Codes of any width (bits above f.total_bits are ignored, as in decode()).
 void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out);
+void decode_array(const Format& f, std::span<const uint16_t> bits, std::span<float> out);
+void decode_array(const Format& f, std::span<const uint8_t> bits, std::span<float> out);
 // decode(encode(x)) per element; `out` may alias `in`.
 void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov);
 // Stochastic rounding: element i uses sr_random_bits(seed, first_index + i), so a long stream

@@ -32,6 +32,9 @@ enum class NpyType { f32, f16, u16 };
 
 const char* npy_type_name(NpyType t);  // "float32", "float16", "uint16"
 
+// "(2, 3)", "(5,)", "()" like numpy.
+std::string shape_string(const std::vector<uint64_t>& shape);
+
 struct NpyArray {
   NpyType type = NpyType::f32;
   std::string descr;             // as written in the header, e.g. "<f4"

@@ -1,0 +1,109 @@
+// attention_options.cpp: `fa4sim attention`'s option set and its parsing (see attention_options.h).
+#include "attention_options.h"
+
+#include <fmt/format.h>
+
+#include "cli_util.h"
+#include "fa4sim/error.h"
+#include "fa4sim/rescale.h"
+
+namespace fa4sim::cli {
+
+void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
+  // ---- geometry
+  sub->add_option("--batch", o.batch, "Batch size")->type_name("B")->capture_default_str()->group("Geometry");
+  sub->add_option("--heads", o.heads, "Query heads")->type_name("H")->capture_default_str()->group("Geometry");
+  sub->add_option("--kv-heads", o.kv_heads, "Key/value heads (GQA: heads must be a multiple; default = heads)")
+      ->type_name("HKV")->group("Geometry");
+  sub->add_option("--seq", o.seq, "Sequence length(s), one run per value (seq_q = seq_k)")
+      ->type_name("N[,N...]")->capture_default_str()->group("Geometry");
+  sub->add_option("--seq-q", o.seq_q, "Query length (instead of --seq)")->type_name("N")->group("Geometry");
+  sub->add_option("--seq-k", o.seq_k, "Key length (default = the query length)")->type_name("N")->group("Geometry");
+  sub->add_option("--d", o.d, "Head dimension")->type_name("D")->capture_default_str()->group("Geometry");
+  sub->add_flag("--causal", o.causal, "Causal mask (top-left: query i sees keys j <= i)")->group("Geometry");
+  sub->add_option("--softmax-scale", o.softmax_scale, "Softmax scale (default 1/sqrt(d))")
+      ->type_name("X")->group("Geometry");
+  // ---- inputs
+  sub->add_option("--seed", o.seed, "Seed of the N(0,1) inputs")->type_name("S")->capture_default_str()->group("Inputs");
+  sub->add_option("--q-scale", o.q_scale, "Multiply Q by ALPHA before quantisation (larger = peaked rows)")
+      ->type_name("ALPHA")->capture_default_str()->group("Inputs");
+  sub->add_option("--q", o.q, "Q from a .npy file (batch, seq, heads, d): float32, float16, or bfloat16 saved as uint16")
+      ->type_name("FILE.npy")->group("Inputs");
+  sub->add_option("--k", o.k, "K from a .npy file (batch, seq_k, kv_heads, d)")->type_name("FILE.npy")->group("Inputs");
+  sub->add_option("--v", o.v, "V from a .npy file (batch, seq_k, kv_heads, d)")->type_name("FILE.npy")->group("Inputs");
+  // ---- kernel
+  sub->add_option("--dtype", o.dtype, "Input dtype(s): bf16, fp16, e4m3, e5m2 (one run per value)")
+      ->type_name("T[,T...]")->capture_default_str()->group("Kernel");
+  sub->add_option("--preset", o.preset,
+                  "Per-dtype tau/max_offset defaults: upstream (current), fp8-tau4 (before issue #2716)")
+      ->type_name("NAME")->capture_default_str()->group("Kernel");
+  sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units (default: the preset's per dtype)")
+      ->type_name("T[,T...]")->group("Kernel");
+  sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's: 8 FP8, 0 16-bit)")
+      ->type_name("M")->group("Kernel");
+  sub->add_option("--descale", o.descale, "FP8 descales: amax (amax / fp8_max per (batch, kv_head)) or one")
+      ->type_name("amax|one")->capture_default_str()->group("Kernel");
+  sub->add_option("--block-n", o.block_n, "Keys per tile")->type_name("N")->capture_default_str()->group("Kernel");
+  sub->add_option("--block-m", o.block_m, "Query rows per tile (the CTA's M; sets where tiles start)")
+      ->type_name("N")->capture_default_str()->group("Kernel");
+  sub->add_option("--warp-rows", o.warp_rows,
+                  "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)")
+      ->type_name("N")->capture_default_str()->group("Kernel");
+  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG")
+      ->type_name("MODE")->capture_default_str()->group("Kernel");
+  sub->add_option("--order", o.order, "Key-tile order: reverse (the kernel's) or forward (the article's)")
+      ->type_name("reverse|forward")->capture_default_str()->group("Kernel");
+  sub->add_flag("--allow-saturation", o.allow_saturation,
+                "Run a configuration that fails the kernel's safety check (see fa4sim check)")->group("Kernel");
+  sub->add_flag("--no-split", o.no_split,
+                "Skip the error split (its extra model runs); the references still run")->group("Kernel");
+}
+
+AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI::App* sub) {
+  AttentionConfig c;
+  constexpr int64_t kMaxDim = 1 << 20;
+  const bool files = !o.q.empty() || !o.k.empty() || !o.v.empty();
+  if (files)
+    for (const char* opt : {"--batch", "--heads", "--kv-heads", "--seq", "--seq-q", "--seq-k", "--d"})
+      if (sub->count(opt) > 0)
+        throw Error(fmt::format("{} does not apply to .npy inputs", opt),
+                    "the geometry comes from the shapes of --q/--k/--v");
+  c.batch = int(parse_int("--batch", o.batch, 1, kMaxDim));
+  c.heads = int(parse_int("--heads", o.heads, 1, 4096));
+  c.kv_heads = o.kv_heads.empty() ? c.heads : int(parse_int("--kv-heads", o.kv_heads, 1, 4096));
+  c.d = int(parse_int("--d", o.d, 1, 1024));
+  if (!o.seq_q.empty() && sub->count("--seq") > 0)
+    throw Error("give --seq or --seq-q, not both");
+  if (!o.seq_q.empty()) {
+    c.seq_q = {int(parse_int("--seq-q", o.seq_q, 1, kMaxDim))};
+  } else {
+    c.seq_q.clear();
+    for (auto s : parse_int_list("--seq", o.seq, 1, kMaxDim)) c.seq_q.push_back(int(s));
+  }
+  if (!o.seq_k.empty()) c.seq_k = int(parse_int("--seq-k", o.seq_k, 1, kMaxDim));
+  c.causal = o.causal;
+  if (!o.softmax_scale.empty()) c.softmax_scale = parse_double("--softmax-scale", o.softmax_scale);
+  c.seed = uint64_t(parse_int("--seed", o.seed, 0, int64_t(1) << 53));
+  c.q_scale = parse_double("--q-scale", o.q_scale);
+  c.q_path = o.q, c.k_path = o.k, c.v_path = o.v;
+  c.dtypes.clear();
+  for (const auto& d : split(o.dtype, ','))
+    c.dtypes.push_back(parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
+  std::vector<std::string> presets;
+  for (const auto& p : attention_presets()) presets.push_back(p.name);
+  c.preset = parse_choice("--preset", o.preset, presets);
+  if (!o.tau.empty()) c.taus = parse_double_list("--tau", o.tau);
+  if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
+  c.descale_one = parse_choice("--descale", o.descale, {"amax", "one"}) == "one";
+  c.block_n = int(parse_int("--block-n", o.block_n, 1, 4096));
+  c.block_m = int(parse_int("--block-m", o.block_m, 1, 4096));
+  c.warp_rows = int(parse_int("--warp-rows", o.warp_rows, 1, 4096));
+  c.exp2 = parse_exp2_choice(o.exp);
+  c.order = parse_choice("--order", o.order, {"reverse", "forward"}) == "reverse" ? BlockOrder::reverse
+                                                                                  : BlockOrder::forward;
+  c.allow_saturation = o.allow_saturation;
+  c.split = !o.no_split;
+  return c;
+}
+
+}  // namespace fa4sim::cli

@@ -1,0 +1,39 @@
+// exp2_options.cpp: `fa4sim exp2`'s options parsed into an Exp2Config (see the header).
+#include "exp2_options.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "fa4sim/error.h"
+
+namespace fa4sim::cli {
+
+Exp2Config parse_exp2_options(const Exp2Options& o) {
+  Exp2Config c;
+  c.degrees.clear();
+  for (int64_t d : parse_int_list("--degree", o.degree, 0, 5)) c.degrees.push_back(static_cast<int>(d));
+  const auto [lo, hi] = parse_range("--range", o.range);
+  c.lo = lo;
+  c.hi = hi;
+  const int64_t n = parse_int("--samples", o.samples, std::numeric_limits<int64_t>::min() / 2,
+                              std::numeric_limits<int64_t>::max() / 2);
+  if (n <= 0)
+    throw Error(fmt::format("--samples must be at least 1, got '{}'", o.samples),
+                "e.g. --samples 4194304 (the default)");
+  c.samples = static_cast<uint64_t>(n);
+  c.sampling = parse_choice("--sampling", o.sampling, {"uniform", "bits"}) == "bits"
+                   ? Exp2Sampling::bits
+                   : Exp2Sampling::uniform;
+  c.exhaustive = o.exhaustive;
+  c.out_dtype = parse_choice("--out-dtype", o.out_dtype, {"bf16", "fp16"});
+  c.seed = static_cast<uint64_t>(
+      parse_int("--seed", o.seed, 0, std::numeric_limits<int64_t>::max() / 2));
+  c.reference = parse_choice("--reference", o.reference, {"f64", "mp"}) == "mp" ? Exp2Reference::mp
+                                                                                : Exp2Reference::f64;
+  c.threads = o.common.threads;
+  validate(c);
+  return c;
+}
+
+}  // namespace fa4sim::cli

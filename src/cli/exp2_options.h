@@ -1,0 +1,29 @@
+// exp2_options.h: the option set of `fa4sim exp2` as strings, and their parsing into an
+// Exp2Config with fa4sim-style errors (exit 2): shared by the CLI and the Python module's
+// `fa4sim.exp2_analysis()`, so both take the same options with the same messages.
+#pragma once
+
+#include <string>
+
+#include "cli_util.h"
+#include "fa4sim/exp2_analysis.h"
+
+namespace fa4sim::cli {
+
+struct Exp2Options {
+  std::string degree = "3,4,5";
+  std::string range = "-20,8";
+  std::string samples = "4194304";
+  std::string sampling = "uniform";
+  bool exhaustive = false;
+  std::string out_dtype = "bf16";
+  std::string seed = "0";
+  std::string reference = "f64";
+  bool hardware = false;
+  CommonOptions common;
+};
+
+// Validates every option (validate(Exp2Config) included) and builds the analysis' config.
+Exp2Config parse_exp2_options(const Exp2Options& o);
+
+}  // namespace fa4sim::cli
