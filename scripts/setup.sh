@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${FA4SIM_BUILD_DIR:-build}
 
 debs=(build-essential cmake git pkg-config libcli11-dev libfmt-dev libeigen3-dev libboost-dev
-      nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-pip python3-numpy
+      nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-dev python3-pip python3-numpy
       python3-matplotlib)
 missing=()
 for p in "${debs[@]}"; do
@@ -22,9 +22,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # The python3 on PATH may not be Debian's (pyenv, venv): give it numpy, matplotlib and ml_dtypes
-# (the cross-check scripts' needs) from PyPI when it lacks them.
+# (the cross-check scripts' needs), nanobind (to build the Python module `import fa4sim`) and
+# pytest (its tests) from PyPI when it lacks them.
 py_missing=()
-for m in numpy matplotlib ml_dtypes; do
+for m in numpy matplotlib ml_dtypes nanobind pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
 if ((${#py_missing[@]})); then

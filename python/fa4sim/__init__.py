@@ -69,11 +69,11 @@ def _float32(x, name):
     parses text values); arrays of another dtype are refused."""
     a = _to_numpy(x, name)
     if a is None:
-        return _np.ascontiguousarray(_np.asarray(x, dtype=_np.float32))
+        return _contig(_np.asarray(x, dtype=_np.float32))
     if a.dtype != _np.float32:
         raise TypeError(f"{name} has dtype {a.dtype}, expected float32 "
                         f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
-    return _np.ascontiguousarray(a)
+    return _contig(a)
 
 
 def _attention_input(x, name):
@@ -86,7 +86,12 @@ def _attention_input(x, name):
         a = a.astype(_np.float32)
     if a.dtype != _np.float32:
         raise TypeError(f"{name} has dtype {a.dtype}, expected float32, float16 or bfloat16")
-    return _np.ascontiguousarray(a)
+    return _contig(a)
+
+
+def _contig(a):
+    """a itself when C-contiguous (0-d arrays stay 0-d), else a C-ordered copy."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def _check_out(out, shape, dtype, name="out"):
@@ -116,7 +121,10 @@ def _scalar_str(v):
     if isinstance(v, bool):
         raise TypeError(f"expected a number, got {v!r}")
     if isinstance(v, (float, _np.floating)):
-        return repr(float(v))  # round-trips exactly
+        v = float(v)
+        if v.is_integer() and abs(v) < 2.0**53:
+            return str(int(v))  # "8", as one writes it on the command line
+        return repr(v)  # round-trips exactly
     if isinstance(v, (int, _np.integer)):
         return str(int(v))
     if isinstance(v, str):
@@ -171,7 +179,7 @@ def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, samplin
     o = _ext.Exp2Options()
     o.degree = _list_str(degree)
     lo, hi = range
-    o.range = f"{_scalar_str(float(lo))},{_scalar_str(float(hi))}"
+    o.range = f"{_scalar_str(lo)},{_scalar_str(hi)}"
     o.samples = _scalar_str(samples)
     o.sampling = sampling
     o.exhaustive = bool(exhaustive)
@@ -249,7 +257,7 @@ def decode(codes, fmt="e4m3", *, out=None, threads=0):
                             "(or an array of the format itself, e.g. ml_dtypes.float8_e4m3fn)")
     if a.dtype.itemsize > 4:
         raise TypeError(f"codes has dtype {a.dtype}, expected uint8, uint16 or uint32")
-    a = _np.ascontiguousarray(a)
+    a = _contig(a)
     if out is None:
         out = _np.empty(a.shape, _np.float32)
     else:
@@ -260,8 +268,20 @@ def decode(codes, fmt="e4m3", *, out=None, threads=0):
 
 def quantize(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *, out=None,
              threads=0):
-    """decode(encode(x)): x rounded to ``fmt``, as float32. Arguments as in encode(); ``out``
-    may be x itself (in place)."""
+    """decode(encode(x)): x rounded to ``fmt`` (bit for bit as the GPU), as float32.
+
+    Args:
+        x: float32 array of any shape (lists and scalars are rounded to float32 first).
+        fmt: the format, as in encode().
+        overflow: "satfinite" or "ieee", as in encode().
+        rounding: "nearest" or "stochastic", as in encode().
+        seed: seed of the stochastic rounding stream, as in encode().
+        out: optional float32 array of x's shape to write into; may be x itself (in place).
+        threads: worker threads for large arrays (0 = all cores).
+
+    Returns:
+        float32 array of x's shape.
+    """
     a = _float32(x, "x")
     if out is None:
         out = _np.empty(a.shape, _np.float32)

@@ -1,0 +1,77 @@
+# Type stubs of the extension fa4sim._fa4sim (src/python/module.cpp). Its functions take
+# flattened, checked arrays; call the package's functions (fa4sim/__init__.pyi) instead.
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+def version() -> str: ...
+def ex2_emu_array_is_simd() -> bool: ...
+def default_threads() -> int: ...
+def format_info(name: str) -> dict: ...
+def ex2_emu(x: npt.NDArray[np.float32], out: npt.NDArray[np.float32], degree: int,
+            threads: int) -> None: ...
+def exp2_analysis(options: Exp2Options) -> str: ...
+def encode(x: npt.NDArray[np.float32], out: npt.NDArray[Any], fmt: str, overflow: str,
+           rounding: str, seed: Optional[int], threads: int) -> None: ...
+def decode(codes: npt.NDArray[Any], out: npt.NDArray[np.float32], fmt: str, threads: int) -> None: ...
+def quantize(x: npt.NDArray[np.float32], out: npt.NDArray[np.float32], fmt: str, overflow: str,
+             rounding: str, seed: Optional[int], threads: int) -> None: ...
+def attention(q: npt.NDArray[np.float32], q_shape: Sequence[int], k: npt.NDArray[np.float32],
+              k_shape: Sequence[int], v: npt.NDArray[np.float32], v_shape: Sequence[int],
+              options: AttentionOptions, threads: int
+              ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], str]: ...
+def check(dtypes: Sequence[str], preset: str, tau: Optional[float],
+          max_offset: Optional[float]) -> str: ...
+def online_softmax(scores: npt.NDArray[np.float32], rows: int, keys: int,
+                   v: Optional[npt.NDArray[np.float32]], d: int, tau: float, dtype: str,
+                   max_offset: Optional[float], block: int, warp_rows: int, exp: str,
+                   scale: Optional[float], order: str, allow_saturation: bool, threads: int
+                   ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
+                              npt.NDArray[np.uint8], str]: ...
+def roofline(options: RooflineOptions) -> str: ...
+
+class Exp2Options:
+    degree: str
+    range: str
+    samples: str
+    sampling: str
+    exhaustive: bool
+    out_dtype: str
+    seed: str
+    reference: str
+    threads: int
+    def __init__(self) -> None: ...
+
+class AttentionOptions:
+    causal: bool
+    softmax_scale: str
+    q_scale: str
+    dtype: str
+    preset: str
+    tau: str
+    max_offset: str
+    descale: str
+    block_n: str
+    block_m: str
+    warp_rows: str
+    exp: str
+    order: str
+    allow_saturation: bool
+    no_split: bool
+    def __init__(self) -> None: ...
+
+class RooflineOptions:
+    arch: str
+    arch_files: list
+    d: str
+    sweep_d: str
+    dtype: str
+    tile: str
+    direction: str
+    emu_fraction: str
+    degree: str
+    schedule: str
+    schedule_given: bool
+    measured: str
+    def __init__(self) -> None: ...

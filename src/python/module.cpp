@@ -208,7 +208,6 @@ std::tuple<std::vector<float>, std::vector<float>, std::string> attention_py(
     if (n != have) throw Error(fmt::format("{}: shape and data disagree", c.tensors[i].label));
   }
   validate_attention_config(c);
-  Stopwatch sw;
   nb::gil_scoped_release unlocked;
   AttentionResult r = run_attention(c);
   AttentionRun& run = r.runs.front();
@@ -240,9 +239,12 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
                              double tau, const std::string& dtype, std::optional<double> max_offset,
                              int block, int warp_rows, const std::string& exp, std::optional<double> scale,
                              const std::string& order, bool allow_saturation, int threads) {
+  // The checks `fa4sim rescale` makes while parsing its options, with its messages.
   RescaleConfig cfg;
   cfg.taus = {tau};
-  cfg.dtypes = {dtype};
+  cfg.dtypes = {cli::parse_choice("--dtype", dtype, {"bf16", "fp16", "e4m3", "e5m2", "fp32"})};
+  cli::parse_int("--block", std::to_string(block), 1, 1 << 20);
+  cli::parse_int("--warp-rows", std::to_string(warp_rows), 1, 1024);
   cfg.max_offset = max_offset;
   cfg.rows = rows, cfg.keys = keys, cfg.block = block, cfg.d = v ? d : 1;
   cfg.warp_rows = warp_rows;

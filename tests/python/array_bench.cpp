@@ -1,0 +1,47 @@
+// array_bench.cpp: the C++ side of scripts/bench_python.py. Times the library's array functions
+// on one thread, on inputs read from a raw float32 file, with preallocated outputs:
+//   python_array_bench FILE REPS  ->  one JSON line {"encode_e4m3_s": [...], "ex2_emu3_s": [...]}
+// (seconds per call, REPS calls each, alternating). The script times fa4sim.encode and
+// fa4sim.ex2_emu on the same inputs in the same run.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include "fa4sim/exp2_emu.h"
+#include "fa4sim/formats.h"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: python_array_bench FILE.f32 REPS\n");
+    return 2;
+  }
+  std::ifstream f(argv[1], std::ios::binary | std::ios::ate);
+  const size_t n = size_t(f.tellg()) / sizeof(float);
+  std::vector<float> x(n), y(n);
+  std::vector<uint8_t> codes(n);
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(x.data()), std::streamsize(n * sizeof(float)));
+  const int reps = std::atoi(argv[2]);
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  std::vector<double> enc, ex2;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = now();
+    fa4sim::encode_array(fa4sim::kE4M3, x, std::span<uint8_t>(codes), fa4sim::Overflow::satfinite);
+    auto t1 = now();
+    fa4sim::ex2_emu(x, y, 3);
+    auto t2 = now();
+    enc.push_back(std::chrono::duration<double>(t1 - t0).count());
+    ex2.push_back(std::chrono::duration<double>(t2 - t1).count());
+  }
+  uint64_t check = 0;  // keeps the work observable
+  for (size_t i = 0; i < n; i += 4097) check += codes[i] + fa4sim::f32_bits(y[i]);
+  std::printf("{\"n\": %zu, \"check\": %llu, \"encode_e4m3_s\": [", n, (unsigned long long)check);
+  for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", enc[size_t(r)]);
+  std::printf("], \"ex2_emu3_s\": [");
+  for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", ex2[size_t(r)]);
+  std::printf("]}\n");
+  return 0;
+}

@@ -1,0 +1,126 @@
+"""fa4sim.attention and fa4sim.check against the CLI (`fa4sim attention --q/--k/--v FILE.npy`,
+`fa4sim check`: equal JSON), O and LSE against float64 references, and argument errors."""
+import numpy as np
+import pytest
+
+import fa4sim
+
+from test_exp2 import strip_timing
+
+
+def qkv(batch=1, seq_q=80, seq_k=96, heads=4, kv_heads=2, d=32, seed=0, scale=1.0):
+    g = np.random.default_rng(seed)
+    q = (g.standard_normal((batch, seq_q, heads, d)) * scale).astype(np.float32)
+    k = g.standard_normal((batch, seq_k, kv_heads, d)).astype(np.float32)
+    v = g.standard_normal((batch, seq_k, kv_heads, d)).astype(np.float32)
+    return q, k, v
+
+
+def save(tmp_path, q, k, v):
+    paths = []
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        p = tmp_path / f"{name}.npy"
+        np.save(p, a)
+        paths.append(str(p))
+    return paths
+
+
+@pytest.mark.parametrize("dtype,extra,kwargs", [
+    ("bf16", [], {}),
+    ("e4m3", ["--causal", "--block-n", "32"], {"causal": True, "block_n": 32}),
+    ("e5m2", ["--tau", "4", "--exp", "emu3"], {"tau": 4, "exp": "emu3"}),
+    ("e4m3", ["--preset", "fp8-tau4", "--allow-saturation", "--no-split"],
+     {"preset": "fp8-tau4", "allow_saturation": True, "split": False}),
+])
+def test_stats_equal_cli_json(cli, tmp_path, dtype, extra, kwargs):
+    q, k, v = qkv(scale=3.0)
+    pq, pk, pv = save(tmp_path, q, k, v)
+    rep = cli.json("attention", "--q", pq, "--k", pk, "--v", pv, "--dtype", dtype, *extra)
+    o, lse, stats = fa4sim.attention(q, k, v, dtype, **kwargs)
+    assert o.shape == q.shape and o.dtype == np.float32
+    assert lse.shape == (1, 4, 80) and lse.dtype == np.float32
+    assert strip_timing(stats) == strip_timing(rep["results"]["runs"][0])  # equal bits
+    # o holds bf16 values
+    np.testing.assert_array_equal(fa4sim.quantize(o, "bf16"), o)
+
+
+def test_outputs_against_float64_reference():
+    """O and LSE are the outputs the stats describe: for bf16 the dequantised inputs are
+    quantize(x, bf16), so the float64 reference on them reproduces rel_l2_dequantized and
+    lse_max_err (to float64 summation-order noise)."""
+    q, k, v = qkv(batch=2, seq_q=64, seq_k=64, heads=2, kv_heads=1, d=16)
+    o, lse, stats = fa4sim.attention(q, k, v, "bf16", causal=True)
+    qb, kb, vb = (fa4sim.quantize(t, "bf16").astype(np.float64) for t in (q, k, v))
+    kb = np.repeat(kb, 2, axis=2)
+    vb = np.repeat(vb, 2, axis=2)
+    s = np.einsum("bqhd,bkhd->bhqk", qb, kb) / np.sqrt(16)
+    s = np.where(np.tril(np.ones((64, 64), bool)), s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    ref_lse = (m[..., 0] + np.log(p.sum(-1)))
+    ref = np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), vb)
+    assert np.abs(lse - ref_lse).max() == pytest.approx(stats["lse_max_err"], rel=1e-6)
+    rel_l2 = np.linalg.norm(o - ref) / np.linalg.norm(ref)
+    assert rel_l2 == pytest.approx(stats["rel_l2_dequantized"], rel=1e-9)
+    assert rel_l2 < 1e-2
+
+
+def test_torch_tensors_and_layouts():
+    q, k, v = qkv(seq_q=32, seq_k=32)
+    o, lse, stats = fa4sim.attention(q, k, v, "fp16")
+    # a non-contiguous view with the same values gives the same bits
+    q2 = np.ascontiguousarray(q.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+    assert not q2.flags.c_contiguous
+    o2, lse2, _ = fa4sim.attention(q2, k, v, "fp16")
+    np.testing.assert_array_equal(o2, o)
+    np.testing.assert_array_equal(lse2, lse)
+    # float16 inputs are exact float32 values
+    o3, _, _ = fa4sim.attention(q.astype(np.float16), k, v, "fp16")
+    o4, _, _ = fa4sim.attention(q.astype(np.float16).astype(np.float32), k, v, "fp16")
+    np.testing.assert_array_equal(o3, o4)
+    torch = pytest.importorskip("torch")
+    ot, lset, _ = fa4sim.attention(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), "fp16")
+    np.testing.assert_array_equal(ot, o)
+
+
+def test_errors_carry_the_cli_message(cli, tmp_path):
+    """The same text as the CLI, which names the file (--q 'path/q.npy') where Python names the
+    tensor (q)."""
+    def check(q, k, v, cli_args=(), **kwargs):
+        pq, pk, pv = save(tmp_path, q, k, v)
+        want = cli.error("attention", "--q", pq, "--k", pk, "--v", pv, *cli_args)
+        for name, p in (("q", pq), ("k", pk), ("v", pv)):
+            want = want.replace(f"--{name} '{p}'", name).replace(f"'{p}'", name)
+        with pytest.raises(ValueError) as e:
+            fa4sim.attention(q, k, v, **kwargs)
+        assert str(e.value) == want
+
+    q, k, v = qkv()
+    check(q, k, v[:, :, :1])                              # K and V shapes differ
+    check(q, k[..., :16], v[..., :16])                    # d differs
+    check(q[:, :, :3], k, v)                              # heads not a multiple of kv heads
+    check(q[0], k, v)                                     # not 4-D
+    check(q, k[:, :40], v[:, :40], ["--causal"], causal=True)  # causal with seq_q > seq_k
+    bad = q.copy()
+    bad[0, 5, 1, 3] = np.nan
+    check(bad, k, v)                                      # NaN input
+    check(q, k, v, ["--dtype", "e4m3", "--tau", "4"], dtype="e4m3", tau=4)  # unsafe tau
+    check(q, k, v, ["--dtype", "fp8"], dtype="fp8")       # unknown dtype
+    check(q, k, v, ["--exp", "emu7"], exp="emu7")
+    check(q, k, v, ["--block-n", "0"], block_n=0)
+    with pytest.raises(TypeError, match="float64"):
+        fa4sim.attention(q.astype(np.float64), k, v)
+
+
+def test_check_equals_cli_json(cli):
+    for args, kwargs in [([], {}), (["--dtype", "e4m3", "--tau", "4", "--max-offset", "8"],
+                                    {"dtype": "e4m3", "tau": 4, "max_offset": 8}),
+                         (["--preset", "fp8-tau4"], {"preset": "fp8-tau4"}),
+                         (["--dtype", "bf16,e5m2"], {"dtype": ["bf16", "e5m2"]})]:
+        assert fa4sim.check(**kwargs) == cli.json("check", *args)["results"]
+    with pytest.raises(ValueError) as e:
+        fa4sim.check(dtype="e4m4")
+    assert str(e.value) == cli.error("check", "--dtype", "e4m4")
+    with pytest.raises(ValueError) as e:
+        fa4sim.check(tau=-1)
+    assert str(e.value) == cli.error("check", "--tau", "-1")

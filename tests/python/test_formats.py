@@ -1,0 +1,162 @@
+"""fa4sim.encode / decode / quantize against the CLI (`fa4sim quantize`, equal bits), ml_dtypes
+and NumPy (in-range conversions, every code), torch (codes viewed as float8), and argument errors."""
+import math
+
+import numpy as np
+import pytest
+
+import fa4sim
+
+FORMATS = ["fp32", "bf16", "fp16", "e4m3", "e5m2"]
+
+
+def special_and_random_floats(n=20000, seed=0):
+    """Random float32 bit patterns (NaNs, infs, subnormals included) and hand-picked edges."""
+    bits = np.random.default_rng(seed).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    edges = np.array([0.0, -0.0, 1.0, -1.5, 448.0, 464.0, 463.99997, 480.0, 57344.0, 61440.0,
+                      65504.0, 65520.0, 2.0**-9, 2.0**-10, 2.0**-133, 2.0**-149, np.inf, -np.inf,
+                      np.nan, 3.4028235e38], dtype=np.float32)
+    return np.concatenate([bits.view(np.float32), edges])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("overflow", ["satfinite", "ieee"])
+def test_encode_equals_cli_binary_out(cli, fmt, overflow):
+    x = special_and_random_floats()
+    r = cli.run("quantize", "--dtype", fmt, "--overflow", overflow, "--stdin", "--binary",
+                "--binary-out", "-", stdin=x.tobytes())
+    assert r.returncode == 0, r.stderr
+    codes = fa4sim.encode(x, fmt, overflow)
+    want = np.frombuffer(r.stdout, dtype=codes.dtype)
+    assert codes.shape == x.shape
+    np.testing.assert_array_equal(codes, want)  # equal bits, 0 tolerance
+
+
+def test_stochastic_rounding_equals_cli_json(cli):
+    x = np.array([1.3, 1.01, -2.7, 300.5, 1e-3, 500.0, 0.1, 0.2, 0.3], dtype=np.float32)
+    rep = cli.json("quantize", "--dtype", "e4m3", "--rounding", "stochastic", "--seed", 7,
+                   *[repr(float(v)) for v in x])
+    want = [int(v["bits"], 16) for v in rep["results"]["values"]]
+    got = fa4sim.encode(x, "e4m3", rounding="stochastic", seed=7)
+    assert got.tolist() == want
+    dec = fa4sim.quantize(x, "e4m3", rounding="stochastic", seed=7)
+    assert dec.tolist() == [v["decoded"] for v in rep["results"]["values"]]
+
+
+def test_stochastic_rounding_does_not_depend_on_threads():
+    x = np.random.default_rng(1).standard_normal(300_000).astype(np.float32)
+    a = fa4sim.encode(x, "e5m2", rounding="stochastic", seed=3, threads=1)
+    b = fa4sim.encode(x, "e5m2", rounding="stochastic", seed=3, threads=2)
+    np.testing.assert_array_equal(a, b)
+    # Element i uses random number i of the stream: a slice converted alone differs from the
+    # whole array's slice only through the index, so converting x[1000:] alone is NOT x's tail.
+    assert not np.array_equal(fa4sim.encode(x[1000:], "e5m2", rounding="stochastic", seed=3), a[1000:])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_quantize_is_decode_of_encode(fmt):
+    x = special_and_random_floats()
+    q = fa4sim.quantize(x, fmt)
+    d = fa4sim.decode(fa4sim.encode(x, fmt), fmt)
+    np.testing.assert_array_equal(q.view(np.uint32), d.view(np.uint32))
+
+
+def _ml(name):
+    ml = pytest.importorskip("ml_dtypes")
+    return {"e4m3": ml.float8_e4m3fn, "e5m2": ml.float8_e5m2, "bf16": ml.bfloat16,
+            "fp16": np.float16}[name]
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2", "bf16", "fp16"])
+def test_in_range_encode_equals_ml_dtypes(fmt):
+    """For finite x whose rounded magnitude is at most max finite, the codes are ml_dtypes' /
+    NumPy's round-to-nearest-even cast, bit for bit (out of range they differ by design: satfinite)."""
+    dt = _ml(fmt)
+    info = fa4sim.format_info(fmt)
+    x = special_and_random_floats(50000, seed=2)
+    x = x[np.isfinite(x)]
+    scaled = np.concatenate([x, (np.random.default_rng(3).standard_normal(50000) *
+                                 min(info["max_finite"], 1e37) / 4).astype(np.float32)])
+    in_range = np.abs(scaled.astype(np.float64)) < info["max_finite"]
+    y = scaled[in_range]
+    codes = fa4sim.encode(y, fmt)
+    want = y.astype(dt).view(codes.dtype)
+    np.testing.assert_array_equal(codes, want)
+    # and the codes, viewed as the ml_dtypes type, are those values
+    np.testing.assert_array_equal(codes.view(dt).astype(np.float32), fa4sim.quantize(y, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2", "bf16", "fp16"])
+def test_decode_every_code_equals_ml_dtypes(fmt):
+    dt = _ml(fmt)
+    bits = 8 if fmt in ("e4m3", "e5m2") else 16
+    codes = np.arange(2**bits, dtype=np.uint8 if bits == 8 else np.uint16)
+    got = fa4sim.decode(codes, fmt)
+    want = codes.view(dt).astype(np.float32)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+    # decode also reads an array of the format itself
+    np.testing.assert_array_equal(fa4sim.decode(codes.view(dt), fmt).view(np.uint32), got.view(np.uint32))
+
+
+def test_ml_dtypes_format_names():
+    x = np.array([1.1, -300.0, 1e6], dtype=np.float32)
+    for ours, theirs in [("e4m3", "float8_e4m3fn"), ("e5m2", "float8_e5m2"), ("bf16", "bfloat16"),
+                         ("fp16", "float16"), ("fp32", "float32")]:
+        np.testing.assert_array_equal(fa4sim.encode(x, ours), fa4sim.encode(x, theirs))
+
+
+def test_codes_view_as_torch_float8():
+    torch = pytest.importorskip("torch")
+    x = np.array([0.5, -1.75, 3.0, 448.0, 1000.0], dtype=np.float32)
+    codes = fa4sim.encode(x, "e4m3")
+    t = torch.from_numpy(codes).view(torch.float8_e4m3fn)
+    np.testing.assert_array_equal(t.float().numpy(), fa4sim.quantize(x, "e4m3"))
+    # and torch's own cast agrees in range (torch saturates nothing: 1000 is out of range)
+    np.testing.assert_array_equal(torch.from_numpy(x[:4]).to(torch.float8_e4m3fn).view(torch.uint8).numpy(),
+                                  codes[:4])
+    np.testing.assert_array_equal(fa4sim.decode(t, "e4m3"), fa4sim.quantize(x, "e4m3"))
+
+
+def test_shapes_and_non_contiguous_inputs():
+    x = np.random.default_rng(4).standard_normal((6, 8)).astype(np.float32)
+    c = fa4sim.encode(x, "e4m3")
+    assert c.shape == (6, 8) and c.dtype == np.uint8
+    assert fa4sim.encode(x, "bf16").dtype == np.uint16
+    assert fa4sim.encode(x, "fp32").dtype == np.uint32
+    np.testing.assert_array_equal(fa4sim.encode(x.T, "e4m3"), c.T)  # a transposed view: copied
+    np.testing.assert_array_equal(fa4sim.encode(x[:, ::2], "e4m3"), c[:, ::2])
+    assert fa4sim.encode(np.float32(1.5), "e4m3").shape == ()
+    out = np.empty_like(c)
+    assert fa4sim.encode(x, "e4m3", out=out) is out
+    np.testing.assert_array_equal(out, c)
+    q = x.copy()
+    fa4sim.quantize(q, "e4m3", out=q)  # in place
+    np.testing.assert_array_equal(q, fa4sim.quantize(x, "e4m3"))
+
+
+def test_errors_carry_the_cli_message(cli):
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError) as e:
+        fa4sim.encode(x, "e4m4")
+    assert str(e.value) == cli.error("quantize", "--dtype", "e4m4", "1")
+    with pytest.raises(ValueError) as e:
+        fa4sim.encode(x, "e4m3", overflow="saturate")
+    assert str(e.value) == cli.error("quantize", "--overflow", "saturate", "1")
+    with pytest.raises(ValueError) as e:
+        fa4sim.encode(x, "e4m3", rounding="up")
+    assert str(e.value) == cli.error("quantize", "--rounding", "up", "1")
+    with pytest.raises(ValueError) as e:
+        fa4sim.encode(x, "e4m3", seed=3)
+    assert str(e.value) == cli.error("quantize", "--seed", "3", "1")
+
+
+def test_wrong_dtypes_raise_type_error():
+    with pytest.raises(TypeError, match="float64, expected float32"):
+        fa4sim.encode(np.ones(3), "e4m3")
+    with pytest.raises(TypeError, match="expected uint8, uint16 or uint32"):
+        fa4sim.decode(np.ones(3, np.int64), "e4m3")
+    with pytest.raises(TypeError, match="out must be"):
+        fa4sim.encode(np.ones(3, np.float32), "e4m3", out=np.empty(3, np.uint16))
+    assert math.isnan(fa4sim.quantize([float("nan")], "e4m3")[0])

@@ -1,0 +1,29 @@
+"""fa4sim.roofline against `fa4sim roofline --json` (the same rows), and its errors."""
+import pytest
+
+import fa4sim
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ([], {}),
+    (["--arch", "b200", "--d", "64"], {"arch": "b200", "d": 64}),
+    (["--arch", "h100_sxm,b200,b300", "--d", "64,128", "--direction", "all", "--dtype", "all",
+      "--emu-fraction", "0.25", "--degree", "3,5"],
+     {"arch": ["h100_sxm", "b200", "b300"], "d": [64, 128], "direction": "all", "dtype": "all",
+      "emu_fraction": 0.25, "degree": [3, 5]}),
+    (["--arch", "b200", "--schedule"], {"arch": "b200", "schedule": "table"}),
+    (["--arch", "b200", "--schedule", "10,4,1"], {"arch": "b200", "schedule": (10, 4, 1)}),
+])
+def test_rows_equal_cli_json(cli, args, kwargs):
+    assert fa4sim.roofline(**kwargs) == cli.json("roofline", *args)["results"]
+
+
+def test_errors_carry_the_cli_message(cli):
+    for kwargs, args in [({"arch": "b201"}, ["--arch", "b201"]),
+                         ({"d": 0}, ["--d", "0"]),
+                         ({"tile": "128"}, ["--tile", "128"]),
+                         ({"emu_fraction": 2}, ["--emu-fraction", "2"]),
+                         ({"schedule": (4, 4)}, ["--schedule", "4,4"])]:
+        with pytest.raises(ValueError) as e:
+            fa4sim.roofline(**kwargs)
+        assert str(e.value) == cli.error("roofline", *args), kwargs
