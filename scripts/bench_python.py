@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Speed of fa4sim.encode and fa4sim.ex2_emu (the Python module) against the C++ array functions
+they call (encode_array, ex2_emu), on the same 2^24 float32 inputs, in the same run.
+
+    python3 scripts/bench_python.py [--build build] [--rounds 5] [--reps 5] [--json FILE]
+
+Each round runs the C++ side (build/tests/python/python_array_bench: one thread, preallocated
+outputs, REPS calls of each) and then REPS calls of each Python variant:
+  * threads=1, out=preallocated: the like-for-like overhead of the binding;
+  * threads=1, new output array per call (what `fa4sim.encode(x, "e4m3")` does by default, on
+    one thread);
+  * default (threads=0: all cores, new output array).
+Reports the median seconds per call over all rounds and the ratio to the C++ median.
+A benchmark, not a test: the numbers depend on the machine and its load.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(a.build, "python"))
+    import fa4sim
+
+    n = 1 << 24
+    x = np.random.default_rng(0).uniform(-20, 8, n).astype(np.float32)
+    bench = os.path.join(a.build, "tests", "python", "python_array_bench")
+    times = {k: [] for k in ("cpp_encode", "cpp_ex2", "py_encode_t1_out", "py_encode_t1",
+                             "py_encode", "py_ex2_t1_out", "py_ex2_t1", "py_ex2")}
+    codes = np.zeros(n, np.uint8)  # touched: the C++ side's outputs are touched too
+    y = np.zeros(n, np.float32)
+    variants = [
+        ("py_encode_t1_out", lambda: fa4sim.encode(x, "e4m3", out=codes, threads=1)),
+        ("py_encode_t1", lambda: fa4sim.encode(x, "e4m3", threads=1)),
+        ("py_encode", lambda: fa4sim.encode(x, "e4m3")),
+        ("py_ex2_t1_out", lambda: fa4sim.ex2_emu(x, 3, out=y, threads=1)),
+        ("py_ex2_t1", lambda: fa4sim.ex2_emu(x, 3, threads=1)),
+        ("py_ex2", lambda: fa4sim.ex2_emu(x, 3)),
+    ]
+    with tempfile.NamedTemporaryFile(suffix=".f32") as f:
+        x.tofile(f.name)
+        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        load = os.getloadavg()[0]
+        for _ in range(a.rounds):
+            r = json.loads(subprocess.run([bench, f.name, str(a.reps)], check=True,
+                                          capture_output=True, text=True).stdout)
+            times["cpp_encode"] += r["encode_e4m3_s"]
+            times["cpp_ex2"] += r["ex2_emu3_s"]
+            for name, fn in variants:
+                for _ in range(a.reps):
+                    t0 = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"fa4sim Python module vs the C++ array functions, n = 2^24 float32, "
+          f"{a.rounds} rounds x {a.reps} calls, median seconds per call")
+    print(f"{'variant':<40} {'median ms':>10} {'vs C++':>8}")
+    for k, v in med.items():
+        base = med["cpp_encode"] if "encode" in k else med["cpp_ex2"]
+        print(f"{k:<40} {v * 1e3:>10.2f} {v / base:>7.2f}x")
+    out = {"n": n, "rounds": a.rounds, "reps": a.reps, "start_utc": start,
+           "load_avg_1min_at_start": load, "host": platform.node(), "cpu_count": os.cpu_count(),
+           "fa4sim_version": fa4sim.__version__, "simd_ex2": fa4sim._ext.ex2_emu_array_is_simd(),
+           "median_s": med,
+           "ratio_to_cpp": {k: v / (med["cpp_encode"] if "encode" in k else med["cpp_ex2"])
+                            for k, v in med.items()},
+           "times_s": times}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""The examples of docs/python.md run as written: the NumPy one always, the PyTorch one when
+torch is installed."""
+import os
+import re
+
+import pytest
+
+DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
+
+
+def examples():
+    return re.findall(r"```python\n(.*?)```", open(DOC).read(), re.S)
+
+
+def test_numpy_example_runs():
+    [code] = [c for c in examples() if c.startswith("import numpy")]
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "docs/python.md", "exec"), {})
+
+
+def test_torch_example_runs():
+    pytest.importorskip("torch")
+    [code] = [c for c in examples() if c.startswith("import torch")]
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "docs/python.md", "exec"), {})
