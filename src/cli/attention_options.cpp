@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "cli_util.h"
-#include "fa4sim/error.h"
-#include "fa4sim/rescale.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/rescale.h"
 
 namespace fa4sim::cli {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "fa4sim/error.h"
+#include "fa4sim/util/error.h"
 
 namespace fa4sim::cli {
 

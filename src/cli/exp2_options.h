@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli_util.h"
-#include "fa4sim/exp2_analysis.h"
+#include "fa4sim/analysis/exp2_analysis.h"
 
 namespace fa4sim::cli {
 

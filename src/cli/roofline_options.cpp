@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fa4sim/error.h"
+#include "fa4sim/util/error.h"
 
 namespace fa4sim::cli {
 

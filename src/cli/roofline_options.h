@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli_util.h"
-#include "fa4sim/roofline.h"
+#include "fa4sim/analysis/roofline.h"
 
 namespace fa4sim::cli {
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <vector>
 
-#include "fa4sim/exp2_emu.h"
-#include "fa4sim/formats.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/core/formats.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
