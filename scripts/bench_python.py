@@ -10,7 +10,10 @@ outputs, REPS calls of each) and then REPS calls of each Python variant:
   * threads=1, new output array per call (what `fa4sim.encode(x, "e4m3")` does by default, on
     one thread);
   * default (threads=0: all cores, new output array).
-Reports the median seconds per call over all rounds and the ratio to the C++ median.
+Reports the median seconds per call over all rounds and the ratio to the C++ median, in wall time
+and in process CPU time (user + sys: what time-sharing with other processes on a loaded machine
+does not inflate; for the multi-threaded default it is the sum over threads, so only wall time
+says how fast that variant returns).
 A benchmark, not a test: the numbers depend on the machine and its load.
 """
 import argparse
@@ -39,8 +42,10 @@ def main():
     n = 1 << 24
     x = np.random.default_rng(0).uniform(-20, 8, n).astype(np.float32)
     bench = os.path.join(a.build, "tests", "python", "python_array_bench")
-    times = {k: [] for k in ("cpp_encode", "cpp_ex2", "py_encode_t1_out", "py_encode_t1",
-                             "py_encode", "py_ex2_t1_out", "py_ex2_t1", "py_ex2")}
+    names = ("cpp_encode", "cpp_ex2", "py_encode_t1_out", "py_encode_t1", "py_encode",
+             "py_ex2_t1_out", "py_ex2_t1", "py_ex2")
+    times = {k: [] for k in names}
+    cpu = {k: [] for k in names}
     codes = np.zeros(n, np.uint8)  # touched: the C++ side's outputs are touched too
     y = np.zeros(n, np.float32)
     variants = [
@@ -60,25 +65,32 @@ def main():
                                           capture_output=True, text=True).stdout)
             times["cpp_encode"] += r["encode_e4m3_s"]
             times["cpp_ex2"] += r["ex2_emu3_s"]
+            cpu["cpp_encode"] += r["encode_e4m3_cpu_s"]
+            cpu["cpp_ex2"] += r["ex2_emu3_cpu_s"]
             for name, fn in variants:
                 for _ in range(a.reps):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     fn()
                     times[name].append(time.perf_counter() - t0)
+                    cpu[name].append(time.process_time() - c0)
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+
+    def ratio(m):
+        return {k: v / (m["cpp_encode"] if "encode" in k else m["cpp_ex2"]) for k, v in m.items()}
+
     print(f"fa4sim Python module vs the C++ array functions, n = 2^24 float32, "
-          f"{a.rounds} rounds x {a.reps} calls, median seconds per call")
-    print(f"{'variant':<40} {'median ms':>10} {'vs C++':>8}")
-    for k, v in med.items():
-        base = med["cpp_encode"] if "encode" in k else med["cpp_ex2"]
-        print(f"{k:<40} {v * 1e3:>10.2f} {v / base:>7.2f}x")
+          f"{a.rounds} rounds x {a.reps} calls, median per call")
+    print(f"{'variant':<20} {'wall ms':>9} {'vs C++':>8} {'CPU ms':>9} {'vs C++':>8}")
+    rw, rc = ratio(med), ratio(med_cpu)
+    for k in names:
+        print(f"{k:<20} {med[k] * 1e3:>9.2f} {rw[k]:>7.2f}x {med_cpu[k] * 1e3:>9.2f} {rc[k]:>7.2f}x")
     out = {"n": n, "rounds": a.rounds, "reps": a.reps, "start_utc": start,
            "load_avg_1min_at_start": load, "host": platform.node(), "cpu_count": os.cpu_count(),
            "fa4sim_version": fa4sim.__version__, "simd_ex2": fa4sim._ext.ex2_emu_array_is_simd(),
-           "median_s": med,
-           "ratio_to_cpp": {k: v / (med["cpp_encode"] if "encode" in k else med["cpp_ex2"])
-                            for k, v in med.items()},
-           "times_s": times}
+           "median_wall_s": med, "ratio_to_cpp_wall": rw,
+           "median_cpu_s": med_cpu, "ratio_to_cpp_cpu": rc,
+           "wall_s": times, "cpu_s": cpu}
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -1,9 +1,12 @@
 // array_bench.cpp: the C++ side of scripts/bench_python.py. Times the library's array functions
 // on one thread, on inputs read from a raw float32 file, with preallocated outputs:
-//   python_array_bench FILE REPS  ->  one JSON line {"encode_e4m3_s": [...], "ex2_emu3_s": [...]}
-// (seconds per call, REPS calls each, alternating). The script times fa4sim.encode and
+//   python_array_bench FILE REPS  ->  one JSON line {"encode_e4m3_s": [...], "ex2_emu3_s": [...],
+//   "encode_e4m3_cpu_s": [...], "ex2_emu3_cpu_s": [...]}
+// (wall and process-CPU seconds per call, REPS calls each, alternating; CPU time is what a
+// shared, loaded machine does not inflate). The script times fa4sim.encode and
 // fa4sim.ex2_emu on the same inputs in the same run.
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,15 +29,25 @@ int main(int argc, char** argv) {
   f.read(reinterpret_cast<char*>(x.data()), std::streamsize(n * sizeof(float)));
   const int reps = std::atoi(argv[2]);
   auto now = [] { return std::chrono::steady_clock::now(); };
-  std::vector<double> enc, ex2;
+  auto cpu = [] {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  };
+  std::vector<double> enc, ex2, enc_cpu, ex2_cpu;
   for (int r = 0; r < reps; ++r) {
     auto t0 = now();
+    const double c0 = cpu();
     fa4sim::encode_array(fa4sim::kE4M3, x, std::span<uint8_t>(codes), fa4sim::Overflow::satfinite);
     auto t1 = now();
+    const double c1 = cpu();
     fa4sim::ex2_emu(x, y, 3);
     auto t2 = now();
+    const double c2 = cpu();
     enc.push_back(std::chrono::duration<double>(t1 - t0).count());
     ex2.push_back(std::chrono::duration<double>(t2 - t1).count());
+    enc_cpu.push_back(c1 - c0);
+    ex2_cpu.push_back(c2 - c1);
   }
   uint64_t check = 0;  // keeps the work observable
   for (size_t i = 0; i < n; i += 4097) check += codes[i] + fa4sim::f32_bits(y[i]);
@@ -42,6 +55,10 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", enc[size_t(r)]);
   std::printf("], \"ex2_emu3_s\": [");
   for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", ex2[size_t(r)]);
+  std::printf("], \"encode_e4m3_cpu_s\": [");
+  for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", enc_cpu[size_t(r)]);
+  std::printf("], \"ex2_emu3_cpu_s\": [");
+  for (int r = 0; r < reps; ++r) std::printf("%s%.9f", r ? ", " : "", ex2_cpu[size_t(r)]);
   std::printf("]}\n");
   return 0;
 }
