@@ -90,10 +90,21 @@ std::string parse_choice(const std::string& opt, const std::string& s,
   throw_unknown_choice(opt, s, choices);
 }
 
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator v(
+      [](std::string& s) {
+        return s.empty() ? std::string("needs a path (a file name, or - for stdout), got ''")
+                         : std::string();
+      },
+      "", "non-empty path");
+  return v;
+}
+
 void add_common_options(CLI::App* sub, CommonOptions& o) {
   sub->add_option("--json", o.json_path,
                   "Write the JSON report to FILE (atomically), or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)")
       ->type_name("T")
       ->check(CLI::Range(0, 1024));

@@ -30,6 +30,9 @@ std::string parse_choice(const std::string& opt, const std::string& s,
 // Levenshtein-nearest candidate within a small distance, or nullopt.
 std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands);
 
+// Refuses an empty value (--json '' would otherwise mean "no report", silently).
+const CLI::Validator& non_empty_path();
+
 // Adds the options every analysis command has: --json FILE|-, --threads T.
 struct CommonOptions {
   std::string json_path;

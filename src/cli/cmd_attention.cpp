@@ -152,7 +152,8 @@ void add_check(CLI::App& root) {
       ->type_name("NAME")
       ->capture_default_str();
   sub->add_option("--json", common.json_path, "Write the JSON report to FILE (atomically), or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   sub->callback([] {
     std::vector<std::string> dtypes;
     if (!o.dtype.empty())

@@ -127,7 +127,8 @@ void add_quantize(CLI::App& root) {
   sub->add_option("--binary-out", c.binary_out,
                   "Write the encodings as raw little-endian integers of the format's width (1, 2 or 4 "
                   "bytes) to FILE, or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   add_common_options(sub, c.common);
   sub->callback([sub] {
     Stopwatch sw;

@@ -32,6 +32,7 @@ void add_report(CLI::App& root) {
       "report", "The main job: run every default analysis, write JSON reports and report.md");
   sub->add_option("--out", o.out, "Output directory (created if missing)")
       ->type_name("DIR")
+      ->check(non_empty_path())
       ->capture_default_str();
   sub->add_option("--only", o.only, "Comma-separated sections to run (default: all)")
       ->type_name("LIST");

@@ -240,7 +240,10 @@ bool same_output_target(const std::string& a, const std::string& b) {
     if (ta.kind == Target::kFd || tb.kind == Target::kFd) return ta.kind == tb.kind && ta.fd == tb.fd;
     std::error_code ec;
     if (ta.kind != Target::kNew && tb.kind != Target::kNew) return fs::equivalent(ta.path, tb.path, ec);
-    return fs::weakly_canonical(ta.path, ec) == fs::weakly_canonical(tb.path, ec);
+    const auto norm = [&](const std::string& p) {
+      return fs::weakly_canonical(fs::absolute(p, ec).lexically_normal(), ec);
+    };
+    return norm(ta.path) == norm(tb.path);
   } catch (const Error&) {
     return false;
   }
