@@ -113,9 +113,8 @@ Report run_check(const std::vector<std::string>& dtypes_in, const std::string& p
   std::vector<std::string> dtypes = dtypes_in;
   if (dtypes.empty()) dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
   for (const auto& d : dtypes) attention_dtype(d);
-  for (auto v : {tau, max_offset})
-    if (v && !(std::isfinite(*v) && *v >= 0))
-      throw Error("--tau and --max-offset must be finite and >= 0");
+  if (tau) check_log2_knob("--tau", *tau);
+  if (max_offset) check_log2_knob("--max-offset", *max_offset);
   Report rep;
   rep.command = "check";
   const bool from_preset = !tau || !max_offset;
@@ -276,10 +275,8 @@ void validate_attention_config(const AttentionConfig& c) {
   if (c.block_m % c.warp_rows != 0)
     throw Error(fmt::format("--warp-rows {} does not divide --block-m {}", c.warp_rows, c.block_m),
                 "a warp's rows lie inside one tile: e.g. --block-m 128 --warp-rows 16 or 32");
-  for (double t : c.taus)
-    if (!(std::isfinite(t) && t >= 0)) throw Error(fmt::format("--tau must be finite and >= 0, got {}", t));
-  if (c.max_offset && !(std::isfinite(*c.max_offset) && *c.max_offset >= 0 && *c.max_offset <= 64))
-    throw Error(fmt::format("--max-offset must be in [0, 64], got {}", *c.max_offset));
+  for (double t : c.taus) check_log2_knob("--tau", t);
+  if (c.max_offset) check_log2_knob("--max-offset", *c.max_offset);
   if (c.dtypes.empty()) throw Error("--dtype needs at least one type");
   const AttentionPreset& preset = attention_preset(c.preset);
   const bool files = !c.q_path.empty() || !c.k_path.empty() || !c.v_path.empty();
@@ -351,6 +348,27 @@ Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
     const float a = float(c.q_scale);
     for (float& x : in.q) x *= a;
   }
+  // Note [Score range] (online_softmax.h): bound every score by Cauchy-Schwarz,
+  // |q.k| * scale * log2(e) <= max|q| * max|k| * scale * log2(e), and refuse beyond 2^24.
+  auto max_norm = [&](const std::vector<float>& x) {
+    double m = 0;
+    for (size_t i = 0; i + size_t(in.d) <= x.size(); i += size_t(in.d)) {
+      double ss = 0;
+      for (int j = 0; j < in.d; ++j) ss += double(x[i + size_t(j)]) * double(x[i + size_t(j)]);
+      m = std::max(m, ss);
+    }
+    return std::sqrt(m);
+  };
+  const double nq = max_norm(in.q), nk = max_norm(in.k);
+  const double scale = c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d));
+  const double bound = nq * nk * scale * kLog2e;
+  if (!std::isfinite(nq) || !(bound <= kMaxScaledScore))
+    throw Error(fmt::format("scores may reach {:.3g} in log2 units (|Q row| up to {:.3g}{}, |K row| up to "
+                            "{:.3g}, softmax scale {:.3g}), beyond 2^24 = 16777216, where float32 keeps "
+                            "no fraction of the exponent",
+                            bound, nq, c.q_scale != 1.0 ? fmt::format(" after --q-scale {:g}", c.q_scale) : "",
+                            nk, scale),
+                "use a smaller --q-scale or --softmax-scale: attention logits stay below ~1e3");
   return in;
 }
 

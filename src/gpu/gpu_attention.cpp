@@ -129,10 +129,8 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
   if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
     throw Error("--emu-tiles " + std::to_string(sm.emu_tiles) + " is out of range",
                 "0..8 tiles of 8 columns per 64-key block (fraction k/8)");
-  if (!(sm.tau >= 0) || !std::isfinite(sm.tau))
-    throw Error("tau must be a finite number >= 0", "e.g. --tau 8 (0 = rescale on every increase)");
-  if (!std::isfinite(sm.max_offset) || sm.max_offset < 0 || sm.max_offset > 64)
-    throw Error("max_offset must be in [0, 64]", "FA4 uses 8 for FP8 and 0 otherwise");
+  check_log2_knob("--tau", sm.tau);
+  check_log2_knob("--max-offset", sm.max_offset);
   const double lim = gpu_attn_p_log2_max(sm.dtype);
   if (!allow_saturation && double(sm.max_offset) + double(sm.tau) >= lim)
     throw Error("max_offset + tau = " + std::to_string(sm.max_offset + sm.tau) +
