@@ -39,8 +39,11 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0')
+  if (end == s.c_str() || *end != '\0') {
+    if (s.find(',') != std::string::npos)
+      throw Error(fmt::format("{} takes one number, got the list '{}'", opt, s), "give one value");
     throw Error(fmt::format("{} expects a number, got '{}'", opt, s), "e.g. 8 or -20.5");
+  }
   if (!allow_nonfinite && !std::isfinite(v))
     throw Error(fmt::format("{} must be finite, got '{}'", opt, s));
   return v;
@@ -48,9 +51,12 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
 
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {
   const double v = parse_double(opt, s, true);
-  if (std::isnan(v) || v != std::floor(v) || std::fabs(v) > 9.0e18)
+  if (std::isnan(v) || v != std::floor(v) || std::fabs(v) > 9.0e18) {
+    // Bounds that only guard the conversion (|x| ~ 2^62) would read as noise in the hint.
+    const bool meaningful = lo > -1000000000000LL && hi < 1000000000000LL;
     throw Error(fmt::format("{} expects an integer, got '{}'", opt, s),
-                fmt::format("valid: {}..{}", lo, hi));
+                meaningful ? fmt::format("valid: {}..{}", lo, hi) : std::string("e.g. 1000 or 1e6"));
+  }
   if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
     throw Error(fmt::format("{} = {} is out of range", opt, s), fmt::format("valid: {}..{}", lo, hi));
   return static_cast<int64_t>(v);

@@ -62,9 +62,32 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string where = "fa4sim --help";
-    for (const auto* sub : app.get_subcommands())
-      where = fmt::format("fa4sim {} --help", sub->get_name());
+    // The deepest subcommand given ("gpu attention"), for the hint and for unknown options.
+    CLI::App* sub = &app;
+    std::string path;
+    while (!sub->get_subcommands().empty()) {
+      sub = sub->get_subcommands().front();
+      path += " " + sub->get_name();
+    }
+    const std::string where = fmt::format("fa4sim{} --help", path);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      // CLI11 says "not expected: e4m3 --dtype" (backwards): name the unknown option instead.
+      std::vector<std::string> known;
+      for (const auto* o : sub->get_options())
+        if (!o->get_lnames().empty()) known.push_back("--" + o->get_lnames().front());
+      for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == '.') continue;
+        a = a.substr(0, a.find('='));
+        bool found = false;
+        for (const CLI::App* s = sub; s != nullptr && !found; s = s->get_parent())
+          found = s->get_option_no_throw(a) != nullptr;
+        if (found) continue;
+        std::string hint = fmt::format("see '{}'", where);
+        if (auto m = cli::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
+        return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), kExitUsage);
+      }
+    }
     return fail(fmt::format("{} (see '{}')", e.what(), where), kExitUsage);
   } catch (const Error& e) {
     return fail(e.what(), e.exit_code());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <cstdio>
 #include <ctime>
@@ -113,14 +114,27 @@ json provenance(int threads, double elapsed_s) {
   return p;
 }
 
+json with_nonfinite_as_text(json j) {
+  if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return j;
+  }
+  if (j.is_structured())
+    for (auto& v : j) v = with_nonfinite_as_text(std::move(v));
+  return j;
+}
+
 json envelope(const Report& r, double elapsed_s) {
   json j = json::object();
   j["schema"] = "fa4sim/report-v1";
   j["command"] = r.command;
   j["fa4sim_version"] = version();
-  j["params"] = r.params;
-  j["results"] = r.results;
+  j["params"] = with_nonfinite_as_text(r.params);
+  j["results"] = with_nonfinite_as_text(r.results);
   j["provenance"] = provenance(r.threads, elapsed_s);
+  for (auto it = r.timings.begin(); it != r.timings.end(); ++it) j["provenance"][it.key()] = it.value();
   return j;
 }
 

@@ -1,6 +1,8 @@
 // The CLI shell: subcommand table, did-you-mean, --version, --help, exit codes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "cli_helpers.h"
 
 using fa4sim::test::run_cli;
@@ -57,4 +59,34 @@ TEST(CliMain, ReportUnknownSectionSuggests) {
   auto r = run_cli("report --out " + dir.string() + " --only reprt");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown section 'reprt'"), std::string::npos) << r.err;
+}
+
+// Messages that name the right thing (each used to point elsewhere: "not expected: e4m3
+// --dtype", "valid: -4611686018427387904..", "(e.g. 8 or -20.5)" for a list, "out of memory"
+// for a folder, "pass another --json path" for --binary-out and --out).
+TEST(CliMain, MessagesNameTheRightThing) {
+  auto r = run_cli("formats --dtype e4m3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown option '--dtype' for 'fa4sim formats'"), std::string::npos) << r.err;
+  r = run_cli("exp2 --degre 3");
+  EXPECT_NE(r.err.find("did you mean '--degree'"), std::string::npos) << r.err;
+  r = run_cli("exp2 --samples 1.5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.find("4611686018427387904"), std::string::npos) << r.err;
+  r = run_cli("roofline --tile 128x128x1");
+  EXPECT_NE(r.err.find("--tile expects MxN (two whole numbers), got '128x128x1'"), std::string::npos) << r.err;
+  r = run_cli("check --dtype bf16 --tau 0,4");  // a list, as every other --tau takes
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2^4 = 16"), std::string::npos) << r.out;
+  r = run_cli("roofline --d 64,x");
+  EXPECT_EQ(r.code, 2);
+  const auto dir = fa4sim::test::temp_dir("messages");
+  std::filesystem::create_directory(dir / "scores.npy");
+  r = run_cli("rescale --dist file:" + (dir / "scores.npy").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("it is a directory"), std::string::npos) << r.err;
+  r = run_cli("quantize 1 --binary-out /nonexistent-fa4sim/x.bin");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("pass another --binary-out path"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
 }

@@ -2,7 +2,10 @@
 //
 // Envelope (schema "fa4sim/report-v1"):
 //   {"schema", "command", "fa4sim_version", "params": {every option, defaults included},
-//    "results": {...}, "provenance": {"git", "date", "host", "threads", "elapsed_s"}}
+//    "results": {...}, "provenance": {"git", "date", "host", "threads", "elapsed_s", timings...}}
+// `results` holds results only: two runs with the same params give byte-identical `results`;
+// wall-clock times go to `provenance`. A non-finite number is written as the string "nan",
+// "inf" or "-inf" everywhere (JSON has none, and null would lose inf vs nan).
 //
 // Note [Output targets]. Every file fa4sim writes (--json, --binary-out, report --out) goes
 // through write_output(), which picks by what the path names:
@@ -44,6 +47,7 @@ struct Report {
   std::string command;
   json params = json::object();
   json results = json::object();
+  json timings = json::object();  // wall-clock measurements: merged into `provenance`
   std::vector<Table> tables;  // the human view of `results`
   int threads = 1;
 };
@@ -62,6 +66,8 @@ class Stopwatch {
 
 json provenance(int threads, double elapsed_s);
 json envelope(const Report& r, double elapsed_s);
+// `j` with every non-finite float replaced by "nan", "inf" or "-inf".
+json with_nonfinite_as_text(json j);
 std::string utc_now_iso8601();
 std::string host_name();
 
