@@ -96,6 +96,14 @@ std::string parse_choice(const std::string& opt, const std::string& s,
   throw_unknown_choice(opt, s, choices);
 }
 
+CLI::Option* add_hidden_alias(CLI::App* sub, const std::string& old_name, std::string& var) {
+  return sub->add_option(old_name, var)->group("");
+}
+
+bool given(const CLI::App* sub, const std::string& name, const std::string& alias) {
+  return sub->count(name) > 0 || (!alias.empty() && sub->count(alias) > 0);
+}
+
 const CLI::Validator& non_empty_path() {
   static const CLI::Validator v(
       [](std::string& s) {

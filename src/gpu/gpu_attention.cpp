@@ -114,7 +114,7 @@ double gpu_attn_p_log2_max(GpuAttnDtype t) { return p_format_of(t).log2_max; }
 void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool allow_saturation) {
   if (s.head_dim != 64 && s.head_dim != 128)
     throw Error("head dim " + std::to_string(s.head_dim) + " is not supported by the GPU kernel",
-                "use --head-dim 64 or 128");
+                "use --d 64 or 128");
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)

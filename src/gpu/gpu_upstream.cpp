@@ -161,11 +161,11 @@ void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
                     "10.x) for FA4 CuTe.\"",
                 "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
   if (s.head_dim < 8 || s.head_dim > 256 || s.head_dim % 8 != 0)
-    throw Error(fmt::format("--head-dim {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
+    throw Error(fmt::format("--d {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
                             "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
                             "by 8.\"",
                             s.head_dim, s.head_dim, s.head_dim),
-                "e.g. --head-dim 64 or 128");
+                "e.g. --d 64 or 128");
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.heads_q % s.heads_kv != 0)

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_helpers.h"
 
 using fa4sim::test::run_cli;
@@ -21,10 +23,48 @@ TEST(CliMain, UnknownSubcommandFarFromAnyListsCommands) {
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
 }
 
-TEST(CliMain, NoSubcommandIsUsageError) {
+TEST(CliMain, NoSubcommandPrintsUsage) {
   auto r = run_cli("");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("fa4sim: error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: give a command"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("Subcommands:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("report"), std::string::npos) << r.out;
+}
+
+TEST(CliMain, HelpCommandAndShortVersion) {
+  auto a = run_cli("help rescale"), b = run_cli("rescale --help");
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("--softmax-scale"), std::string::npos);
+  auto g = run_cli("help gpu attention");
+  EXPECT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(g.out, run_cli("gpu attention --help").out);
+  EXPECT_EQ(run_cli("help").code, 0);
+  EXPECT_EQ(run_cli("help nosuch").code, 2);
+  auto v = run_cli("-V");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out, run_cli("--version").out);
+}
+
+// One spelling per idea: head dim --d, key-tile order --order, keys per tile --block-n, softmax
+// scale --softmax-scale, in every command's --help; the old spellings are hidden aliases that
+// still parse; --help types every number (no TEXT).
+TEST(CliMain, OneSpellingPerIdea) {
+  for (const char* cmd : {"attention", "rescale", "gpu attention", "gpu upstream check", "roofline"}) {
+    const auto h = run_cli(std::string(cmd) + " --help");
+    ASSERT_EQ(h.code, 0) << cmd;
+    for (const char* old : {"--head-dim", "--block-order", "--block ", "--scale "})
+      EXPECT_EQ(h.out.find(old), std::string::npos) << cmd << " shows " << old << ":\n" << h.out;
+    EXPECT_EQ(h.out.find("TEXT"), std::string::npos) << cmd << ":\n" << h.out;
+  }
+  EXPECT_NE(run_cli("gpu attention --help").out.find("--d D"), std::string::npos);
+  EXPECT_NE(run_cli("rescale --help").out.find("--block-n N"), std::string::npos);
+  // The hidden aliases parse into the same option.
+  auto a = run_cli("rescale --rows 8 --keys 256 --d 8 --block 128 --scale 0.125 --json -");
+  auto b = run_cli("rescale --rows 8 --keys 256 --d 8 --block-n 128 --softmax-scale 0.125 --json -");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["results"], nlohmann::json::parse(b.out)["results"]);
 }
 
 TEST(CliMain, VersionFlagAndCommandAgree) {

@@ -124,7 +124,7 @@ std::string write_bytes(const std::filesystem::path& dir, const std::string& nam
 // (they used to give rel-L2 1, LSE inf, every metric 0, or an LSE "error" of one ulp at 1e30).
 TEST(CliRescale, OverflowingScoresAreRefused) {
   const std::string base = "rescale --rows 8 --keys 256 --d 8 --tau 0 ";
-  expect_usage_error(base + "--scale 1e38", "--scale 1e+38 x log2(e) reach");
+  expect_usage_error(base + "--softmax-scale 1e38", "--softmax-scale 1e+38 x log2(e) reach");
   expect_usage_error(base + "--dist rise:1e39", "overflows float32");
   expect_usage_error(base + "--dist normal:1e39", "overflows float32");
   expect_usage_error(base + "--dist rise:1e30", "beyond 2^24");
