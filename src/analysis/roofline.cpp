@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_schedule.h"
 
@@ -25,8 +26,7 @@ namespace fs = std::filesystem;
 // ---- small helpers
 
 std::string roofline_data_dir() {
-  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return env;
-  return std::string(FA4SIM_SOURCE_DIR) + "/data";
+  return data_dir();  // Note [Install layout] in paths.h
 }
 
 namespace {

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/util/progress.h"
@@ -132,7 +133,7 @@ std::string fmt_e(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x)
 
 }  // namespace
 
-std::string upstream_script_path() { return std::string(FA4SIM_SOURCE_DIR) + "/scripts/fa4_upstream.py"; }
+std::string upstream_script_path() { return scripts_dir() + "/fa4_upstream.py"; }
 
 json upstream_env(const std::string& python) {
   Pipe p(driver_command(python, "info") + " 2>/dev/null");
