@@ -154,6 +154,8 @@ TEST(CliAttention, BadNpyInputs) {
   EXPECT_EQ(run_cli("attention" + f.args()).code, 0);
   // geometry flags do not mix with files
   expect_usage_error(run_cli("attention --heads 2" + f.args()), "--heads does not apply to .npy inputs");
+  // nor does --seed (it was silently ignored)
+  expect_usage_error(run_cli("attention --seed 5" + f.args()), "--seed does not apply to .npy inputs");
   // only some of the three
   expect_usage_error(run_cli("attention --q " + f.q), "--q, --k and --v go together");
   // NaN / inf: refused with the count and where
