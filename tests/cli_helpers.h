@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,21 +29,26 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// A fresh temporary directory per call (removed by the caller if it cares).
+// A fresh temporary directory per call (removed by the caller if it cares). Throws when none
+// can be made: callers remove_all() what this returns, so it must never be a shared folder.
 inline std::filesystem::path temp_dir(const std::string& tag) {
   std::string tmpl = (std::filesystem::temp_directory_path() / ("fa4sim-" + tag + "-XXXXXX")).string();
-  char* p = mkdtemp(tmpl.data());
-  return p ? std::filesystem::path(p) : std::filesystem::temp_directory_path();
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error("mkdtemp(" + tmpl + ") failed: " + std::strerror(errno));
+  return std::filesystem::path(tmpl);
 }
 
-// Runs `FA4SIM_BIN args` through the shell (args are shell words, quote as needed).
-inline CliResult run_cli(const std::string& args, const std::string& stdin_file = "") {
+// Runs `FA4SIM_BIN args` through the shell (args are shell words, quote as needed), under
+// `ulimit -v limit_kb` when limit_kb > 0.
+inline CliResult run_cli(const std::string& args, const std::string& stdin_file = "",
+                         long limit_kb = 0) {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path();
   const std::string tag = std::to_string(getpid()) + "-" + std::to_string(counter++);
   const std::string out = (dir / ("fa4sim-cli-" + tag + ".out")).string();
   const std::string err = (dir / ("fa4sim-cli-" + tag + ".err")).string();
   std::string cmd = std::string(FA4SIM_BIN) + " " + args + " >" + out + " 2>" + err;
+  if (limit_kb > 0) cmd = "ulimit -v " + std::to_string(limit_kb) + "; " + cmd;
   cmd += stdin_file.empty() ? " </dev/null" : " <" + stdin_file;
   const int status = std::system(cmd.c_str());
   CliResult r;

@@ -108,19 +108,19 @@ CheckRow check_safety(const Format& f, double tau, double max_offset) {
 }
 
 Report run_check(const std::vector<std::string>& dtypes_in, const std::string& preset_name,
-                 std::optional<double> tau, std::optional<double> max_offset) {
+                 const std::vector<double>& taus, std::optional<double> max_offset) {
+  const std::optional<double> tau = taus.empty() ? std::nullopt : std::optional<double>(taus[0]);
   const AttentionPreset& preset = attention_preset(preset_name);
   std::vector<std::string> dtypes = dtypes_in;
   if (dtypes.empty()) dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
   for (const auto& d : dtypes) attention_dtype(d);
-  for (auto v : {tau, max_offset})
-    if (v && !(std::isfinite(*v) && *v >= 0))
-      throw Error("--tau and --max-offset must be finite and >= 0");
+  for (double t : taus) check_log2_knob("--tau", t);
+  if (max_offset) check_log2_knob("--max-offset", *max_offset);
   Report rep;
   rep.command = "check";
   const bool from_preset = !tau || !max_offset;
   rep.params = {{"dtype", dtypes}, {"preset", from_preset ? preset.name : ""},
-                {"tau", tau ? json(*tau) : json(nullptr)},
+                {"tau", taus.empty() ? json(nullptr) : taus.size() == 1 ? json(taus[0]) : json(taus)},
                 {"max_offset", max_offset ? json(*max_offset) : json(nullptr)}};
   Table t;
   t.title = from_preset ? fmt::format("Kernel safety check: max_offset + tau < log2(dtype_max), "
@@ -131,9 +131,9 @@ Report run_check(const std::vector<std::string>& dtypes_in, const std::string& p
                "largest safe tau", "verdict"};
   json rows = json::array();
   bool all_safe = true;
-  for (const auto& name : dtypes) {
+  for (const auto& name : dtypes) for (size_t ti = 0; ti < std::max<size_t>(taus.size(), 1); ++ti) {
     const Format& f = attention_dtype(name);
-    const double t_ = tau ? *tau : preset_tau(preset, f);
+    const double t_ = tau ? taus[ti] : preset_tau(preset, f);
     const double m_ = max_offset ? *max_offset : preset_max_offset(preset, f);
     const CheckRow r = check_safety(f, t_, m_);
     all_safe = all_safe && r.safe;
@@ -288,10 +288,8 @@ void validate_attention_config(const AttentionConfig& c) {
   if (c.block_m % c.warp_rows != 0)
     throw Error(fmt::format("--warp-rows {} does not divide --block-m {}", c.warp_rows, c.block_m),
                 "a warp's rows lie inside one tile: e.g. --block-m 128 --warp-rows 16 or 32");
-  for (double t : c.taus)
-    if (!(std::isfinite(t) && t >= 0)) throw Error(fmt::format("--tau must be finite and >= 0, got {}", t));
-  if (c.max_offset && !(std::isfinite(*c.max_offset) && *c.max_offset >= 0 && *c.max_offset <= 64))
-    throw Error(fmt::format("--max-offset must be in [0, 64], got {}", *c.max_offset));
+  for (double t : c.taus) check_log2_knob("--tau", t);
+  if (c.max_offset) check_log2_knob("--max-offset", *c.max_offset);
   if (c.dtypes.empty()) throw Error("--dtype needs at least one type");
   const AttentionPreset& preset = attention_preset(c.preset);
   const bool files = !c.q_path.empty() || !c.k_path.empty() || !c.v_path.empty();
@@ -390,6 +388,27 @@ Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
     const float a = float(c.q_scale);
     for (float& x : in.q) x *= a;
   }
+  // Note [Score range] (online_softmax.h): bound every score by Cauchy-Schwarz,
+  // |q.k| * scale * log2(e) <= max|q| * max|k| * scale * log2(e), and refuse beyond 2^24.
+  auto max_norm = [&](const std::vector<float>& x) {
+    double m = 0;
+    for (size_t i = 0; i + size_t(in.d) <= x.size(); i += size_t(in.d)) {
+      double ss = 0;
+      for (int j = 0; j < in.d; ++j) ss += double(x[i + size_t(j)]) * double(x[i + size_t(j)]);
+      m = std::max(m, ss);
+    }
+    return std::sqrt(m);
+  };
+  const double nq = max_norm(in.q), nk = max_norm(in.k);
+  const double scale = c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d));
+  const double bound = nq * nk * scale * kLog2e;
+  if (!std::isfinite(nq) || !(bound <= kMaxScaledScore))
+    throw Error(fmt::format("scores may reach {:.3g} in log2 units (|Q row| up to {:.3g}{}, |K row| up to "
+                            "{:.3g}, softmax scale {:.3g}), beyond 2^24 = 16777216, where float32 keeps "
+                            "no fraction of the exponent",
+                            bound, nq, c.q_scale != 1.0 ? fmt::format(" after --q-scale {:g}", c.q_scale) : "",
+                            nk, scale),
+                "use a smaller --q-scale or --softmax-scale: attention logits stay below ~1e3");
   return in;
 }
 
@@ -640,8 +659,7 @@ json run_json(const AttentionRun& r) {
   }
   j["descales"] = {{"q", r.q_descale}, {"k", r.k_descale}, {"v", r.v_descale},
                    {"rule", r.q_descale.empty() ? "" : "descale = amax / fp8_max per (batch, kv_head)"}};
-  j["flops_per_pass"] = r.flops;
-  j["elapsed_s"] = r.elapsed_s;
+  j["flops_per_pass"] = r.flops;  // (the run's wall time goes to provenance.run_elapsed_s)
   return j;
 }
 
@@ -786,9 +804,12 @@ AttentionResult run_attention(const AttentionConfig& c) {
                 {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
                 {"split", c.split}};
   rep.results = {{"runs", runs},
+                 {"perf", {{"executed_fp32_flops", flops_fp32}, {"executed_fp64_flops", flops_fp64}}}};
+  // Wall-clock measurements are provenance, not results (identical runs: identical results).
+  json run_s = json::array();
+  for (const auto& r : res.runs) run_s.push_back(r.elapsed_s);
+  rep.timings = {{"run_elapsed_s", run_s},
                  {"perf", {{"elapsed_s", elapsed},
-                           {"executed_fp32_flops", flops_fp32},
-                           {"executed_fp64_flops", flops_fp64},
                            {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},
                            {"all_gflop_per_s", (flops_fp32 + flops_fp64) / elapsed * 1e-9},
                            {"threads", threads}}}};

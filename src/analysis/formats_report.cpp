@@ -107,35 +107,36 @@ QuantizedValue quantize_value(const QuantizeConfig& c, float x, uint64_t index) 
   return q;
 }
 
-Report quantize_report(const QuantizeConfig& c, std::span<const float> values) {
-  const Format& f = *c.format;
-  Report r;
-  r.command = "quantize";
-  Table t;
-  t.title = fmt::format("{} values -> {} ({}, {})", values.size(), f.name, overflow_name(c.overflow),
-                        c.stochastic_seed ? fmt::format("stochastic rounding, seed {}", *c.stochastic_seed)
-                                          : std::string("round to nearest even"));
-  t.columns = {"input", "bits", "s exp man", "decoded", "abs err", "rel err", "note"};
-  json vals = json::array();
-  uint64_t n_sat = 0, n_flush = 0, n_nan = 0;
-  double max_abs = 0, max_rel = 0;
+QuantizeAccumulator::QuantizeAccumulator(const QuantizeConfig& c) : c_(c) {
+  table_.title = "";  // set by table()
+  table_.columns = {"input", "bits", "s exp man", "decoded", "abs err", "rel err", "note"};
+}
+
+json QuantizeAccumulator::value_json(const QuantizedValue& q) const {
+  const Format& f = *c_.format;
+  return {{"input", json_number(q.input)},
+          {"dtype", f.name},
+          {"overflow", overflow_name(c_.overflow)},
+          {"bits", hex_bits(f, q.bits)},
+          {"decoded", json_number(q.decoded)},
+          {"abs_err", json_number(q.abs_err)},
+          {"rel_err", json_number(q.rel_err)},
+          {"saturated", q.saturated},
+          {"flushed", q.flushed}};
+}
+
+void QuantizeAccumulator::add(std::span<const float> values,
+                              const std::function<void(const json&)>& on_value) {
+  const Format& f = *c_.format;
   for (size_t i = 0; i < values.size(); ++i) {
-    const QuantizedValue q = quantize_value(c, values[i], i);
-    n_sat += q.saturated;
-    n_flush += q.flushed;
-    n_nan += std::isnan(q.decoded) ? 1 : 0;
-    if (std::isfinite(q.abs_err) && !q.saturated) max_abs = std::max(max_abs, q.abs_err);
-    if (std::isfinite(q.rel_err) && !q.saturated && !q.flushed) max_rel = std::max(max_rel, q.rel_err);
-    vals.push_back({{"input", json_number(q.input)},
-                    {"dtype", f.name},
-                    {"overflow", overflow_name(c.overflow)},
-                    {"bits", hex_bits(f, q.bits)},
-                    {"decoded", json_number(q.decoded)},
-                    {"abs_err", json_number(q.abs_err)},
-                    {"rel_err", json_number(q.rel_err)},
-                    {"saturated", q.saturated},
-                    {"flushed", q.flushed}});
-    if (i < c.max_table_rows) {
+    const QuantizedValue q = quantize_value(c_, values[i], count_ + i);
+    n_sat_ += q.saturated;
+    n_flush_ += q.flushed;
+    n_nan_ += std::isnan(q.decoded) ? 1 : 0;
+    if (std::isfinite(q.abs_err) && !q.saturated) max_abs_ = std::max(max_abs_, q.abs_err);
+    if (std::isfinite(q.rel_err) && !q.saturated && !q.flushed) max_rel_ = std::max(max_rel_, q.rel_err);
+    if (on_value) on_value(value_json(q));
+    if (count_ + i < c_.max_table_rows) {
       std::string note;
       if (q.saturated)
         note = std::isnan(q.decoded) ? "overflow -> NaN"
@@ -143,26 +144,48 @@ Report quantize_report(const QuantizeConfig& c, std::span<const float> values) {
                                        : "saturated to max finite";
       if (q.flushed) note = "flushed to zero";
       if (std::isnan(q.input)) note = "NaN -> canonical NaN";
-      t.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits), bit_fields(f, q.bits),
-                        fmt::format("{:.9g}", q.decoded), fmt::format("{:.3g}", q.abs_err),
-                        fmt::format("{:.3g}", q.rel_err), note});
+      table_.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits), bit_fields(f, q.bits),
+                             fmt::format("{:.9g}", q.decoded), fmt::format("{:.3g}", q.abs_err),
+                             fmt::format("{:.3g}", q.rel_err), note});
     }
   }
-  if (values.size() > c.max_table_rows)
+  count_ += values.size();
+}
+
+Table QuantizeAccumulator::table() const {
+  const Format& f = *c_.format;
+  Table t = table_;
+  t.title = fmt::format("{} values -> {} ({}, {})", count_, f.name, overflow_name(c_.overflow),
+                        c_.stochastic_seed ? fmt::format("stochastic rounding, seed {}", *c_.stochastic_seed)
+                                           : std::string("round to nearest even"));
+  if (count_ > c_.max_table_rows)
     t.notes.push_back(fmt::format("showing the first {} of {} values; --json has all of them",
-                                  c.max_table_rows, values.size()));
+                                  c_.max_table_rows, count_));
   t.notes.push_back(fmt::format(
       "{} saturated/overflowed, {} flushed to zero, {} NaN; max abs err {:.3g} and max rel err "
       "{:.3g} over the values in range",
-      n_sat, n_flush, n_nan, max_abs, max_rel));
-  r.tables.push_back(std::move(t));
+      n_sat_, n_flush_, n_nan_, max_abs_, max_rel_));
+  return t;
+}
+
+json QuantizeAccumulator::summary() const {
+  return {{"count", count_},
+          {"saturated", n_sat_},
+          {"flushed", n_flush_},
+          {"nan", n_nan_},
+          {"max_abs_err_in_range", max_abs_},
+          {"max_rel_err_in_range", max_rel_}};
+}
+
+Report quantize_report(const QuantizeConfig& c, std::span<const float> values) {
+  Report r;
+  r.command = "quantize";
+  QuantizeAccumulator acc(c);
+  json vals = json::array();
+  acc.add(values, [&](const json& v) { vals.push_back(v); });
+  r.tables.push_back(acc.table());
   r.results["values"] = std::move(vals);
-  r.results["summary"] = {{"count", values.size()},
-                          {"saturated", n_sat},
-                          {"flushed", n_flush},
-                          {"nan", n_nan},
-                          {"max_abs_err_in_range", max_abs},
-                          {"max_rel_err_in_range", max_rel}};
+  r.results["summary"] = acc.summary();
   return r;
 }
 
@@ -212,38 +235,103 @@ float parse_float32(const std::string& token, const std::string& where) {
   return v;
 }
 
-std::vector<float> parse_float_text(const std::string& text, const std::string& source) {
-  std::vector<float> out;
-  size_t line_no = 0, pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string line = text.substr(pos, nl - pos);
-    ++line_no;
-    pos = nl + 1;
-    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    size_t i = 0;
-    while (i < line.size()) {
-      while (i < line.size() && (std::isspace(static_cast<unsigned char>(line[i])) || line[i] == ','))
-        ++i;
-      size_t j = i;
-      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j])) && line[j] != ',')
-        ++j;
-      if (j > i) out.push_back(parse_float32(line.substr(i, j - i), fmt::format("{} line {}", source, line_no)));
-      i = j;
-    }
-    if (nl == text.size()) break;
+// ---- streaming readers
+
+size_t ValueReader::read_some(char* buf, size_t n) {
+  if (eof_) return 0;
+  const size_t got = std::fread(buf, 1, n, in_);
+  if (got < n) {
+    if (std::ferror(in_))
+      throw Error(fmt::format("cannot read {}: {}", source_, std::strerror(errno)));
+    eof_ = true;
   }
-  return out;
+  bytes_ += got;
+  return got;
+}
+
+bool ValueReader::next(std::vector<float>& out, size_t max_values) {
+  out.clear();
+  if (binary_) {
+    out.resize(max_values);
+    char* dst = reinterpret_cast<char*>(out.data());
+    size_t have = 0;
+    if (!pending_.empty()) {
+      std::memcpy(dst, pending_.data(), pending_.size());
+      have = pending_.size();
+      pending_.clear();
+    }
+    while (have < max_values * 4 && !eof_) have += read_some(dst + have, max_values * 4 - have);
+    if (eof_ && have % 4 != 0)
+      throw Error(fmt::format("{} has {} bytes, which is not a multiple of 4", source_, bytes_),
+                  "--binary reads raw little-endian float32 values, 4 bytes each");
+    out.resize(have / 4);
+    return !out.empty();
+  }
+  // Text: a byte-at-a-time tokenizer, so that neither a long line nor a long comment is held in
+  // memory; only the current token is (at most kMaxToken bytes).
+  constexpr size_t kMaxToken = 512;
+  char buf[1 << 16];
+  while (out.size() < max_values) {
+    if (pos_ == pending_.size()) {
+      pending_.clear();
+      pos_ = 0;
+      if (eof_) break;
+      const size_t got = read_some(buf, sizeof buf);
+      pending_.assign(buf, got);
+      if (got == 0) continue;
+    }
+    const char ch = pending_[pos_++];
+    const bool sep = ch == '\n' || ch == ',' || ch == '#' || std::isspace(static_cast<unsigned char>(ch));
+    if (!in_comment_ && !sep) {
+      if (token_.size() >= kMaxToken)
+        throw Error(fmt::format("{} line {}: a token longer than {} characters is not a number",
+                                source_, line_, kMaxToken),
+                    "give decimal or hex floats, nan, inf or -inf");
+      token_ += ch;
+      continue;
+    }
+    if (!token_.empty()) {
+      out.push_back(parse_float32(token_, fmt::format("{} line {}", source_, line_)));
+      token_.clear();
+    }
+    if (ch == '#') in_comment_ = true;
+    if (ch == '\n') {
+      in_comment_ = false;
+      ++line_;
+    }
+  }
+  if (eof_ && pos_ == pending_.size() && !token_.empty() && out.size() < max_values) {
+    out.push_back(parse_float32(token_, fmt::format("{} line {}", source_, line_)));
+    token_.clear();
+  }
+  return !out.empty();
+}
+
+namespace {
+// A FILE* over a string, for the whole-string readers below.
+struct MemFile {
+  std::FILE* f;
+  explicit MemFile(const std::string& s)
+      : f(s.empty() ? std::tmpfile() : fmemopen(const_cast<char*>(s.data()), s.size(), "rb")) {
+    if (!f) throw Error("out of file handles");
+  }
+  ~MemFile() { std::fclose(f); }
+};
+std::vector<float> read_all(const std::string& data, const std::string& source, bool binary) {
+  MemFile m(data);
+  ValueReader r(m.f, source, binary);
+  std::vector<float> all, chunk;
+  while (r.next(chunk, 1 << 16)) all.insert(all.end(), chunk.begin(), chunk.end());
+  return all;
+}
+}  // namespace
+
+std::vector<float> parse_float_text(const std::string& text, const std::string& source) {
+  return read_all(text, source, false);
 }
 
 std::vector<float> parse_float_binary(const std::string& bytes, const std::string& source) {
-  if (bytes.size() % 4 != 0)
-    throw Error(fmt::format("{} has {} bytes, which is not a multiple of 4", source, bytes.size()),
-                "--binary reads raw little-endian float32 values, 4 bytes each");
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
+  return read_all(bytes, source, true);
 }
 
 // ---- raw encodings

@@ -570,36 +570,58 @@ struct RunSamples {
 
 }  // namespace
 
+namespace {
+// Note [Score range]: refuses scores that overflow, scaled scores beyond kMaxScaledScore and
+// rows whose every key is masked (-inf: softmax has no value there).
+void check_scores(const std::vector<float>& S, int rows, int keys, float scale_log2,
+                  const std::string& label, const std::optional<double>& scale) {
+  double worst = 0;
+  for (int r = 0; r < rows; ++r) {
+    bool any = false;
+    for (int k = 0; k < keys; ++k) {
+      const float x = S[size_t(r) * size_t(keys) + size_t(k)];
+      if (x == -std::numeric_limits<float>::infinity()) continue;
+      any = true;
+      if (!std::isfinite(x))
+        throw Error(fmt::format("--dist {}: score [{}, {}] overflows float32 (|score| > 3.4e38)", label, r, k),
+                    "give scores of at most about 1e3, as attention logits are");
+      worst = std::max(worst, std::fabs(double(x) * double(scale_log2)));
+    }
+    if (!any)
+      throw Error(fmt::format("--dist {}: every key of row {} is -inf (masked): softmax is undefined there", label, r),
+                  "leave at least one key unmasked per row");
+  }
+  if (worst > kMaxScaledScore)
+    throw Error(fmt::format("--dist {}: scores{} reach {:.3g} in log2 units, beyond 2^24 = 16777216, where "
+                            "float32 keeps no fraction of the exponent",
+                            label, scale ? fmt::format(" x --softmax-scale {:g} x log2(e)", *scale) : std::string(), worst),
+                "scale the scores down: attention logits stay below ~1e3");
+}
+}  // namespace
+
 // ---- validation and the experiment
 
 void validate_rescale_config(const RescaleConfig& cfg) {
   if (cfg.taus.empty()) throw Error("--tau is empty", "e.g. --tau 0,8");
-  for (double t : cfg.taus) {
-    if (std::isnan(t)) throw Error("--tau must be a number, got nan", "e.g. --tau 0,8");
-    if (t < 0)
-      throw Error(fmt::format("--tau {:g} is negative", t),
-                  "tau is how far (log2 units) the max may lag; 0 = rescale on every increase");
-    if (!std::isfinite(t)) throw Error("--tau must be finite", "e.g. --tau 0,8");
-  }
+  for (double t : cfg.taus) check_log2_knob("--tau", t);
   if (cfg.dtypes.empty()) throw Error("--dtype is empty", "e.g. --dtype bf16,e4m3");
   for (const auto& n : cfg.dtypes) p_format_by_name(n);
-  if (cfg.max_offset && (!std::isfinite(*cfg.max_offset) || *cfg.max_offset < 0 || *cfg.max_offset > 64))
-    throw Error(fmt::format("--max-offset {:g} is out of range", *cfg.max_offset), "valid: 0..64");
-  if (cfg.block < 1) throw Error(fmt::format("--block {} must be >= 1", cfg.block), "e.g. 128");
+  if (cfg.max_offset) check_log2_knob("--max-offset", *cfg.max_offset);
+  if (cfg.block < 1) throw Error(fmt::format("--block-n {} must be >= 1", cfg.block), "e.g. 128");
   if (cfg.rows < 1 || cfg.keys < 1 || cfg.d < 1)
     throw Error("--rows, --keys and --d must be >= 1");
   if (cfg.block > cfg.keys)
-    throw Error(fmt::format("--block {} is larger than --keys {}", cfg.block, cfg.keys),
+    throw Error(fmt::format("--block-n {} is larger than --keys {}", cfg.block, cfg.keys),
                 "a row would be a single block: nothing to rescale");
   if (cfg.warp_rows < 1) throw Error("--warp-rows must be >= 1", "32 (sm100) or 16");
   if (cfg.seeds < 1) throw Error("--seeds must be >= 1");
   if (cfg.v_dist != "normal" && cfg.v_dist != "uniform")
     throw Error(fmt::format("unknown --v-dist '{}'", cfg.v_dist), "valid: normal, uniform");
   if (cfg.scale && !(*cfg.scale > 0 && std::isfinite(*cfg.scale)))
-    throw Error("--scale must be a positive finite number", "e.g. 0.0883883 = 1/sqrt(128)");
+    throw Error("--softmax-scale must be a positive finite number", "e.g. 0.0883883 = 1/sqrt(128)");
   if (cfg.exp2.mode == Exp2Mode::schedule &&
       !schedule_valid(cfg.block, cfg.exp2.freq, cfg.exp2.res, cfg.exp2.start_frg))
-    throw Error(fmt::format("--exp {} needs --block to be a multiple of 32 (got {})",
+    throw Error(fmt::format("--exp {} needs --block-n to be a multiple of 32 (got {})",
                             exp2_choice_name(cfg.exp2), cfg.block),
                 "the schedule works on fragments of 32 columns");
   const double scale_log2 = cfg.scale ? *cfg.scale * kLog2e : 1.0;
@@ -653,7 +675,7 @@ Report run_rescale(const RescaleConfig& cfg_in) {
     file_scores[i] = std::move(s);
   }
   if (!file_scores.empty() && cfg.block > keys)
-    throw Error(fmt::format("--block {} is larger than the file's {} keys", cfg.block, keys));
+    throw Error(fmt::format("--block-n {} is larger than the file's {} keys", cfg.block, keys));
   if (!file_scores.empty() && cfg.rows_set == false) cfg.rows = rows;
   if (!file_scores.empty() && cfg.keys_set == false) cfg.keys = keys;
   rows = cfg.rows, keys = cfg.keys;
@@ -694,6 +716,7 @@ Report run_rescale(const RescaleConfig& cfg_in) {
       } else {
         S = draw_scores_fa4sim(dist, rows, keys, seed, threads);
       }
+      check_scores(S, rows, keys, scale_log2, dist.label, cfg.scale);
       std::vector<double> O_ref, lse_ref;
       if (!cfg.counts_only)
         softmax_reference(S.data(), rows, keys, scale_log2, V.data(), d, O_ref, lse_ref, threads);

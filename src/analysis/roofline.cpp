@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_schedule.h"
 
@@ -24,8 +26,7 @@ namespace fs = std::filesystem;
 // ---- small helpers
 
 std::string roofline_data_dir() {
-  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return env;
-  return std::string(FA4SIM_SOURCE_DIR) + "/data";
+  return data_dir();  // Note [Install layout] in paths.h
 }
 
 namespace {
@@ -300,6 +301,9 @@ PipeModelSpec load_pipe_model() {
 }
 
 PipeCounts pipe_counts(const std::vector<PipeOp>& ops, const ArchSpec& a, int degree) {
+  // A degree outside 0..5 would silently drop every op with min_degree 0 (degree < min_degree).
+  if (degree < 0 || degree > 5)
+    throw std::invalid_argument(fmt::format("pipe_counts: degree {} is not 0..5", degree));
   PipeCounts c;
   for (const auto& op : ops) {
     if (degree < op.min_degree) continue;
@@ -606,8 +610,10 @@ Report run_roofline(const RooflineOptions& o) {
     ArchSpec scalar, packed;
     packed.packed_f32x2 = true;
     json counts = json::array();
+    // deg < 0: a path without a polynomial (every op of it has min_degree 0: counted at 0).
     auto add = [&](const std::string& path, const std::vector<PipeOp>& ops, int deg) {
-      const PipeCounts s = pipe_counts(ops, scalar, deg), p = pipe_counts(ops, packed, deg);
+      const int d = std::max(deg, 0);
+      const PipeCounts s = pipe_counts(ops, scalar, d), p = pipe_counts(ops, packed, d);
       t.rows.push_back({path, deg < 0 ? "-" : std::to_string(deg), fmt_num(s.fma), fmt_num(s.alu),
                         fmt_num(s.mufu), fmt_num(s.issue), fmt_num(p.issue)});
       counts.push_back({{"path", path}, {"degree", deg < 0 ? json(nullptr) : json(deg)}, {"fma_lane_ops", s.fma},

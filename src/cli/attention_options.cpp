@@ -83,6 +83,8 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI:
   if (!o.seq_k.empty()) c.seq_k = int(parse_int("--seq-k", o.seq_k, 1, kMaxDim));
   c.causal = o.causal;
   if (!o.softmax_scale.empty()) c.softmax_scale = parse_double("--softmax-scale", o.softmax_scale);
+  if (files && sub->count("--seed") > 0)
+    throw Error("--seed does not apply to .npy inputs", "it seeds the generated N(0,1) Q, K, V; drop it");
   c.seed = uint64_t(parse_int("--seed", o.seed, 0, int64_t(1) << 53));
   c.q_scale = parse_double("--q-scale", o.q_scale);
   c.q_path = o.q, c.k_path = o.k, c.v_path = o.v;

@@ -39,8 +39,11 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0')
+  if (end == s.c_str() || *end != '\0') {
+    if (s.find(',') != std::string::npos)
+      throw Error(fmt::format("{} takes one number, got the list '{}'", opt, s), "give one value");
     throw Error(fmt::format("{} expects a number, got '{}'", opt, s), "e.g. 8 or -20.5");
+  }
   if (!allow_nonfinite && !std::isfinite(v))
     throw Error(fmt::format("{} must be finite, got '{}'", opt, s));
   return v;
@@ -48,9 +51,12 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
 
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {
   const double v = parse_double(opt, s, true);
-  if (std::isnan(v) || v != std::floor(v) || std::fabs(v) > 9.0e18)
+  if (std::isnan(v) || v != std::floor(v) || std::fabs(v) > 9.0e18) {
+    // Bounds that only guard the conversion (|x| ~ 2^62) would read as noise in the hint.
+    const bool meaningful = lo > -1000000000000LL && hi < 1000000000000LL;
     throw Error(fmt::format("{} expects an integer, got '{}'", opt, s),
-                fmt::format("valid: {}..{}", lo, hi));
+                meaningful ? fmt::format("valid: {}..{}", lo, hi) : std::string("e.g. 1000 or 1e6"));
+  }
   if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
     throw Error(fmt::format("{} = {} is out of range", opt, s), fmt::format("valid: {}..{}", lo, hi));
   return static_cast<int64_t>(v);
@@ -90,10 +96,29 @@ std::string parse_choice(const std::string& opt, const std::string& s,
   throw_unknown_choice(opt, s, choices);
 }
 
+CLI::Option* add_hidden_alias(CLI::App* sub, const std::string& old_name, std::string& var) {
+  return sub->add_option(old_name, var)->group("");
+}
+
+bool given(const CLI::App* sub, const std::string& name, const std::string& alias) {
+  return sub->count(name) > 0 || (!alias.empty() && sub->count(alias) > 0);
+}
+
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator v(
+      [](std::string& s) {
+        return s.empty() ? std::string("needs a path (a file name, or - for stdout), got ''")
+                         : std::string();
+      },
+      "", "non-empty path");
+  return v;
+}
+
 void add_common_options(CLI::App* sub, CommonOptions& o) {
   sub->add_option("--json", o.json_path,
                   "Write the JSON report to FILE (atomically), or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)")
       ->type_name("T")
       ->check(CLI::Range(0, 1024));

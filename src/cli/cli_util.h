@@ -30,6 +30,15 @@ std::string parse_choice(const std::string& opt, const std::string& s,
 // Levenshtein-nearest candidate within a small distance, or nullopt.
 std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands);
 
+// Refuses an empty value (--json '' would otherwise mean "no report", silently).
+const CLI::Validator& non_empty_path();
+
+// An old spelling kept as a hidden alias of `canonical` (same variable, not in --help): one
+// spelling per idea across commands (--d, --order, --block-n, --softmax-scale), old scripts work.
+CLI::Option* add_hidden_alias(CLI::App* sub, const std::string& old_name, std::string& var);
+// Whether the option was given under its name or its hidden alias.
+bool given(const CLI::App* sub, const std::string& name, const std::string& alias = "");
+
 // Adds the options every analysis command has: --json FILE|-, --threads T.
 struct CommonOptions {
   std::string json_path;

@@ -47,15 +47,16 @@ void add_check(CLI::App& root) {
       "safe tau. Exits 1 when unsafe (for CI scripts)");
   sub->add_option("--dtype", o.dtype, "Input dtype(s): bf16, fp16, e4m3, e5m2 (default: all four)")
       ->type_name("T[,T...]");
-  sub->add_option("--tau", o.tau, "Rescale threshold in log2 units (default: the preset's per dtype)")
-      ->type_name("T");
+  sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units, 0..64 (default: the preset's per dtype)")
+      ->type_name("T[,T...]");
   sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's per dtype)")
       ->type_name("M");
   sub->add_option("--preset", o.preset, "upstream (current) or fp8-tau4 (before issue #2716)")
       ->type_name("NAME")
       ->capture_default_str();
   sub->add_option("--json", common.json_path, "Write the JSON report to FILE (atomically), or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   sub->callback([] {
     std::vector<std::string> dtypes;
     if (!o.dtype.empty())
@@ -64,12 +65,13 @@ void add_check(CLI::App& root) {
     std::vector<std::string> presets;
     for (const auto& p : attention_presets()) presets.push_back(p.name);
     const std::string preset = parse_choice("--preset", o.preset, presets);
-    std::optional<double> tau, mo;
-    if (!o.tau.empty()) tau = parse_double("--tau", o.tau);
+    std::vector<double> taus;
+    std::optional<double> mo;
+    if (!o.tau.empty()) taus = parse_double_list("--tau", o.tau);
     if (!o.max_offset.empty()) mo = parse_double("--max-offset", o.max_offset);
     check_report_path(common.json_path);
     Stopwatch sw;
-    const Report r = run_check(dtypes, preset, tau, mo);
+    const Report r = run_check(dtypes, preset, taus, mo);
     emit(r, common.json_path, sw.seconds());
     if (!r.results["safe"].get<bool>()) {
       std::string which;
@@ -92,7 +94,7 @@ void report_attention(ReportContext& ctx) {
   // ---- the check, both presets
   for (const char* preset : {"upstream", "fp8-tau4"}) {
     Stopwatch sw;
-    const Report r = run_check({}, preset, std::nullopt, std::nullopt);
+    const Report r = run_check({}, preset, {}, std::nullopt);
     ctx.write(r, fmt::format("check_{}.json", preset), sw.seconds());
     md += render_markdown(r.tables.front());
     md += fmt::format("\nCommand: `fa4sim check --preset {}` (exit {}).\n\n", preset,

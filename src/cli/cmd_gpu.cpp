@@ -130,7 +130,8 @@ void add_gpu(CLI::App& root) {
   bench->add_option("--out", o.out,
                     "Measured-data file for 'fa4sim roofline --measured' (default "
                     "data/gpu/<device>-bench-exp.json; 'none' to skip)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_path());
   add_common_options(bench, o.bench_common);
   bench->callback([] { run_bench(o, command_line(o)); });
   add_gpu_attention(root);  // `gpu attention` (cmd_gpu_attention.cpp) hangs under this command

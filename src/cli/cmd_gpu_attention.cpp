@@ -48,36 +48,41 @@ void add_gpu_attention(CLI::App& root) {
       "skip, emulated exp2 tiles): check vs float64 and the CPU model, --exact replay, or --bench vs "
       "torch SDPA");
   sub->add_option("--dtype", c.dtype, "Q/K/V type: bf16, fp16, e4m3, e5m2 (FP8 runs on the fp16 MMA)")
+      ->type_name("T")
       ->capture_default_str();
-  sub->add_option("--head-dim", c.head_dim, "Head dimension: 64 or 128")->capture_default_str();
-  sub->add_option("--batch", c.batch, "Batch size")->capture_default_str();
-  sub->add_option("--heads", c.heads, "Query heads")->capture_default_str();
-  sub->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)");
-  sub->add_option("--seq", c.seq, "Query length (and key length unless --seq-k)")->capture_default_str();
-  sub->add_option("--seq-k", c.seq_k, "Key length (default = --seq)");
+  sub->add_option("--d", c.head_dim, "Head dimension: 64 or 128")->type_name("D")->capture_default_str();
+  add_hidden_alias(sub, "--head-dim", c.head_dim);
+  sub->add_option("--batch", c.batch, "Batch size, 1..65535")->type_name("N")->capture_default_str();
+  sub->add_option("--heads", c.heads, "Query heads, 1..65535")->type_name("N")->capture_default_str();
+  sub->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; divides --heads; default = --heads)")->type_name("N");
+  sub->add_option("--seq", c.seq, "Query length (and key length unless --seq-k)")->type_name("N")->capture_default_str();
+  sub->add_option("--seq-k", c.seq_k, "Key length (default = --seq)")->type_name("N");
   sub->add_flag("--causal", c.causal, "Causal mask (top-left aligned, key j <= query i)");
-  sub->add_option("--tau", c.tau, "Rescale threshold in log2 units (default 8 for bf16/fp16, 0 for FP8)");
-  sub->add_option("--max-offset", c.max_offset, "P offset in log2 units (default 8 for FP8, 0 otherwise)");
+  sub->add_option("--tau", c.tau, "Rescale threshold in log2 units, 0..64 (default 8 for bf16/fp16, 0 for FP8)")->type_name("T");
+  sub->add_option("--max-offset", c.max_offset, "P offset in log2 units, 0..64 (default 8 for FP8, 0 otherwise)")->type_name("M");
   sub->add_option("--emu-tiles", c.emu_tiles,
                   "Tiles of 8 columns per 64-key block through the emulated exp2 (0..8; fraction k/8)")
+      ->type_name("K")
       ->capture_default_str();
-  sub->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)")->capture_default_str();
-  sub->add_option("--block-order", c.order, "Key-block order: reverse (the kernel's) or forward")
+  sub->add_option("--q-scale", c.q_scale, "Multiply Q by this, > 0 (sharper rows)")->type_name("ALPHA")->capture_default_str();
+  sub->add_option("--order", c.order, "Key-block order: reverse (the kernel's) or forward")
+      ->type_name("ORDER")
       ->capture_default_str();
-  sub->add_option("--seed", c.seed, "Seed of the inputs")->capture_default_str();
+  add_hidden_alias(sub, "--block-order", c.order);
+  sub->add_option("--seed", c.seed, "Seed of the inputs, 0..2^53")->type_name("S")->capture_default_str();
   sub->add_flag("--allow-saturation", c.allow_saturation,
                 "Accept max_offset + tau >= log2(max of P's cast) (P can saturate, issue #2716)");
   sub->add_flag("--exact", c.exact, "Also dump S and P and replay them on the CPU bit for bit (small shapes)");
   sub->add_flag("--bench", c.bench, "Time the kernel next to torch SDPA flash and cuDNN (bf16/fp16)");
-  sub->add_option("--bench-d", c.bench_d, "--bench: head dims")->capture_default_str();
-  sub->add_option("--bench-causal", c.bench_causal, "--bench: causal values (0,1)")->capture_default_str();
-  sub->add_option("--bench-tau", c.bench_tau, "--bench: tau values")->capture_default_str();
-  sub->add_option("--bench-emu", c.bench_emu, "--bench: emulated tiles out of 8")->capture_default_str();
-  sub->add_option("--bench-batch", c.bench_batch, "--bench: batch")->capture_default_str();
-  sub->add_option("--bench-heads", c.bench_heads, "--bench: heads")->capture_default_str();
-  sub->add_option("--bench-seq", c.bench_seq, "--bench: sequence length")->capture_default_str();
-  sub->add_option("--iters", c.iters, "--bench: timed launches per point (median)")->capture_default_str();
-  sub->add_option("--python", c.python, "--bench: python with torch ('' = skip torch)")->capture_default_str();
+  sub->add_option("--bench-d", c.bench_d, "--bench: head dims")->type_name("D[,D...]")->capture_default_str();
+  sub->add_option("--bench-causal", c.bench_causal, "--bench: causal values (0,1)")->type_name("0|1[,...]")->capture_default_str();
+  sub->add_option("--bench-tau", c.bench_tau, "--bench: tau values (log2 units)")->type_name("T[,T...]")->capture_default_str();
+  sub->add_option("--bench-emu", c.bench_emu, "--bench: emulated tiles out of 8")->type_name("K[,K...]")->capture_default_str();
+  sub->add_option("--bench-batch", c.bench_batch, "--bench: batch")->type_name("N")->capture_default_str();
+  sub->add_option("--bench-heads", c.bench_heads, "--bench: heads")->type_name("N")->capture_default_str();
+  sub->add_option("--bench-seq", c.bench_seq, "--bench: sequence length")->type_name("N")->capture_default_str();
+  sub->add_option("--iters", c.iters, "--bench: timed launches per point (median), 1..10000")->type_name("N")->capture_default_str();
+  sub->add_option("--python", c.python, "--bench: python with torch ('' = skip torch)")->type_name("EXE")->capture_default_str();
   add_common_options(sub, c.common);
   sub->callback([] {
     Stopwatch sw;
@@ -116,7 +121,7 @@ void add_gpu_attention(CLI::App& root) {
     }
     GpuAttnCheckOptions o;
     o.sm.dtype = dtype;
-    o.shape.head_dim = int(parse_int("--head-dim", c.head_dim, 1, 1024));
+    o.shape.head_dim = int(parse_int("--d", c.head_dim, 1, 1024));
     o.shape.batch = int(parse_int("--batch", c.batch, 1, 65535));
     o.shape.heads_q = int(parse_int("--heads", c.heads, 1, 65535));
     o.shape.heads_kv = c.kv_heads.empty() ? o.shape.heads_q : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
@@ -126,7 +131,7 @@ void add_gpu_attention(CLI::App& root) {
     o.sm.tau = c.tau.empty() ? (fp8 ? 0.f : 8.f) : float(parse_double("--tau", c.tau));
     o.sm.max_offset = c.max_offset.empty() ? (fp8 ? 8.f : 0.f) : float(parse_double("--max-offset", c.max_offset));
     o.sm.emu_tiles = int(parse_int("--emu-tiles", c.emu_tiles, 0, 8));
-    o.sm.reverse_blocks = parse_choice("--block-order", c.order, {"reverse", "forward"}) == "reverse";
+    o.sm.reverse_blocks = parse_choice("--order", c.order, {"reverse", "forward"}) == "reverse";
     o.q_scale = parse_double("--q-scale", c.q_scale);
     if (!(o.q_scale > 0)) throw Error("--q-scale must be > 0", "e.g. --q-scale 8");
     o.seed = uint64_t(parse_int("--seed", c.seed, 0, int64_t(1) << 53));

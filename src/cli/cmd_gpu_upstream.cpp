@@ -33,7 +33,7 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.dtype = d == "bf16" ? GpuAttnDtype::kBF16 : d == "fp16" ? GpuAttnDtype::kFP16
                                             : d == "e4m3" ? GpuAttnDtype::kE4M3
                                                           : GpuAttnDtype::kE5M2;
-  r.shape.head_dim = int(parse_int("--head-dim", c.head_dim, 1, 4096));
+  r.shape.head_dim = int(parse_int("--d", c.head_dim, 1, 4096));
   r.shape.batch = int(parse_int("--batch", c.batch, 1, 65535));
   r.shape.heads_q = int(parse_int("--heads", c.heads, 1, 65535));
   r.shape.heads_kv = c.kv_heads.empty() ? r.shape.heads_q : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
@@ -134,7 +134,8 @@ void add_gpu_upstream(CLI::App& gpu) {
   ck->add_flag("--suite", c.suite, "Run the standard 19 configurations (bf16/fp16, d 64/128, causal, GQA, "
                                    "ragged 300x333, seq 8192) instead of the shape options");
   ck->add_option("--dtype", c.dtype, "Q/K/V type: bf16 or fp16 (FP8 is sm100-only upstream)")->capture_default_str();
-  ck->add_option("--head-dim", c.head_dim, "Head dimension: 8..256, a multiple of 8")->capture_default_str();
+  ck->add_option("--d", c.head_dim, "Head dimension: 8..256, a multiple of 8")->type_name("D")->capture_default_str();
+  add_hidden_alias(ck, "--head-dim", c.head_dim);
   ck->add_option("--batch", c.batch, "Batch size")->capture_default_str();
   ck->add_option("--heads", c.heads, "Query heads")->capture_default_str();
   ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)");

@@ -16,6 +16,7 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/formats_report.h"
 #include "fa4sim/util/progress.h"
+#include "fa4sim/util/report.h"
 #include "fa4sim/util/suggest.h"
 
 namespace fa4sim::cli {
@@ -35,28 +36,58 @@ struct QuantizeCliOptions {
   CommonOptions common;
 };
 
-void write_raw(const std::string& path, const std::function<size_t(std::FILE*)>& body) {
-  if (path == "-") {
-    body(stdout);
-    std::fflush(stdout);
-    return;
+// Values come in chunks of this many; memory does not grow with the input.
+constexpr size_t kChunk = size_t(1) << 16;
+
+// Indents every line after the first by `n` spaces (to nest a dumped JSON value).
+std::string indent_tail(const std::string& s, int n) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    out += ch;
+    if (ch == '\n') out.append(size_t(n), ' ');
   }
-  // Written next to the target, renamed at the end: no partial file on failure.
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(fmt::format("cannot write '{}'", path), std::strerror(errno));
-  try {
-    body(f);
-  } catch (...) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot write '{}'", path), std::strerror(errno));
-  }
+  return out;
 }
+
+void put(std::FILE* f, const std::string& s) {
+  if (std::fwrite(s.data(), 1, s.size(), f) != s.size())
+    throw Error("writing the report failed", std::strerror(errno));
+}
+
+// The report envelope with results.values streamed: the same text as Report + emit() would
+// write (json.dump(2)), produced value by value. `prefix` and `suffix` come from dumping the
+// envelope with placeholders where the streamed parts go.
+struct StreamedEnvelope {
+  std::string prefix, middle;  // ..."values": [  |  ], "summary": ...
+  bool first = true;
+  explicit StreamedEnvelope(const json& params) {
+    Report shell;
+    shell.command = "quantize";
+    shell.params = params;
+    shell.results["values"] = json::array({"@@values@@"});
+    shell.results["summary"] = "@@summary@@";
+    const std::string text = envelope(shell, 0).dump(2);
+    const std::string v = "\"@@values@@\"";
+    const size_t at = text.find(v);
+    const size_t open = text.rfind('[', at);
+    prefix = text.substr(0, open + 1);
+    middle = text.substr(at + v.size());  // "\n    ],\n    \"summary\": \"@@summary@@\"\n  },..."
+  }
+  void value(std::FILE* f, const json& v) {
+    put(f, (first ? "\n      " : ",\n      ") + indent_tail(v.dump(2), 6));
+    first = false;
+  }
+  void finish(std::FILE* f, const json& summary, const json& prov) {
+    std::string tail = first ? middle.substr(middle.find(']')) : middle;  // empty: "[]"
+    const std::string s = "\"@@summary@@\"";
+    tail.replace(tail.find(s), s.size(), indent_tail(summary.dump(2), 4));
+    // The provenance written at the start was a placeholder: replace the envelope's last member.
+    const size_t p = tail.rfind("\"provenance\": ");
+    tail = tail.substr(0, p) + "\"provenance\": " + indent_tail(prov.dump(2), 2) + "\n}\n";
+    put(f, tail);
+  }
+};
 
 }  // namespace
 
@@ -96,7 +127,8 @@ void add_quantize(CLI::App& root) {
   sub->add_option("--binary-out", c.binary_out,
                   "Write the encodings as raw little-endian integers of the format's width (1, 2 or 4 "
                   "bytes) to FILE, or to stdout with '-'")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(non_empty_path());
   add_common_options(sub, c.common);
   sub->callback([sub] {
     Stopwatch sw;
@@ -131,43 +163,80 @@ void add_quantize(CLI::App& root) {
       throw Error("--all-float32 converts with round to nearest only", "drop --rounding stochastic");
     if (!c.binary_out.empty() && qc.stochastic_seed)
       throw Error("--binary-out writes round-to-nearest encodings only", "drop --rounding stochastic");
-    if (c.binary_out == "-" && c.common.json_path == "-")
-      throw Error("--binary-out - and --json - both want stdout", "send one of them to a file");
-    if (!c.binary_out.empty() && c.binary_out != "-") check_report_path(c.binary_out);
+    if (same_output_target(c.binary_out, c.common.json_path))
+      throw Error(fmt::format("--binary-out '{}' and --json '{}' name the same file", c.binary_out,
+                              c.common.json_path),
+                  "send one of them elsewhere");
+    check_output_path(c.binary_out, "--binary-out");
     check_report_path(c.common.json_path);
     const int threads = resolved_threads(c.common);
 
     if (c.all_float32) {
-      write_raw(c.binary_out, [&](std::FILE* f) {
-        return write_encoded_all_float32(*qc.format, qc.overflow, f, threads);
-      });
+      write_output(c.binary_out, [&](std::FILE* f) {
+        write_encoded_all_float32(*qc.format, qc.overflow, f, threads);
+      }, "--binary-out");
       std::fprintf(stderr, "fa4sim quantize: wrote 2^32 %s encodings (%s) to %s in %.1f s\n",
                    qc.format->name, overflow_name(qc.overflow), c.binary_out.c_str(), sw.seconds());
       return;
     }
-    std::vector<float> values;
-    if (c.from_stdin) {
-      const std::string data((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-      values = c.binary ? parse_float_binary(data, "stdin") : parse_float_text(data, "stdin");
-      if (values.empty())
-        throw Error("stdin holds no values", c.binary ? "pipe raw float32 bytes" : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
-    } else {
-      for (size_t i = 0; i < c.values.size(); ++i)
-        values.push_back(parse_float32(c.values[i], fmt::format("value {}", i + 1)));
-    }
-    if (!c.binary_out.empty()) {
-      write_raw(c.binary_out, [&](std::FILE* f) { return write_encoded(*qc.format, qc.overflow, values, f); });
-      if (c.binary_out == "-") return;  // stdout holds the binary
-    }
-    Report r = quantize_report(qc, values);
-    r.params = {{"dtype", qc.format->name},
-                {"overflow", overflow_name(qc.overflow)},
-                {"rounding", rounding},
-                {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
-                {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"},
-                {"count", values.size()}};
-    r.threads = 1;
-    emit(r, c.common.json_path, sw.seconds());
+    // ---- one pass over the values, in chunks: the raw encodings, the JSON values and the
+    // summary are written as the values arrive (Note [Output targets] for where they go).
+    std::vector<float> arg_values;
+    for (size_t i = 0; i < c.values.size(); ++i)
+      arg_values.push_back(parse_float32(c.values[i], fmt::format("value {}", i + 1)));
+    ValueReader reader(stdin, "stdin", c.binary);
+    std::vector<float> chunk;
+    bool args_done = false;
+    auto next = [&]() -> bool {
+      if (!c.from_stdin) {
+        if (args_done) return false;
+        chunk = arg_values;
+        args_done = true;
+        return !chunk.empty();
+      }
+      return reader.next(chunk, kChunk);
+    };
+    if (!next())  // read before any output is opened: an empty input writes nothing
+      throw Error("stdin holds no values", c.binary ? "pipe raw float32 bytes" : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
+    const json params = {{"dtype", qc.format->name},
+                         {"overflow", overflow_name(qc.overflow)},
+                         {"rounding", rounding},
+                         {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
+                         {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"}};
+    QuantizeAccumulator acc(qc);
+    std::vector<uint8_t> codes;
+    const size_t width = qc.format->total_bits <= 8 ? 1 : (qc.format->total_bits <= 16 ? 2 : 4);
+    const bool want_report = c.binary_out != "-" && !is_stdout_target(c.binary_out);
+    const bool want_json = want_report && !c.common.json_path.empty();
+    StreamedEnvelope env(params);
+    auto run = [&](std::FILE* bin, std::FILE* js) {
+      if (js) put(js, env.prefix);
+      do {
+        if (bin) {
+          codes.resize(chunk.size() * width);
+          const std::span<const float> in(chunk);
+          if (width == 1) encode_array(*qc.format, in, std::span<uint8_t>(codes.data(), chunk.size()), qc.overflow);
+          if (width == 2) encode_array(*qc.format, in, std::span<uint16_t>(reinterpret_cast<uint16_t*>(codes.data()), chunk.size()), qc.overflow);
+          if (width == 4) encode_array(*qc.format, in, std::span<uint32_t>(reinterpret_cast<uint32_t*>(codes.data()), chunk.size()), qc.overflow);
+          if (std::fwrite(codes.data(), 1, codes.size(), bin) != codes.size())
+            throw Error("writing the encoded values failed", std::strerror(errno));
+        }
+        if (want_report) {
+          if (js) acc.add(chunk, [&](const json& v) { env.value(js, v); });
+          else acc.add(chunk);
+        }
+      } while (next());
+      if (js) env.finish(js, acc.summary(), provenance(1, sw.seconds()));
+    };
+    auto with_json = [&](std::FILE* bin) {
+      if (want_json) write_output(c.common.json_path, [&](std::FILE* js) { run(bin, js); });
+      else run(bin, nullptr);
+    };
+    if (!c.binary_out.empty()) write_output(c.binary_out, with_json, "--binary-out");
+    else with_json(nullptr);
+    if (!want_report || is_stdout_target(c.common.json_path)) return;
+    std::fputs(render_text(acc.table()).c_str(), stdout);
+    std::fflush(stdout);
   });
 }
 

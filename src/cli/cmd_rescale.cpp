@@ -50,13 +50,13 @@ RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
   for (const auto& t : split(o.dist, ',')) c.dists.push_back(parse_score_dist(t));
   c.rows = int(parse_int("--rows", o.rows, 1, kMaxDim));
   c.keys = int(parse_int("--keys", o.keys, 1, kMaxDim));
-  c.block = int(parse_int("--block", o.block, 1, kMaxDim));
+  c.block = int(parse_int("--block-n", o.block, 1, kMaxDim));
   c.d = int(parse_int("--d", o.d, 1, 4096));
   c.rows_set = sub->count("--rows") > 0;
   c.keys_set = sub->count("--keys") > 0;
   c.v_dist = parse_choice("--v-dist", o.v_dist, {"normal", "uniform"});
   c.exp2 = parse_exp2_choice(o.exp);
-  if (!o.scale.empty()) c.scale = parse_double("--scale", o.scale);
+  if (!o.scale.empty()) c.scale = parse_double("--softmax-scale", o.scale);
   const std::string order = parse_choice("--order", o.order, {"auto", "reverse", "forward"});
   c.order = order == "auto" ? OrderChoice::auto_
             : order == "reverse" ? OrderChoice::reverse : OrderChoice::forward;
@@ -105,9 +105,10 @@ void add_rescale(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--rows", o.rows, "Query rows")->type_name("N")->capture_default_str();
   sub->add_option("--keys", o.keys, "Keys per row")->type_name("N")->capture_default_str();
-  sub->add_option("--block", o.block, "Keys per block (a ragged last block is masked)")
+  sub->add_option("--block-n", o.block, "Keys per block, >= 1 (a ragged last block is masked)")
       ->type_name("N")
       ->capture_default_str();
+  add_hidden_alias(sub, "--block", o.block);
   sub->add_option("--d", o.d, "Head dimension (columns of V)")->type_name("N")->capture_default_str();
   sub->add_option("--v-dist", o.v_dist, "V's entries: normal (N(0,1)) or uniform (U[-1,1))")
       ->type_name("DIST")
@@ -117,10 +118,11 @@ void add_rescale(CLI::App& root) {
                   "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ,RES,START_FRG (upstream's mix)")
       ->type_name("MODE")
       ->capture_default_str();
-  sub->add_option("--scale", o.scale,
-                  "Softmax scale (natural units): scale_log2 = SCALE * log2(e); default: scores are "
+  sub->add_option("--softmax-scale", o.scale,
+                  "Softmax scale (natural units, > 0): scale_log2 = SCALE * log2(e); default: scores are "
                   "log2 units (scale_log2 = 1)")
       ->type_name("X");
+  add_hidden_alias(sub, "--scale", o.scale);
   sub->add_option("--order", o.order,
                   "Key-block order: forward (the article's), reverse (the sm100 kernel's), auto = "
                   "forward for synthetic scores, reverse for file: scores")

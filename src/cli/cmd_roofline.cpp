@@ -12,6 +12,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/roofline.h"
 #include "roofline_options.h"
@@ -158,7 +159,7 @@ void report_roofline(ReportContext& ctx) {
   }
 
   const std::string py = python_with_matplotlib();
-  const std::string script = std::string(FA4SIM_SOURCE_DIR) + "/scripts/plot.py";
+  const std::string script = scripts_dir() + "/plot.py";
   if (py.empty()) {
     md += "Figures: not drawn, because no python3 with matplotlib was found (install Debian's "
           "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/plot.py " +

@@ -3,6 +3,7 @@
 //   0 ok, 1 a check ran and failed, 2 bad input (usage, config, files), 3 no CUDA device.
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,9 @@ int fail(const std::string& msg, int code) {
 int main(int argc, char** argv) {
   using namespace fa4sim;
   CLI::App app{"fa4sim: FlashAttention-4 softmax numerics and speed, emulated bit for bit.\n"
-               "Run 'fa4sim <command> --help' for the options of a command."};
+               "Run 'fa4sim help <command>' (or 'fa4sim <command> --help') for the options of a command."};
   app.name("fa4sim");
-  app.set_version_flag("--version", std::string("fa4sim ") + version() + " (" + git_describe() + ")");
+  app.set_version_flag("-V,--version", std::string("fa4sim ") + version() + " (" + git_describe() + ")");
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -36,6 +37,38 @@ int main(int argc, char** argv) {
   for (const auto& c : cli::commands()) {
     c.add(app);
     names.push_back(c.name);
+  }
+
+  // Every option shows what it takes in --help: none is left as CLI11's "TEXT".
+  const std::function<void(CLI::App*)> name_types = [&](CLI::App* a) {
+    static const std::vector<std::pair<std::string, std::string>> kTypes = {
+        {"--batch", "N"}, {"--heads", "N"}, {"--kv-heads", "N"}, {"--seq", "N"}, {"--seq-k", "N"},
+        {"--seq-q", "N"}, {"--rows", "N"}, {"--keys", "N"}, {"--q-scale", "ALPHA"}, {"--seed", "S"},
+        {"--dtype", "T"}, {"--tau", "T"}, {"--max-offset", "M"}, {"--d", "D"}};
+    for (CLI::Option* o : a->get_options()) {
+      if (o->get_type_name() != "TEXT") continue;
+      std::string t = "VALUE";
+      for (const auto& [n, tn] : kTypes)
+        if (!o->get_lnames().empty() && "--" + o->get_lnames().front() == n) t = tn;
+      o->type_name(t);
+    }
+    for (CLI::App* s : a->get_subcommands([](CLI::App*) { return true; })) name_types(s);
+  };
+  name_types(&app);
+
+  // No arguments: the usage, and exit 2 (nothing was done).
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return fail("give a command (the list is above)", kExitUsage);
+  }
+  // `fa4sim help [CMD [SUB]]` = `fa4sim [CMD [SUB]] --help`.
+  std::vector<char*> args(argv, argv + argc);
+  static char help_flag[] = "--help";
+  if (std::string(argv[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back(help_flag);
+    argc = int(args.size());
+    argv = args.data();
   }
 
   // Unknown subcommand: say so and suggest the nearest, before CLI11 calls it an extra argument.
@@ -62,9 +95,32 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string where = "fa4sim --help";
-    for (const auto* sub : app.get_subcommands())
-      where = fmt::format("fa4sim {} --help", sub->get_name());
+    // The deepest subcommand given ("gpu attention"), for the hint and for unknown options.
+    CLI::App* sub = &app;
+    std::string path;
+    while (!sub->get_subcommands().empty()) {
+      sub = sub->get_subcommands().front();
+      path += " " + sub->get_name();
+    }
+    const std::string where = fmt::format("fa4sim{} --help", path);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      // CLI11 says "not expected: e4m3 --dtype" (backwards): name the unknown option instead.
+      std::vector<std::string> known;
+      for (const auto* o : sub->get_options())
+        if (!o->get_lnames().empty()) known.push_back("--" + o->get_lnames().front());
+      for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == '.') continue;
+        a = a.substr(0, a.find('='));
+        bool found = false;
+        for (const CLI::App* s = sub; s != nullptr && !found; s = s->get_parent())
+          found = s->get_option_no_throw(a) != nullptr;
+        if (found) continue;
+        std::string hint = fmt::format("see '{}'", where);
+        if (auto m = cli::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
+        return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), kExitUsage);
+      }
+    }
     return fail(fmt::format("{} (see '{}')", e.what(), where), kExitUsage);
   } catch (const Error& e) {
     return fail(e.what(), e.exit_code());

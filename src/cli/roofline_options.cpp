@@ -47,8 +47,8 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
 
 std::pair<int, int> parse_tile(const std::string& s) {
   const auto x = s.find('x');
-  if (x == std::string::npos)
-    throw Error(fmt::format("--tile expects MxN, got '{}'", s), "e.g. --tile 128x128");
+  if (x == std::string::npos || s.find('x', x + 1) != std::string::npos)
+    throw Error(fmt::format("--tile expects MxN (two whole numbers), got '{}'", s), "e.g. --tile 128x128");
   const int m = static_cast<int>(parse_int("--tile M", s.substr(0, x), 1, kMaxTile));
   const int n = static_cast<int>(parse_int("--tile N", s.substr(x + 1), 1, kMaxTile));
   return {m, n};

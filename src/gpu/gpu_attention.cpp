@@ -114,7 +114,7 @@ double gpu_attn_p_log2_max(GpuAttnDtype t) { return p_format_of(t).log2_max; }
 void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool allow_saturation) {
   if (s.head_dim != 64 && s.head_dim != 128)
     throw Error("head dim " + std::to_string(s.head_dim) + " is not supported by the GPU kernel",
-                "use --head-dim 64 or 128");
+                "use --d 64 or 128");
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)
@@ -129,10 +129,8 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
   if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
     throw Error("--emu-tiles " + std::to_string(sm.emu_tiles) + " is out of range",
                 "0..8 tiles of 8 columns per 64-key block (fraction k/8)");
-  if (!(sm.tau >= 0) || !std::isfinite(sm.tau))
-    throw Error("tau must be a finite number >= 0", "e.g. --tau 8 (0 = rescale on every increase)");
-  if (!std::isfinite(sm.max_offset) || sm.max_offset < 0 || sm.max_offset > 64)
-    throw Error("max_offset must be in [0, 64]", "FA4 uses 8 for FP8 and 0 otherwise");
+  check_log2_knob("--tau", sm.tau);
+  check_log2_knob("--max-offset", sm.max_offset);
   const double lim = gpu_attn_p_log2_max(sm.dtype);
   if (!allow_saturation && double(sm.max_offset) + double(sm.tau) >= lim)
     throw Error("max_offset + tau = " + std::to_string(sm.max_offset + sm.tau) +

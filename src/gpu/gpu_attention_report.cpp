@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/gpu/gpu_attention.h"
 
@@ -141,7 +142,7 @@ namespace {
 // Runs scripts/sdpa_bench.py with the shapes; returns its JSON (an array, one object per shape)
 // or an object {"error": why}.
 json run_torch_bench(const std::string& python, const json& shapes, int warmup, int iters) {
-  const std::string script = std::string(FA4SIM_SOURCE_DIR) + "/scripts/sdpa_bench.py";
+  const std::string script = scripts_dir() + "/sdpa_bench.py";
   const std::string cmd = python + " " + script + " --warmup " + std::to_string(warmup) + " --iters " +
                           std::to_string(iters) + " --shapes '" + shapes.dump() + "' 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);

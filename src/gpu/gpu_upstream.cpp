@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/util/progress.h"
@@ -132,7 +133,7 @@ std::string fmt_e(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x)
 
 }  // namespace
 
-std::string upstream_script_path() { return std::string(FA4SIM_SOURCE_DIR) + "/scripts/fa4_upstream.py"; }
+std::string upstream_script_path() { return scripts_dir() + "/fa4_upstream.py"; }
 
 json upstream_env(const std::string& python) {
   Pipe p(driver_command(python, "info") + " 2>/dev/null");
@@ -161,11 +162,11 @@ void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
                     "10.x) for FA4 CuTe.\"",
                 "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
   if (s.head_dim < 8 || s.head_dim > 256 || s.head_dim % 8 != 0)
-    throw Error(fmt::format("--head-dim {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
+    throw Error(fmt::format("--d {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
                             "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
                             "by 8.\"",
                             s.head_dim, s.head_dim, s.head_dim),
-                "e.g. --head-dim 64 or 128");
+                "e.g. --d 64 or 128");
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.heads_q % s.heads_kv != 0)

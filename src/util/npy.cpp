@@ -4,6 +4,7 @@
 #include "fa4sim/util/npy.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -368,6 +369,12 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
 }
 
 NpyArray read_npy(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("cannot read '{}': it is a directory", path), "give a .npy file");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error(fmt::format("cannot read '{}': not a regular file", path),
+                "give a .npy file (fa4sim reads it twice: headers first, then the data)");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(fmt::format("cannot open '{}'", path), "check the path and permissions");
   f.seekg(0, std::ios::end);

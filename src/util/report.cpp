@@ -1,8 +1,14 @@
 #include "fa4sim/util/report.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -108,61 +114,239 @@ json provenance(int threads, double elapsed_s) {
   return p;
 }
 
+json with_nonfinite_as_text(json j) {
+  if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return j;
+  }
+  if (j.is_structured())
+    for (auto& v : j) v = with_nonfinite_as_text(std::move(v));
+  return j;
+}
+
 json envelope(const Report& r, double elapsed_s) {
   json j = json::object();
   j["schema"] = "fa4sim/report-v1";
   j["command"] = r.command;
   j["fa4sim_version"] = version();
-  j["params"] = r.params;
-  j["results"] = r.results;
+  j["params"] = with_nonfinite_as_text(r.params);
+  j["results"] = with_nonfinite_as_text(r.results);
   j["provenance"] = provenance(r.threads, elapsed_s);
+  for (auto it = r.timings.begin(); it != r.timings.end(); ++it) j["provenance"][it.key()] = it.value();
   return j;
 }
 
-void check_report_path(const std::string& path) {
-  if (path.empty() || path == "-") return;
-  fs::path p(path);
-  fs::path dir = p.parent_path();
+// ---- output targets (Note [Output targets] in report.h)
+
+namespace {
+
+// "/dev/stdout" -> 1, "/dev/fd/63" -> 63, "/proc/self/fd/2" -> 2; -1 for any other path.
+int fd_of_path(const std::string& p) {
+  if (p == "/dev/stdin") return 0;
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::string pre = prefix;
+    if (p.size() > pre.size() && p.compare(0, pre.size(), pre) == 0) {
+      const std::string n = p.substr(pre.size());
+      if (n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+      return std::stoi(n);
+    }
+  }
+  return -1;
+}
+
+struct Target {
+  enum Kind { kStdout, kFd, kNew, kRegular, kOther } kind;
+  std::string path;  // the final target, symlinks followed (kNew, kRegular, kOther)
+  int fd = -1;       // kFd
+  mode_t mode = 0;   // kRegular: the mode to keep
+};
+
+// Follows symlinks one hop at a time (a dangling link names the file to create) and stops at
+// the process's own descriptors, which must be written through, not resolved to "pipe:[N]".
+Target resolve_target(const std::string& path, const std::string& opt) {
+  if (path == "-") return {Target::kStdout, path};
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (const int fd = fd_of_path(p); fd >= 0) {
+      if (fcntl(fd, F_GETFD) == -1)
+        throw Error(fmt::format("cannot write '{}': descriptor {} is not open", path, fd),
+                    fmt::format("pass another {} path", opt));
+      return {fd == 1 ? Target::kStdout : Target::kFd, p, fd};
+    }
+    struct stat st{};
+    if (lstat(p.c_str(), &st) != 0) return {Target::kNew, p};
+    if (S_ISLNK(st.st_mode)) {
+      std::string link(4096, '\0');
+      const ssize_t n = readlink(p.c_str(), link.data(), link.size() - 1);
+      if (n < 0)
+        throw Error(fmt::format("cannot read the symlink '{}': {}", p, std::strerror(errno)),
+                    fmt::format("pass another {} path", opt));
+      link.resize(size_t(n));
+      p = link[0] == '/' ? link : (fs::path(p).parent_path() / link).string();
+      continue;
+    }
+    if (S_ISDIR(st.st_mode))
+      throw Error(fmt::format("cannot write '{}': it is a directory", path),
+                  "give a file name, e.g. out.json");
+    if (S_ISREG(st.st_mode)) return {Target::kRegular, p, -1, st.st_mode & 07777};
+    return {Target::kOther, p};
+  }
+  throw Error(fmt::format("cannot write '{}': too many levels of symlinks", path),
+              fmt::format("pass another {} path", opt));
+}
+
+void check_parent_dir(const std::string& path, const std::string& target, const std::string& opt) {
+  fs::path dir = fs::path(target).parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
   if (!fs::exists(dir, ec))
-    throw Error(fmt::format("cannot write report '{}': directory '{}' does not exist", path,
-                            dir.string()),
-                "create it first, or pass another --json path");
+    throw Error(fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()),
+                fmt::format("create it first, or pass another {} path", opt));
   if (!fs::is_directory(dir, ec))
-    throw Error(fmt::format("cannot write report '{}': '{}' is not a directory", path, dir.string()),
-                "pass another --json path");
-  if (fs::is_directory(p, ec))
-    throw Error(fmt::format("cannot write report '{}': it is a directory", path),
-                "give a file name, e.g. out.json");
+    throw Error(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()),
+                fmt::format("pass another {} path", opt));
   if (access(dir.c_str(), W_OK) != 0)
-    throw Error(fmt::format("cannot write report '{}': directory '{}' is not writable", path,
-                            dir.string()),
-                "pass another --json path");
+    throw Error(fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()),
+                fmt::format("pass another {} path", opt));
+}
+
+// Writes through an open descriptor (duplicated, so the caller's stays open).
+void write_through_fd(int fd, const std::string& path, const std::function<void(std::FILE*)>& body) {
+  const int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  std::FILE* f = dup_fd >= 0 ? fdopen(dup_fd, "wb") : nullptr;
+  if (!f) {
+    if (dup_fd >= 0) close(dup_fd);
+    throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+  try {
+    body(f);
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  const bool bad = std::ferror(f) != 0;
+  if (std::fclose(f) != 0 || bad)
+    throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno ? errno : EIO)));
+}
+
+std::atomic<unsigned> g_tmp_counter{0};
+
+}  // namespace
+
+bool is_stdout_target(const std::string& path) {
+  if (path.empty()) return false;
+  try {
+    return resolve_target(path, "--json").kind == Target::kStdout;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool same_output_target(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  try {
+    const Target ta = resolve_target(a, "--json"), tb = resolve_target(b, "--json");
+    if (ta.kind == Target::kStdout || tb.kind == Target::kStdout) return ta.kind == tb.kind;
+    if (ta.kind == Target::kFd || tb.kind == Target::kFd) return ta.kind == tb.kind && ta.fd == tb.fd;
+    std::error_code ec;
+    if (ta.kind != Target::kNew && tb.kind != Target::kNew) return fs::equivalent(ta.path, tb.path, ec);
+    const auto norm = [&](const std::string& p) {
+      return fs::weakly_canonical(fs::absolute(p, ec).lexically_normal(), ec);
+    };
+    return norm(ta.path) == norm(tb.path);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void check_output_path(const std::string& path, const std::string& opt) {
+  if (path.empty() || path == "-") return;
+  const Target t = resolve_target(path, opt);
+  switch (t.kind) {
+    case Target::kStdout:
+    case Target::kFd:
+      return;
+    case Target::kNew:
+    case Target::kRegular:
+      check_parent_dir(path, t.path, opt);
+      return;
+    case Target::kOther:
+      if (access(t.path.c_str(), W_OK) != 0)
+        throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)),
+                    fmt::format("pass another {} path", opt));
+      return;
+  }
+}
+
+void check_report_path(const std::string& path) { check_output_path(path, "--json"); }
+
+void write_output(const std::string& path, const std::function<void(std::FILE*)>& body,
+                  const std::string& opt) {
+  check_output_path(path, opt);
+  const Target t = resolve_target(path, opt);
+  if (t.kind == Target::kStdout) {
+    std::fflush(stdout);
+    write_through_fd(1, path, body);
+    return;
+  }
+  if (t.kind == Target::kFd) {
+    write_through_fd(t.fd, path, body);
+    return;
+  }
+  if (t.kind == Target::kOther) {  // a device node, FIFO or socket: write through, never replace
+    const int fd = open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    try {
+      write_through_fd(fd, path, body);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    close(fd);
+    return;
+  }
+  // A regular file or a new one: a temporary next to the final target (symlinks followed, so a
+  // link keeps pointing where it did), then rename(2) over it. Readers see the old or the new.
+  const std::string tmp = fmt::format("{}.tmp.{}.{}", t.path, static_cast<long>(getpid()),
+                                      g_tmp_counter.fetch_add(1));
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw Error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)),
+                "check permissions and disk space");
+  if (t.kind == Target::kRegular) (void)fchmod(fd, t.mode);
+  try {
+    write_through_fd(fd, path, body);
+  } catch (...) {
+    close(fd);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (close(fd) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)), "check disk space");
+  }
+  if (std::rename(tmp.c_str(), t.path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot rename '{}' to '{}': {}", tmp, t.path, std::strerror(e)),
+                "check permissions");
+  }
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  check_report_path(path);
-  const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(fmt::format("cannot create '{}'", tmp), "check permissions and disk space");
-    f << content;
-    f.flush();
-    if (!f) {
-      f.close();
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write '{}'", tmp), "check disk space");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot rename '{}' to '{}'", tmp, path), "check permissions");
-  }
+  write_output(path, [&](std::FILE* f) {
+    if (std::fwrite(content.data(), 1, content.size(), f) != content.size())
+      throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "check disk space");
+  });
 }
 
 void emit(const Report& r, const std::string& json_path, double elapsed_s) {
-  if (json_path != "-") {
+  const bool json_to_stdout = is_stdout_target(json_path);
+  if (!json_to_stdout) {
     for (size_t i = 0; i < r.tables.size(); ++i) {
       if (i) std::fputs("\n", stdout);
       std::fputs(render_text(r.tables[i]).c_str(), stdout);
@@ -171,12 +355,7 @@ void emit(const Report& r, const std::string& json_path, double elapsed_s) {
   }
   if (json_path.empty()) return;
   const std::string text = envelope(r, elapsed_s).dump(2) + "\n";
-  if (json_path == "-") {
-    std::fputs(text.c_str(), stdout);
-    std::fflush(stdout);
-  } else {
-    write_file_atomic(json_path, text);
-  }
+  write_file_atomic(json_path, text);
 }
 
 }  // namespace fa4sim

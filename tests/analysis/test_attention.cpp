@@ -38,14 +38,14 @@ void expect_error(Fn fn, const std::string& needle) {
 
 // ---- presets and the check
 TEST(AttentionCheck, UpstreamPresetIsSafeForEveryDtype) {
-  const Report r = run_check({}, "upstream", std::nullopt, std::nullopt);
+  const Report r = run_check({}, "upstream", {}, std::nullopt);
   EXPECT_TRUE(r.results["safe"].get<bool>());
   ASSERT_EQ(r.results["rows"].size(), 4u);
   for (const auto& row : r.results["rows"]) EXPECT_TRUE(row["safe"].get<bool>()) << row.dump();
 }
 
 TEST(AttentionCheck, EarlierFp8PresetFailsForE4m3WithTheMechanism) {
-  const Report r = run_check({"e4m3", "e5m2"}, "fp8-tau4", std::nullopt, std::nullopt);
+  const Report r = run_check({"e4m3", "e5m2"}, "fp8-tau4", {}, std::nullopt);
   EXPECT_FALSE(r.results["safe"].get<bool>());
   const auto& e4 = r.results["rows"][0];
   EXPECT_FALSE(e4["safe"].get<bool>());

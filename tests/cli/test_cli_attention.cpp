@@ -43,6 +43,25 @@ TEST(CliCheck, ExitCodes) {
   expect_usage_error(run_cli("check --tau -1 --max-offset 8"), "finite and >= 0");
 }
 
+// One rule for tau and max_offset in every command: finite, 0..64 (log2 units). Beyond, the
+// check printed "clips by up to infx" and a "largest safe tau < -1e+300" with exit 1.
+TEST(CliCheck, TauAndMaxOffsetHaveOneRange) {
+  for (const std::string& cmd : std::vector<std::string>{"check --dtype e4m3", kSmall, "rescale --rows 8 --keys 256 --d 8"}) {
+    expect_usage_error(run_cli(cmd + " --tau 1e308"), "--tau 1e+308 is out of range");
+    expect_usage_error(run_cli(cmd + " --max-offset 1e300"), "--max-offset 1e+300 is out of range");
+    expect_usage_error(run_cli(cmd + " --max-offset 65"), "at most 64");
+  }
+  EXPECT_EQ(run_cli("check --dtype bf16 --tau 64 --max-offset 0").code, 0);
+}
+
+// Scores float32 cannot resolve are refused, naming the value (they gave rel-L2 nan, LSE inf).
+TEST(CliAttention, OverflowingScoresAreRefused) {
+  expect_usage_error(run_cli("attention --heads 2 --d 64 --seq 128 --q-scale 1e30"),
+                     "after --q-scale 1e+30");
+  expect_usage_error(run_cli(kSmall + " --softmax-scale 1e30"), "beyond 2^24");
+  EXPECT_EQ(run_cli(kSmall + " --q-scale 100 --json -").code, 0);
+}
+
 TEST(CliCheck, Json) {
   const auto r = run_cli("check --preset fp8-tau4 --dtype e4m3 --json -");
   EXPECT_EQ(r.code, 1);
@@ -135,6 +154,8 @@ TEST(CliAttention, BadNpyInputs) {
   EXPECT_EQ(run_cli("attention" + f.args()).code, 0);
   // geometry flags do not mix with files
   expect_usage_error(run_cli("attention --heads 2" + f.args()), "--heads does not apply to .npy inputs");
+  // nor does --seed (it was silently ignored)
+  expect_usage_error(run_cli("attention --seed 5" + f.args()), "--seed does not apply to .npy inputs");
   // only some of the three
   expect_usage_error(run_cli("attention --q " + f.q), "--q, --k and --v go together");
   // NaN / inf: refused with the count and where

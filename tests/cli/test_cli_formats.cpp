@@ -93,14 +93,29 @@ TEST(CliQuantize, IeeeOverflowAndHumanTable) {
 }
 
 TEST(CliQuantize, StochasticIsSeededAndReproducible) {
-  const std::string args = "quantize --dtype e4m3 --rounding stochastic --seed 7 --json - 1.03 1.03 1.03 1.03 1.03 1.03 1.03 1.03";
+  // 1.03 lies between the e4m3 neighbours 1.0 (0x38) and 1.125 (0x39), 0.24 of the way up:
+  // stochastic rounding goes up with probability 0.24, round to nearest never does.
+  std::string values;
+  for (int i = 0; i < 64; ++i) values += " 1.03";
+  const std::string args = "quantize --dtype e4m3 --rounding stochastic --seed 7 --json -" + values;
   auto a = run_cli(args), b = run_cli(args);
   ASSERT_EQ(a.code, 0) << a.err;
   const auto va = nlohmann::json::parse(a.out)["results"]["values"];
   const auto vb = nlohmann::json::parse(b.out)["results"]["values"];
   EXPECT_EQ(va, vb);
-  for (const auto& v : va) EXPECT_TRUE(v["bits"] == "0x38" || v["bits"] == "0x39") << v;
+  int up = 0;
+  for (const auto& v : va) {
+    EXPECT_TRUE(v["bits"] == "0x38" || v["bits"] == "0x39") << v;
+    up += v["bits"] == "0x39";
+  }
+  // Binomial(64, 0.24): mean 15.4, s.d. 3.4; the bounds are 3 s.d. (the run is deterministic:
+  // seed 7 gives one fixed count, and both bounds fail if SR became round to nearest or round up).
+  EXPECT_GE(up, 5) << "stochastic rounding never rounded up: is it round to nearest?";
+  EXPECT_LE(up, 26);
   EXPECT_EQ(nlohmann::json::parse(a.out)["params"]["seed"], 7);
+  auto c = run_cli("quantize --dtype e4m3 --rounding stochastic --seed 8 --json -" + values);
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(nlohmann::json::parse(c.out)["results"]["values"], va) << "the seed changes the stream";
 }
 
 TEST(CliQuantize, StdinTextAndBinary) {
@@ -136,7 +151,77 @@ TEST(CliQuantize, BinaryOutWritesCodes) {
   EXPECT_EQ(c[2], 0x7BFF);  // satfinite
 }
 
-// ---- acceptance 4: every bad input -> clear error, exit 2
+// ---- --stdin streams: memory does not grow with the number of values
+namespace {
+// sh -c 'ulimit -v KB; fa4sim ARGS < file': an address-space limit far below what holding the
+// values (let alone their JSON) would need.
+fa4sim::test::CliResult run_limited(const std::string& args, const std::string& in, int kb) {
+  return run_cli("quantize " + args, in, kb);
+}
+}  // namespace
+
+TEST(CliQuantize, StdinStreamsTenMillionValuesInFlatMemory) {
+  const auto dir = temp_dir("formats-stream");
+  constexpr size_t kN = 10'000'000;
+  {
+    std::ofstream t(dir / "ones.txt", std::ios::binary);  // one line, as `print('1 ' * N)` makes
+    std::string line;
+    for (size_t i = 0; i < 4096; ++i) line += "1 ";
+    for (size_t i = 0; i < kN / 4096; ++i) t << line;
+    for (size_t i = 0; i < kN % 4096; ++i) t << "1 ";
+    t << "\n";
+    std::vector<float> xs(kN);
+    for (size_t i = 0; i < kN; ++i) xs[i] = float(i % 1000) * 0.5f - 250.0f;
+    std::ofstream(dir / "xs.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(xs.data()), std::streamsize(kN * 4));
+  }
+  // 150 MB of address space: 10M values as text take 20 MB, their old in-memory JSON 16 GB.
+  auto t = run_limited("--dtype e4m3 --stdin", (dir / "ones.txt").string(), 150000);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("10000000 values -> e4m3"), std::string::npos) << t.out;
+  auto b = run_limited("--dtype bf16 --stdin --binary --binary-out " + (dir / "codes.bin").string(),
+                       (dir / "xs.bin").string(), 150000);
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("10000000 values -> bf16"), std::string::npos) << b.out;
+  const std::string codes = slurp((dir / "codes.bin").string());
+  ASSERT_EQ(codes.size(), 2 * kN);
+  uint16_t last;  // value kN-1: (9999999 % 1000) * 0.5 - 250 = 249.5, halfway between bf16
+  std::memcpy(&last, codes.data() + 2 * (kN - 1), 2);  // 249 (0x4379) and 250 (0x437A): to even
+  EXPECT_EQ(last, 0x437A);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliQuantize, StdinJsonIsStreamedAndComplete) {
+  const auto dir = temp_dir("formats-stream");
+  {
+    std::ofstream t(dir / "v.txt");
+    for (int i = 0; i < 200000; ++i) t << (i % 7 == 0 ? "nan" : std::to_string(i % 500)) << (i % 10 ? ' ' : '\n');
+  }
+  const std::string js = (dir / "r.json").string();
+  auto r = run_limited("--dtype e4m3 --stdin --json " + js, (dir / "v.txt").string(), 150000);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(slurp(js));
+  const auto& v = doc["results"]["values"];
+  ASSERT_EQ(v.size(), 200000u);
+  EXPECT_EQ(doc["results"]["summary"]["count"], 200000);
+  EXPECT_EQ(v[0]["input"], "nan");
+  EXPECT_EQ(v[1]["input"], 1.0);
+  EXPECT_EQ(v[199999]["input"], 499.0);
+  EXPECT_EQ(v[199999]["bits"], "0x7E");  // 499 saturates to 448
+  // The same text as the in-memory report of the same values (up to the provenance).
+  auto small = run_cli("quantize --dtype e4m3 --json - nan 1 2 500");
+  const std::string vt = write_temp("small.txt", "nan 1\n2 500\n");
+  auto streamed = run_cli("quantize --dtype e4m3 --stdin --json -", vt);
+  ASSERT_EQ(small.code, 0);
+  ASSERT_EQ(streamed.code, 0);
+  auto cut = [](const std::string& s) { return s.substr(s.find("\"results\""), s.find("\"provenance\"") - s.find("\"results\"")); };
+  EXPECT_EQ(cut(small.out), cut(streamed.out));
+  auto ja = nlohmann::json::parse(small.out), jb = nlohmann::json::parse(streamed.out);
+  EXPECT_EQ(ja["results"], jb["results"]);
+  std::filesystem::remove_all(dir);
+}
+
+// ---- every bad input -> clear error, exit 2
 TEST(CliQuantizeBadInput, UnknownDtypeListsAndSuggests) {
   auto r = run_cli("quantize --dtype e4m2 1.0");
   expect_usage_error(r, "unknown dtype 'e4m2'");

@@ -21,7 +21,7 @@ void expect_usage_error(const std::string& args, const std::string& needle) {
 
 TEST(CliGpuAttention, HeadDimNot64Or128IsRefused) {
   expect_usage_error("--head-dim 96", "head dim 96 is not supported");
-  expect_usage_error("--head-dim 256", "use --head-dim 64 or 128");
+  expect_usage_error("--head-dim 256", "use --d 64 or 128");  // the old spelling still parses
 }
 
 TEST(CliGpuAttention, GqaNeedsDivisibleHeads) {
@@ -39,7 +39,7 @@ TEST(CliGpuAttention, BadValuesAreRefused) {
   expect_usage_error("--emu-tiles 9", "--emu-tiles");
   expect_usage_error("--tau -1", "tau must be");
   expect_usage_error("--q-scale 0", "--q-scale");
-  expect_usage_error("--block-order sideways", "--block-order");
+  expect_usage_error("--block-order sideways", "--order");
   expect_usage_error("--seq 0", "--seq");
   expect_usage_error("--bench --dtype e4m3", "--bench times bf16 and fp16 only");
   expect_usage_error("--bench --bench-d 96", "head dim 96");

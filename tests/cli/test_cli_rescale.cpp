@@ -120,6 +120,32 @@ std::string write_bytes(const std::filesystem::path& dir, const std::string& nam
   return p;
 }
 
+// Scores whose scaled value float32 cannot resolve: refused, naming which value overflows what
+// (they used to give rel-L2 1, LSE inf, every metric 0, or an LSE "error" of one ulp at 1e30).
+TEST(CliRescale, OverflowingScoresAreRefused) {
+  const std::string base = "rescale --rows 8 --keys 256 --d 8 --tau 0 ";
+  expect_usage_error(base + "--softmax-scale 1e38", "--softmax-scale 1e+38 x log2(e) reach");
+  expect_usage_error(base + "--dist rise:1e39", "overflows float32");
+  expect_usage_error(base + "--dist normal:1e39", "overflows float32");
+  expect_usage_error(base + "--dist rise:1e30", "beyond 2^24");
+  // The bound is 2^24 in log2 units: 1e6 is far inside and runs.
+  const auto ok = run_cli(base + "--dist rise:1e6 --json -");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+TEST(CliRescale, FullyMaskedRowIsRefused) {
+  const auto dir = test::temp_dir("rescale-masked");
+  std::vector<float> s(size_t(4) * 256, 1.0f);
+  for (size_t k = 0; k < 256; ++k) s[2 * 256 + k] = -INFINITY;  // row 2: every key masked
+  const std::string p = (dir / "masked.npy").string();
+  write_npy_f32(p, {4, 256}, s);
+  expect_usage_error("rescale --d 8 --tau 0 --dist file:" + p, "every key of row 2 is -inf");
+  std::vector<float> all(size_t(4) * 256, -INFINITY);
+  write_npy_f32(p, {4, 256}, all);
+  expect_usage_error("rescale --d 8 --tau 0 --dist file:" + p, "every key of row 0 is -inf");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliRescale, NpyScores) {
   const auto dir = test::temp_dir("rescale-npy");
   const int rows = 32, keys = 512;

@@ -55,6 +55,39 @@ const json& row_for(const json& rows, const std::string& arch) {
 
 // ---- acceptance 1
 
+// results.pipe_counts: every path's counts are the sums of data/exp_pipe_model.json's ops (the
+// hardware and softmax_other rows once showed zeros: counted at "degree -1", below every op's
+// min_degree 0).
+TEST(CliRoofline, PipeCountsSumTheModelFile) {
+  const json model = json::parse(fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/exp_pipe_model.json"));
+  auto sum = [&](const std::string& path, const std::string& pipe, int degree) {
+    double n = 0;
+    for (const auto& op : model[path]) {
+      if (op["pipe"] != pipe || degree < op.value("min_degree", 0)) continue;
+      n += op["count"].is_string() ? double(degree) : op["count"].get<double>();
+    }
+    return n;
+  };
+  const json counts = rows_of("--d 64 --arch h100_sxm")["pipe_counts"];
+  ASSERT_EQ(counts.size(), 8u);
+  int checked = 0;
+  for (const auto& row : counts) {
+    const std::string path = row["path"] == "hardware exp2"   ? "hardware_exp2"
+                             : row["path"] == "emulated exp2" ? "emulated_exp2"
+                                                              : "softmax_other";
+    const int deg = row["degree"].is_null() ? 0 : row["degree"].get<int>();
+    EXPECT_DOUBLE_EQ(row["fma_lane_ops"].get<double>(), sum(path, "fma", deg)) << row;
+    EXPECT_DOUBLE_EQ(row["alu_ops"].get<double>(), sum(path, "alu", deg)) << row;
+    EXPECT_DOUBLE_EQ(row["mufu_ops"].get<double>(), sum(path, "mufu", deg)) << row;
+    EXPECT_GT(row["issue_scalar"].get<double>(), 0) << row;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  EXPECT_EQ(counts[0]["mufu_ops"], 1.0);       // hardware exp2: one MUFU op
+  EXPECT_EQ(counts[7]["fma_lane_ops"], 2.0);   // softmax_other: 2 FMA + 1.5 ALU
+  EXPECT_EQ(counts[7]["alu_ops"], 1.5);
+}
+
 TEST(CliRoofline, D64RatiosB200TwoHopperAndB300One) {
   const json res = rows_of("--d 64");
   EXPECT_EQ(res["rows"].size(), 5u);  // all known architectures by default

@@ -78,3 +78,31 @@ TEST(Report, StdoutAndEmptyPathsAlwaysPass) {
   EXPECT_NO_THROW(check_report_path("-"));
   EXPECT_NO_THROW(check_report_path(""));
 }
+
+// Non-finite numbers are written as "nan", "inf", "-inf" in every report (nlohmann writes null,
+// which loses inf vs nan); params too; finite numbers and real nulls are untouched.
+TEST(Report, NonFiniteNumbersAreText) {
+  Report r;
+  r.command = "t";
+  r.params = {{"x", -INFINITY}, {"absent", nullptr}};
+  r.results = {{"a", NAN}, {"b", INFINITY}, {"list", {1.5, -INFINITY, 2}}, {"nested", {{"c", NAN}}}};
+  const json j = envelope(r, 0.0);
+  EXPECT_EQ(j["results"]["a"], "nan");
+  EXPECT_EQ(j["results"]["b"], "inf");
+  EXPECT_EQ(j["results"]["list"], json({1.5, "-inf", 2}));
+  EXPECT_EQ(j["results"]["nested"]["c"], "nan");
+  EXPECT_EQ(j["params"]["x"], "-inf");
+  EXPECT_TRUE(j["params"]["absent"].is_null());
+}
+
+// Timings go to provenance, merged with the envelope's own.
+TEST(Report, TimingsGoToProvenance) {
+  Report r;
+  r.command = "t";
+  r.results = {{"n", 3}};
+  r.timings = {{"perf", {{"elapsed_s", 0.25}}}};
+  const json j = envelope(r, 0.5);
+  EXPECT_EQ(j["results"], json({{"n", 3}}));
+  EXPECT_EQ(j["provenance"]["perf"]["elapsed_s"], 0.25);
+  EXPECT_EQ(j["provenance"]["elapsed_s"], 0.5);
+}

@@ -79,10 +79,11 @@ struct CheckRow {
   std::string explanation;            // why it is unsafe (the mechanism), empty when safe
 };
 CheckRow check_safety(const Format& f, double tau, double max_offset);
-// Rows for each dtype in `dtypes` (empty = all four) under `preset` or explicit tau/max_offset
-// (explicit values override the preset's). Report results: {"safe": bool, "rows": [...]}.
+// Rows for each dtype in `dtypes` (empty = all four) x each tau in `taus` (empty = the preset's)
+// under `preset` or an explicit max_offset (explicit values override the preset's). Report
+// results: {"safe": bool, "rows": [...]}.
 Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
-                 std::optional<double> tau, std::optional<double> max_offset);
+                 const std::vector<double>& taus, std::optional<double> max_offset);
 
 // ---- the attention model
 

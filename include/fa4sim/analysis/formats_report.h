@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,6 +40,25 @@ struct QuantizedValue {
 QuantizedValue quantize_value(const QuantizeConfig& c, float x, uint64_t index);
 Report quantize_report(const QuantizeConfig& c, std::span<const float> values);
 
+// The same in pieces, for a stream of any length: keeps the summary and the first
+// max_table_rows table rows, hands each value's JSON object to `on_value` (if set) and forgets
+// it. Value i of the stream (over all add() calls) uses stochastic-rounding index i.
+class QuantizeAccumulator {
+ public:
+  explicit QuantizeAccumulator(const QuantizeConfig& c);
+  void add(std::span<const float> values, const std::function<void(const json&)>& on_value = {});
+  uint64_t count() const { return count_; }
+  Table table() const;   // title, first rows, summary note
+  json summary() const;  // results.summary
+
+ private:
+  json value_json(const QuantizedValue& q) const;
+  QuantizeConfig c_;
+  Table table_;
+  uint64_t count_ = 0, n_sat_ = 0, n_flush_ = 0, n_nan_ = 0;
+  double max_abs_ = 0, max_rel_ = 0;
+};
+
 // "0 1111 110": sign, exponent and mantissa fields of `bits` in format f.
 std::string bit_fields(const Format& f, uint32_t bits);
 
@@ -51,6 +71,26 @@ float parse_float32(const std::string& token, const std::string& where);
 std::vector<float> parse_float_text(const std::string& text, const std::string& source);
 // Raw little-endian float32; the byte count must be a multiple of 4.
 std::vector<float> parse_float_binary(const std::string& bytes, const std::string& source);
+
+// The same two formats read from a stream in pieces, in constant memory (a text token is
+// limited to 512 bytes; lines and comments may have any length).
+class ValueReader {
+ public:
+  ValueReader(std::FILE* in, std::string source, bool binary)
+      : in_(in), source_(std::move(source)), binary_(binary) {}
+  // Replaces `out` with the next values (at most max_values); false at the end of the stream.
+  bool next(std::vector<float>& out, size_t max_values);
+
+ private:
+  size_t read_some(char* buf, size_t n);
+  std::FILE* in_;
+  std::string source_;
+  bool binary_;
+  bool eof_ = false, in_comment_ = false;
+  std::string pending_, token_;
+  size_t pos_ = 0, line_ = 1;
+  uint64_t bytes_ = 0;
+};
 
 // Writes the encodings of `values` as raw little-endian integers of the format's width (1, 2 or
 // 4 bytes) to `out` (a FILE* opened for binary writing). Returns the bytes written.

@@ -53,6 +53,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -69,6 +70,20 @@ namespace fa4sim {
 // block to the first (n_block_max - 1 down to n_block_min); the seed article walks forward.
 // For i.i.d. scores the order does not matter statistically; for scores that rise across the
 // keys it decides everything (walked in reverse, the max comes first).
+// Note [Score range]. The simulator takes scores in log2 units (score * scale_log2) in float32.
+// Beyond 2^24 in magnitude float32 holds no fraction of such a number: every exp2 argument
+// x - row_max is an integer, the softmax is all-or-nothing and its errors measure float32's
+// spacing, not the kernel (at 1e30 an LSE "error" of 2.5e22 is one ulp). Past ~1.7e38 the
+// difference itself overflows. Commands refuse scaled scores beyond this bound (exit 2) instead
+// of printing such numbers; real attention logits stay below ~1e3.
+inline constexpr double kMaxScaledScore = 16777216.0;  // 2^24
+
+// The one rule for the log2-unit knobs of every command (check, rescale, attention, gpu):
+// tau and max_offset are finite, >= 0 and at most kMaxLog2Knob, so that P's bound
+// 2^(max_offset + tau) stays a float32 number. Throws fa4sim::Error naming `opt` (exit 2).
+inline constexpr double kMaxLog2Knob = 64.0;
+void check_log2_knob(const std::string& opt, double v);
+
 enum class BlockOrder : uint8_t { reverse, forward };
 inline constexpr BlockOrder kKernelBlockOrder = BlockOrder::reverse;
 inline constexpr BlockOrder kArticleBlockOrder = BlockOrder::forward;

@@ -2,12 +2,28 @@
 //
 // Envelope (schema "fa4sim/report-v1"):
 //   {"schema", "command", "fa4sim_version", "params": {every option, defaults included},
-//    "results": {...}, "provenance": {"git", "date", "host", "threads", "elapsed_s"}}
-// Files are written atomically: a temporary file in the same directory, then rename(2), so a
-// failed run never leaves a partial report.
+//    "results": {...}, "provenance": {"git", "date", "host", "threads", "elapsed_s", timings...}}
+// `results` holds results only: two runs with the same params give byte-identical `results`;
+// wall-clock times go to `provenance`. A non-finite number is written as the string "nan",
+// "inf" or "-inf" everywhere (JSON has none, and null would lose inf vs nan).
+//
+// Note [Output targets]. Every file fa4sim writes (--json, --binary-out, report --out) goes
+// through write_output(), which picks by what the path names:
+//   "-", /dev/stdout, /dev/fd/1, /proc/self/fd/1   stdout (the tables are then not printed)
+//   /dev/fd/N, /proc/self/fd/N, /dev/stderr        that open descriptor, written through
+//                                                  (process substitution: --json >(jq .))
+//   a regular file or a new name                   a temporary file next to it, then rename(2),
+//                                                  so a failed run never leaves a partial report
+//   a symlink                                      followed to its target (a dangling one names
+//                                                  the file to create); the link itself stays
+//   a device node, FIFO or socket                  opened and written through, never replaced
+// Without write permission on the directory the rename cannot happen: that is an error, found
+// before the work by check_output_path().
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +47,7 @@ struct Report {
   std::string command;
   json params = json::object();
   json results = json::object();
+  json timings = json::object();  // wall-clock measurements: merged into `provenance`
   std::vector<Table> tables;  // the human view of `results`
   int threads = 1;
 };
@@ -49,15 +66,27 @@ class Stopwatch {
 
 json provenance(int threads, double elapsed_s);
 json envelope(const Report& r, double elapsed_s);
+// `j` with every non-finite float replaced by "nan", "inf" or "-inf".
+json with_nonfinite_as_text(json j);
 std::string utc_now_iso8601();
 std::string host_name();
 
-// Throws Error when a report could not be written to `path` (its directory is missing or is
-// not a directory). "-" (stdout) and "" (no report) always pass. Call before the analysis runs.
-void check_report_path(const std::string& path);
+// Throws Error when `path` could not be written (Note [Output targets]): a missing or
+// unwritable directory, a directory as the path, a descriptor that is not open. "-" (stdout) and
+// "" (no report) always pass. Call before the work runs; `opt` names the option in hints.
+void check_output_path(const std::string& path, const std::string& opt);
+void check_report_path(const std::string& path);  // check_output_path(path, "--json")
 
-// Writes `content` to `path` atomically (tmp + rename). Throws Error on failure.
+// Writes what `body` writes to `path` (Note [Output targets]): atomically for regular files,
+// through for streams and devices. Throws Error on failure, leaving no partial regular file.
+void write_output(const std::string& path, const std::function<void(std::FILE*)>& body,
+                  const std::string& opt = "--json");
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// Whether `path` names this process's stdout ("-", /dev/stdout, /dev/fd/1, ...).
+bool is_stdout_target(const std::string& path);
+// Whether two output paths name the same file or stream (symlinks and hard links followed).
+bool same_output_target(const std::string& a, const std::string& b);
 
 // The end of every command: print the tables (unless the JSON goes to stdout) and write the
 // JSON report to `json_path` ("" = none, "-" = stdout).

@@ -1,0 +1,22 @@
+// paths.h: where fa4sim finds its data/ and scripts/ folders, so that a copied or installed
+// binary works (Note [Install layout]).
+//
+// Note [Install layout]. `cmake --install build --prefix P` puts the binary at P/bin/fa4sim and
+// the folders at P/share/fa4sim/data and P/share/fa4sim/scripts. At run time:
+//   data     $FA4SIM_DATA_DIR when set; else <dir of the binary>/../share/fa4sim/data when it
+//            exists (an installed binary); else the source tree's data/ (a build-tree binary)
+//   scripts  <dir of the binary>/../share/fa4sim/scripts when it exists; else the source tree's
+//            scripts/ (scripts are code, not data: FA4SIM_DATA_DIR does not move them)
+// docs/install.md says the same for users.
+#pragma once
+
+#include <string>
+
+namespace fa4sim {
+
+std::string data_dir();
+std::string scripts_dir();
+// The running binary's own path (/proc/self/exe), "" when unknown.
+std::string executable_path();
+
+}  // namespace fa4sim

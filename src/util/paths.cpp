@@ -1,0 +1,42 @@
+#include "fa4sim/util/paths.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace fa4sim {
+
+namespace fs = std::filesystem;
+
+std::string executable_path() {
+  std::string buf(4096, '\0');
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return "";
+  buf.resize(size_t(n));
+  return buf;
+}
+
+namespace {
+// <dir of the binary>/../share/fa4sim/<what> when it is a directory.
+std::string installed(const std::string& what) {
+  const std::string exe = executable_path();
+  if (exe.empty()) return "";
+  const fs::path p = fs::path(exe).parent_path().parent_path() / "share" / "fa4sim" / what;
+  std::error_code ec;
+  return fs::is_directory(p, ec) ? p.string() : "";
+}
+}  // namespace
+
+std::string data_dir() {
+  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return env;
+  if (std::string p = installed("data"); !p.empty()) return p;
+  return std::string(FA4SIM_SOURCE_DIR) + "/data";
+}
+
+std::string scripts_dir() {
+  if (std::string p = installed("scripts"); !p.empty()) return p;
+  return std::string(FA4SIM_SOURCE_DIR) + "/scripts";
+}
+
+}  // namespace fa4sim

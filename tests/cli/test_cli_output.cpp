@@ -1,0 +1,192 @@
+// Where reports go (Note [Output targets] in report.h): every kind of target a Unix user passes
+// to --json or --binary-out, as root and as an unprivileged user. The property: a regular file
+// is replaced atomically (a new inode, no temporary left), anything else is written through and
+// never replaced (a symlink stays a symlink, a FIFO a FIFO, a device node a device node).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace fs = std::filesystem;
+using fa4sim::test::CliResult;
+using fa4sim::test::slurp;
+using fa4sim::test::temp_dir;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// Runs `sh -c '<prefix> FA4SIM_BIN <args> <redirections>'`; prefix drops privileges or is empty.
+CliResult run_as(const std::string& prefix, const std::string& args, const fs::path& dir) {
+  static int counter = 0;
+  const std::string tag = std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const std::string out = (dir / ("stdout-" + tag)).string(), err = (dir / ("stderr-" + tag)).string();
+  const std::string cmd = "cd " + dir.string() + " && " + prefix + std::string(FA4SIM_BIN) + " " +
+                          args + " >" + out + " 2>" + err + " </dev/null";
+  const int status = std::system(("sh -c '" + cmd + "'").c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+bool is_formats_report(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    return j["command"] == "formats" && j["results"]["formats"].size() == 5;
+  } catch (...) {
+    return false;
+  }
+}
+
+struct stat lstat_of(const fs::path& p) {
+  struct stat st{};
+  EXPECT_EQ(lstat(p.c_str(), &st), 0) << p;
+  return st;
+}
+
+// Every target kind, through one user (prefix "" = this process's user).
+void check_targets(const std::string& prefix, uid_t uid) {
+  const fs::path dir = temp_dir("output");
+  ASSERT_EQ(chown(dir.c_str(), uid, uid), 0);
+
+  // A regular file: replaced by rename (new inode; a hard link keeps the old text), no temp left.
+  {
+    const fs::path f = dir / "r.json";
+    std::ofstream(f) << "old\n";
+    ASSERT_EQ(chown(f.c_str(), uid, uid), 0);
+    fs::create_hard_link(f, dir / "r.old");
+    const ino_t before = lstat_of(f).st_ino;
+    auto r = run_as(prefix, "formats --json r.json", dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(is_formats_report(slurp(f))) << slurp(f);
+    EXPECT_NE(lstat_of(f).st_ino, before) << "a regular file is replaced, not rewritten in place";
+    EXPECT_EQ(slurp(dir / "r.old"), "old\n");
+    EXPECT_NE(r.out.find("e4m3"), std::string::npos) << "the table still goes to stdout";
+  }
+  // A symlink: written through to its target, the link stays.
+  {
+    fs::create_directory(dir / "sub");
+    ASSERT_EQ(chown((dir / "sub").c_str(), uid, uid), 0);
+    fs::create_symlink("sub/target.json", dir / "link.json");
+    auto r = run_as(prefix, "formats --json link.json", dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(S_ISLNK(lstat_of(dir / "link.json").st_mode)) << "the symlink was replaced";
+    EXPECT_TRUE(is_formats_report(slurp(dir / "sub" / "target.json")));
+    auto again = run_as(prefix, "formats --json link.json", dir);  // now onto an existing file
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_TRUE(S_ISLNK(lstat_of(dir / "link.json").st_mode));
+    int files = 0;
+    for (auto& e : fs::directory_iterator(dir / "sub")) (void)e, ++files;
+    EXPECT_EQ(files, 1) << "no temporary left next to the target";
+  }
+  // A FIFO being read.
+  {
+    const fs::path p = dir / "pipe";
+    ASSERT_EQ(mkfifo(p.c_str(), 0666), 0);
+    ASSERT_EQ(chown(p.c_str(), uid, uid), 0);
+    std::string got;
+    std::thread reader([&] { got = slurp(p); });
+    auto r = run_as(prefix, "formats --json pipe", dir);
+    reader.join();
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(is_formats_report(got)) << got;
+    EXPECT_TRUE(S_ISFIFO(lstat_of(p).st_mode)) << "the FIFO was replaced";
+  }
+  // A device node: /dev/null itself when unprivileged; as root a private copy of it (mknod), so
+  // that a failure here cannot replace the system's /dev/null.
+  {
+    std::string node = "/dev/null";
+    if (getuid() == 0) {
+      node = (dir / "null").string();
+      ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+      ASSERT_EQ(chmod(node.c_str(), 0666), 0);  // past the umask
+    }
+    auto r = run_as(prefix, "formats --json " + node, dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(S_ISCHR(lstat_of(node).st_mode)) << node << " was replaced";
+    auto q = run_as(prefix, "quantize 1.5 2 --binary-out " + node, dir);
+    EXPECT_EQ(q.code, 0) << q.err;
+    EXPECT_TRUE(S_ISCHR(lstat_of(node).st_mode)) << node << " was replaced by --binary-out";
+  }
+  // stdout: "-", /dev/stdout and /dev/fd/1 all give the JSON alone on stdout.
+  for (const char* t : {"-", "/dev/stdout", "/dev/fd/1"}) {
+    auto r = run_as(prefix, std::string("formats --json ") + t, dir);
+    EXPECT_EQ(r.code, 0) << t << ": " << r.err;
+    EXPECT_TRUE(is_formats_report(r.out)) << t << ":\n" << r.out;
+  }
+  // Another open descriptor (what process substitution passes: --json >(jq .) is /dev/fd/63).
+  {
+    auto r = run_as(prefix, "formats --json /dev/fd/5 5>fd5.json", dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(is_formats_report(slurp(dir / "fd5.json")));
+    auto closed = run_as(prefix, "formats --json /dev/fd/7", dir);
+    EXPECT_EQ(closed.code, 2);
+    EXPECT_NE(closed.err.find("descriptor 7 is not open"), std::string::npos) << closed.err;
+  }
+  // A full device fails with exit 2 and says why (as root: a private /dev/full, as above).
+  {
+    std::string node = "/dev/full";
+    if (getuid() == 0) {
+      node = (dir / "full").string();
+      ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+      ASSERT_EQ(chmod(node.c_str(), 0666), 0);
+    }
+    auto r = run_as(prefix, "formats --json " + node, dir);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("No space left"), std::string::npos) << r.err;
+    EXPECT_TRUE(S_ISCHR(lstat_of(node).st_mode));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+TEST(CliOutput, EveryTargetKindAsThisUser) {
+  check_targets("", getuid());
+}
+
+TEST(CliOutput, EveryTargetKindAsUnprivilegedUser) {
+  if (getuid() != 0) {
+    std::printf("not root: EveryTargetKindAsThisUser already ran unprivileged\n");
+    return;
+  }
+  if (std::system("command -v setpriv >/dev/null") != 0) GTEST_SKIP() << "setpriv is missing";
+  check_targets("setpriv --reuid=65534 --regid=65534 --clear-groups ", kNobody);
+}
+
+TEST(CliOutput, JsonAndBinaryOutOnOneFileAreRefused) {
+  const fs::path dir = temp_dir("output");
+  fs::create_symlink("s.bin", dir / "alias.json");
+  for (const char* json : {"s.bin", "alias.json", "./s.bin"}) {
+    auto r = run_as("", std::string("quantize 1 --binary-out s.bin --json ") + json, dir);
+    EXPECT_EQ(r.code, 2) << json;
+    EXPECT_NE(r.err.find("name the same file"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "s.bin"));
+  fs::remove_all(dir);
+}
+
+TEST(CliOutput, EmptyJsonPathIsRefused) {
+  for (const char* cmd : {"formats", "roofline --arch h100_sxm", "quantize 1"}) {
+    auto r = fa4sim::test::run_cli(std::string(cmd) + " --json ''");
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.out;
+    EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliOutput, TempDirNeverFallsBackToASharedFolder) {
+  EXPECT_THROW(temp_dir("no-such-folder/x"), std::runtime_error);
+}
