@@ -25,7 +25,7 @@ step() {  # name, command...
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$OUT/nvidia-smi-tricks.csv"
 step check-tricks "$BIN" gpu upstream check --suite-tricks --threads "$T" --json "$OUT/tricks_check_suite.json"
-step bench-tricks "$BIN" gpu upstream bench --seq 4096,16384 --head-dim 64,128 --causal 0,1 --tau 0,4,8 \
+step bench-tricks "$BIN" gpu upstream bench --seq 4096,16384 --d 64,128 --causal 0,1 --tau 0,4,8 \
   --emu 0,2,4 --json "$OUT/tricks_bench.json"
 shape='[{"batch":4,"heads":32,"seq":4096,"head_dim":64,"causal":false,"dtype":"bf16"}]'
 metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread

@@ -190,7 +190,8 @@ void add_gpu_upstream(CLI::App& gpu) {
   bn->add_option("--batch", c.b_batch, "Batch size")->capture_default_str();
   bn->add_option("--heads", c.b_heads, "Heads")->capture_default_str();
   bn->add_option("--seq", c.b_seq, "Sequence lengths (list)")->type_name("LIST")->capture_default_str();
-  bn->add_option("--head-dim", c.b_d, "Head dims (list; 8..256, multiples of 8)")->type_name("LIST")->capture_default_str();
+  bn->add_option("--d", c.b_d, "Head dims (list; 8..256, multiples of 8)")->type_name("D[,D...]")->capture_default_str();
+  add_hidden_alias(bn, "--head-dim", c.b_d);
   bn->add_option("--causal", c.b_causal, "Causal values (list of 0/1)")->type_name("LIST")->capture_default_str();
   bn->add_option("--tau", c.b_tau, "Variant thresholds (list, log2 units)")->type_name("LIST")->capture_default_str();
   bn->add_option("--emu", c.b_emu, "Variant emulated eighths (list, 0..8)")->type_name("LIST")->capture_default_str();
@@ -209,7 +210,7 @@ void add_gpu_upstream(CLI::App& gpu) {
       return out;
     };
     o.seqs = ints("--seq", c.b_seq, 1, 1 << 20);
-    o.head_dims = ints("--head-dim", c.b_d, 1, 4096);
+    o.head_dims = ints("--d", c.b_d, 1, 4096);
     o.causal = ints("--causal", c.b_causal, 0, 1);
     o.taus.clear();
     for (double x : parse_double_list("--tau", c.b_tau)) o.taus.push_back(float(x));

@@ -28,8 +28,8 @@ void expect_usage(const std::string& args, const std::string& needle) {
 TEST_F(CliGpuUpstream, UnsupportedShapesGiveUpstreamsReason) {
   expect_usage("gpu upstream check --dtype e4m3", "FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.");
   expect_usage("gpu upstream check --dtype e5m2", "FP8 is only supported on SM100");
-  expect_usage("gpu upstream check --head-dim 512", "must be between 8 and 256 and divisible by 8");
-  expect_usage("gpu upstream check --head-dim 60", "must be between 8 and 256 and divisible by 8");
+  expect_usage("gpu upstream check --d 512", "must be between 8 and 256 and divisible by 8");
+  expect_usage("gpu upstream check --d 60", "must be between 8 and 256 and divisible by 8");
   expect_usage("gpu upstream check --heads 3 --kv-heads 2", "not a multiple of --kv-heads");
 }
 
@@ -48,7 +48,7 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
   expect_usage("gpu upstream check --suite --suite-tricks", "exclude each other");
   expect_usage("gpu upstream check --count-rescales", "variant only");
   expect_usage("gpu upstream bench --emu 0,9", "--emu");
-  expect_usage("gpu upstream bench --head-dim 64,12", "divisible by 8");
+  expect_usage("gpu upstream bench --d 64,12", "divisible by 8");
   expect_usage("gpu upstream bench --tau 0,x", "--tau");
   expect_usage("gpu upstream bench --iters 0", "--iters");
 }
@@ -56,7 +56,7 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
 TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
   const auto dir = fa4sim::test::temp_dir("gpu-upstream");
   const auto json = (dir / "u.json").string();
-  for (const std::string cmd : {"gpu upstream check --head-dim 64 --seq 300 --seq-k 333 --causal",
+  for (const std::string cmd : {"gpu upstream check --d 64 --seq 300 --seq-k 333 --causal",
                                 "gpu upstream check --suite", "gpu upstream check --suite-tricks",
                                 "gpu upstream check --tau 8 --emu 2", "gpu upstream bench --seq 1024",
                                 "gpu upstream check --suite-tricks --count-rescales",
