@@ -85,7 +85,7 @@ TEST(Exp2Analysis, DeterministicForAnyThreadCount) {
   }
 }
 
-// Note [Fused sampled pass]: the fused loop (default for uniform sampling with the built-in
+// The fused loop (Note [Fused sampled pass]; default for uniform sampling with the built-in
 // emulator) gives the same bits as the separate passes, sums included, for both out dtypes,
 // every degree, ranges with zero/subnormal inputs, a sample count that leaves a partial block
 // (which takes the separate passes), and ranges whose only float has a 2^x on an exact rounding

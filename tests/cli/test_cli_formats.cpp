@@ -1,5 +1,5 @@
-// `fa4sim formats` and `fa4sim quantize`: outputs, JSON schema, and every bad input of issue 3's
-// acceptance item 4 (unknown dtype; nan / inf / 1e999 / abc in VALUES and on stdin; --binary
+// `fa4sim formats` and `fa4sim quantize`: outputs, JSON schema, and every bad input
+// (unknown dtype; nan / inf / 1e999 / abc in VALUES and on stdin; --binary
 // stdin whose length is not a multiple of 4): clear error, exit code 2.
 #include <cstring>
 #include <fstream>
@@ -136,7 +136,7 @@ TEST(CliQuantize, BinaryOutWritesCodes) {
   EXPECT_EQ(c[2], 0x7BFF);  // satfinite
 }
 
-// ---- acceptance 4: every bad input -> clear error, exit 2
+// ---- every bad input -> clear error, exit 2
 TEST(CliQuantizeBadInput, UnknownDtypeListsAndSuggests) {
   auto r = run_cli("quantize --dtype e4m2 1.0");
   expect_usage_error(r, "unknown dtype 'e4m2'");

@@ -1,4 +1,4 @@
-// `fa4sim roofline`: acceptance outputs and every bad input of issue #6 (exit 2, clear message).
+// `fa4sim roofline`: the documented outputs and every bad input (exit 2, clear message).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -53,7 +53,7 @@ const json& row_for(const json& rows, const std::string& arch) {
 
 }  // namespace
 
-// ---- acceptance 1
+// ---- tile ratios and the schedule
 
 TEST(CliRoofline, D64RatiosB200TwoHopperAndB300One) {
   const json res = rows_of("--d 64");
@@ -141,7 +141,7 @@ TEST(CliRoofline, CustomArchFileIsAccepted) {
   EXPECT_EQ(rows_of("--arch " + path)["rows"].size(), 1u);
 }
 
-// ---- acceptance 5: bad input
+// ---- bad input
 
 TEST(CliRoofline, BadHeadDim) {
   expect_usage_error("--d 0", "--d = 0 is out of range");

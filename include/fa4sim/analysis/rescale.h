@@ -70,7 +70,7 @@ struct RescaleConfig {
   int threads = 0;
 };
 
-// The kernel's per-dtype max_offset (FA4-FACTS §2): 8 for FP8 inputs, 0 otherwise.
+// The kernel's per-dtype max_offset (docs/facts.md §2): 8 for FP8 inputs, 0 otherwise.
 double default_max_offset(const Format& f);
 
 // The kernel's assertion max_offset + tau < log2(dtype_max), with what saturates and by how much.
