@@ -7,7 +7,7 @@ examples  Every example block in docs/commands/*.md that is marked with the line
           `<!-- docs-check -->` (or `<!-- docs-check exit=N -->`) right above its ``` fence is
           re-run with the built binary and its output compared with the block. The block's first
           line is `$ fa4sim ...` (continued over lines ending in `\\`); the rest is the expected
-          output, stdout and stderr together (the command runs as `bash -c 'CMD 2>&1'` with the
+          output, stdout and stderr together (the command runs as `bash -c '{ CMD; } 2>&1'` with the
           binary first on PATH). The exit code must be N (default 0).
           Compared exactly, line by line, except:
             - trailing whitespace at the end of each line is ignored (Markdown editors strip it);
@@ -59,7 +59,7 @@ def examples(path):
         cmd = lines[j][2:]
         while cmd.endswith("\\"):
             j += 1
-            cmd = cmd[:-1] + "\n" + lines[j]
+            cmd = cmd + "\n" + lines[j]
         j += 1
         out = []
         while not lines[j].startswith("```"):
@@ -97,7 +97,7 @@ def check_examples(binary):
             for line, cmd, expected, want_rc in examples(path):
                 checked += 1
                 t0 = time.monotonic()
-                p = subprocess.run(["bash", "-c", cmd + " 2>&1"], cwd=ROOT, env=env,
+                p = subprocess.run(["bash", "-c", "{ " + cmd + "\n} 2>&1"], cwd=ROOT, env=env,
                                    stdout=subprocess.PIPE, text=True)
                 dt = time.monotonic() - t0
                 got = mask(p.stdout.split("\n"))
