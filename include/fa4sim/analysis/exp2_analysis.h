@@ -107,7 +107,7 @@ struct Exp2Result {
 // Runs the analysis (validates first). `fn` defaults to exp2_emu_function().
 Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn = {});
 
-// The report (params = every option, results as documented in the README, tables for humans).
+// The report (params = every option, results as documented in docs/commands/exp2.md, tables for humans).
 Report exp2_report(const Exp2Config& cfg, const Exp2Result& r);
 
 // Number of float32 values x with lo <= x < hi (both zeros count when 0 is inside).
