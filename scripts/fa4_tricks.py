@@ -18,7 +18,9 @@ files:
       start_frg) rule counts columns of a 32-column fragment held by ONE thread; here a thread
       holds 2 columns of each n8 tile, so the nearest warp-uniform rule is per tile;
   (c) max_offset as in sm100: P = exp2(S * scale_log2 + (max_offset - row_max * scale_log2)), the
-      LSE corrected by max_offset * ln 2 in finalize.
+      LSE corrected by max_offset * ln 2 in finalize;
+  (d) optionally (count_rescales) the rescale decisions of every row and warp, written into the LSE
+      output in place of the LSE (Note [Rescale counts through the LSE]).
 Selecting a variant swaps flash_fwd_sm90's module-level `Softmax` and gives the interface's
 compile cache a separate dictionary per variant, so a variant never reuses the stock kernel's
 compiled entry (or another variant's).
@@ -34,11 +36,20 @@ def emulated_tile(t, k):
     return k > 0 and ((t % 8) * k) % 8 < k
 
 
-def variant_name(tau, max_offset, emu_eighths, degree):
-    return f"tau{tau:g}_off{max_offset:g}_emu{emu_eighths}of8_deg{degree}"
+def variant_name(tau, max_offset, emu_eighths, degree, count=False):
+    return f"tau{tau:g}_off{max_offset:g}_emu{emu_eighths}of8_deg{degree}" + ("_count" if count else "")
 
 
-def make_softmax_class(tau, max_offset, emu_eighths, degree=3):
+# Note [Rescale counts through the LSE]: with count=True the variant also counts, per row, the
+# blocks after the first whose row_scale < 1 (the row asked for a rescale) and the blocks whose warp
+# vote was true (the warp rescaled O), and finalize writes row_count + COUNT_WARP_UNIT * warp_count
+# into the LSE output instead of the LSE (O is unchanged). Counts are integers < 2^12, exact in
+# float32. fa4sim's host side decodes them (gpu_upstream.cpp) and compares the shares with the
+# CPU model's.
+COUNT_WARP_UNIT = 4096.0
+
+
+def make_softmax_class(tau, max_offset, emu_eighths, degree=3, count=False):
     import cutlass
     import cutlass.cute as cute
     from cutlass import Float32
@@ -53,11 +64,16 @@ def make_softmax_class(tau, max_offset, emu_eighths, degree=3):
 
     @dataclass
     class SoftmaxTricks(Softmax):
+        n_row: cute.Tensor = None   # rescales asked per row (Note [Rescale counts through the LSE])
+        n_warp: cute.Tensor = None  # count=True: rescales done by the row's warp
+
         @staticmethod
         def create(scale_log2, num_rows, arch=80, softmax_scale=None):
             row_max = cute.make_rmem_tensor(num_rows, Float32)
             row_sum = cute.make_rmem_tensor(num_rows, Float32)
-            return SoftmaxTricks(scale_log2, num_rows, row_max, row_sum, arch, softmax_scale)
+            n_row = cute.make_rmem_tensor(num_rows, Float32)
+            n_warp = cute.make_rmem_tensor(num_rows, Float32)
+            return SoftmaxTricks(scale_log2, num_rows, row_max, row_sum, arch, softmax_scale, n_row, n_warp)
 
         @cute.jit
         def online_softmax(self, acc_S: cute.Tensor, is_first: cutlass.Constexpr[bool] = False,
@@ -102,12 +118,28 @@ def make_softmax_class(tau, max_offset, emu_eighths, degree=3):
                     row_sum[r] = utils.fadd_reduce(acc_S_row_exp, init_val=None, arch=arch)
                 else:
                     row_sum[r] = utils.fadd_reduce(acc_S_row_exp, init_val=row_sum[r] * row_scale[r], arch=arch)
+            if cutlass.const_expr(count):
+                if cutlass.const_expr(is_first):
+                    for r in cutlass.range_constexpr(cute.size(row_max)):
+                        self.n_row[r] = 0.0
+                        self.n_warp[r] = 0.0
+                else:
+                    need = row_scale[0] < 1.0
+                    for r in cutlass.range_constexpr(1, cute.size(row_max)):
+                        need = need | (row_scale[r] < 1.0)
+                    warp = cute.arch.vote_any_sync(need)
+                    for r in cutlass.range_constexpr(cute.size(row_max)):
+                        self.n_row[r] = self.n_row[r] + (1.0 if row_scale[r] < 1.0 else 0.0)
+                        self.n_warp[r] = self.n_warp[r] + (1.0 if warp else 0.0)
             return row_scale
 
         @cute.jit
         def finalize(self, final_scale: Float32 = 1.0, sink_val=None) -> cute.Tensor:
             row_scale = Softmax.finalize(self, final_scale=final_scale, sink_val=sink_val)
-            if cutlass.const_expr(max_offset != 0.0):
+            if cutlass.const_expr(count):
+                for r in cutlass.range_constexpr(cute.size(self.row_sum)):
+                    self.row_sum[r] = self.n_row[r] + COUNT_WARP_UNIT * self.n_warp[r]
+            elif cutlass.const_expr(max_offset != 0.0):
                 for r in cutlass.range(cute.size(self.row_sum), unroll_full=True):
                     self.row_sum[r] = self.row_sum[r] - max_offset * LN2  # -inf stays -inf
             return row_scale
@@ -127,7 +159,7 @@ def make_softmax_class(tau, max_offset, emu_eighths, degree=3):
                 for r in cutlass.range(cute.size(row_scale), unroll_full=True):
                     acc_O_mn[r, None].store(acc_O_mn[r, None].load() * row_scale[r])
 
-    SoftmaxTricks.__name__ = "SoftmaxTricks_" + variant_name(tau, max_offset, k, degree)
+    SoftmaxTricks.__name__ = "SoftmaxTricks_" + variant_name(tau, max_offset, k, degree, count)
     return SoftmaxTricks
 
 
@@ -139,11 +171,12 @@ def select(variant):
     from flash_attn.cute.cache_utils import JITCache
     from flash_attn.cute.softmax import Softmax
 
-    key = None if variant is None else variant_name(variant.get("tau", 0.0), variant.get("max_offset", 0.0),
-                                                    variant.get("emu_eighths", 0), variant.get("degree", 3))
+    args = None if variant is None else (variant.get("tau", 0.0), variant.get("max_offset", 0.0),
+                                         variant.get("emu_eighths", 0), variant.get("degree", 3),
+                                         bool(variant.get("count_rescales", False)))
+    key = None if args is None else variant_name(*args)
     if key not in _VARIANTS:
-        cls = Softmax if key is None else make_softmax_class(variant.get("tau", 0.0), variant.get("max_offset", 0.0),
-                                                             variant.get("emu_eighths", 0), variant.get("degree", 3))
+        cls = Softmax if key is None else make_softmax_class(*args)
         cache = interface._flash_attn_fwd.compile_cache if key is None and not _VARIANTS else JITCache()
         _VARIANTS[key] = (cls, cache)
     cls, cache = _VARIANTS[key]

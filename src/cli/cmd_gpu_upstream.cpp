@@ -20,7 +20,7 @@ struct UpstreamCli {
   // check
   std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024", seq_k,
               q_scale = "1", seed = "1", tau, max_offset, emu;
-  bool causal = false, suite = false, suite_tricks = false, variant = false;
+  bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false;
   // bench
   std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1", b_tau = "0,4,8",
               b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
@@ -148,6 +148,9 @@ void add_gpu_upstream(CLI::App& gpu) {
   ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (0..64; FA4 uses 8)");
   ck->add_option("--max-offset", c.max_offset, "Variant: P offset in log2 units (0..64; FA4 uses 0 for 16-bit)");
   ck->add_option("--emu", c.emu, "Variant: eighths of each key block's n8 tiles through ex2_emulation (0..8)");
+  ck->add_flag("--count-rescales", c.count_rescales,
+               "Variant runs also count their rescale decisions on the GPU (returned in place of the LSE, so the "
+               "LSE criteria are skipped) and compare the shares with the CPU model's");
   ck->add_flag("--suite-tricks", c.suite_tricks, "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
                                                  "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
   python_opt(ck);
@@ -162,6 +165,14 @@ void add_gpu_upstream(CLI::App& gpu) {
       o.runs = upstream_tricks_suite();
     } else {
       o.runs.push_back(run_from_options(c));
+    }
+    if (c.count_rescales) {
+      bool any = false;
+      for (auto& run : o.runs) {
+        run.tricks.count = run.tricks.variant;
+        any = any || run.tricks.variant;
+      }
+      if (!any) throw Error("--count-rescales counts in fa4sim's variant only", "add --variant, --tau or --emu, or --suite-tricks");
     }
     o.python = c.python;
     o.threads = resolved_threads(c.check_common);

@@ -12,17 +12,15 @@
 
 namespace fa4sim {
 
-namespace {
-
-double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
-
-// Binomial 3-sigma bound (percentage points) on the difference of two shares of n decisions,
-// plus 0.5 points for the float32 rounding of S that differs between the MMA and the CPU.
-double share_tolerance(double p_pct, uint64_t n) {
+double gpu_attn_share_tolerance(double p_pct, uint64_t n) {
   if (n == 0) return 0.5;
   const double p = p_pct / 100.0;
   return 100.0 * 3.0 * std::sqrt(2.0 * std::max(p * (1 - p), 1e-12) / double(n)) + 0.5;
 }
+
+namespace {
+
+double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
 
 json shape_json(const GpuAttnShape& s) {
   return json{{"batch", s.batch},     {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv},
@@ -77,8 +75,8 @@ Report run_gpu_attention_check(const GpuAttnCheckOptions& o) {
     const double ratio = gpu_l2 / m_l2;
     const double rows_g = pct(gc.row_rescales, gc.row_decisions), rows_m = pct(m.row_rescales, m.row_decisions);
     const double warps_g = pct(gc.warp_rescales, gc.warp_decisions), warps_m = pct(m.warp_rescales, m.warp_decisions);
-    const double tol_rows = share_tolerance(rows_m, m.row_decisions);
-    const double tol_warps = share_tolerance(warps_m, m.warp_decisions);
+    const double tol_rows = gpu_attn_share_tolerance(rows_m, m.row_decisions);
+    const double tol_warps = gpu_attn_share_tolerance(warps_m, m.warp_decisions);
     const bool ok_l2 = std::abs(ratio - 1.0) <= 0.05;
     const bool ok_rows = std::abs(rows_g - rows_m) <= tol_rows;
     const bool ok_warps = std::abs(warps_g - warps_m) <= tol_warps;

@@ -294,6 +294,26 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
     r.o_equal_to_model += (up == model.o[i]) ? 1 : 0;
     r.max_abs_o_vs_model = std::max(r.max_abs_o_vs_model, double(std::fabs(up - model.o[i])));
   }
+  auto share = [](uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
+  if (c.tricks.count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
+    r.counted = true;
+    const int S = c.shape.seq_q, BM = tiling.block_m, W = tiling.warp_rows;
+    for (int64_t bh = 0; bh < int64_t(c.shape.batch) * c.shape.heads_q; ++bh)
+      for (int row = 0; row < S; ++row) {
+        const double v = lse[size_t(bh * S + row)];
+        const double warps = std::floor(v / kUpstreamCountWarpUnit);
+        r.gpu_row_rescales += uint64_t(v - warps * kUpstreamCountWarpUnit);
+        if ((row % BM) % W == 0) r.gpu_warp_rescales += uint64_t(warps);  // a warp's first row
+      }
+    r.rows_tol_pp = gpu_attn_share_tolerance(share(r.row_rescales, r.row_decisions), r.row_decisions);
+    r.warps_tol_pp = gpu_attn_share_tolerance(share(r.warp_rescales, r.warp_decisions), r.warp_decisions);
+    r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol &&
+             std::fabs(share(r.gpu_row_rescales, r.row_decisions) - share(r.row_rescales, r.row_decisions)) <=
+                 r.rows_tol_pp &&
+             std::fabs(share(r.gpu_warp_rescales, r.warp_decisions) - share(r.warp_rescales, r.warp_decisions)) <=
+                 r.warps_tol_pp;
+    return r;
+  }
   bool empty_rows_agree = true;
   for (size_t i = 0; i < lse.size(); ++i) {
     const bool up_empty = std::isinf(lse[i]) && lse[i] < 0, ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
@@ -341,7 +361,8 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     write_raw(base + "k.bin", inputs.back().k);
     write_raw(base + "v.bin", inputs.back().v);
     const json tricks = c.tricks.variant ? json{{"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
-                                                {"emu_eighths", c.tricks.emu_eighths}, {"degree", 3}}
+                                                {"emu_eighths", c.tricks.emu_eighths}, {"degree", 3},
+                                                {"count_rescales", c.tricks.count}}
                                          : json(nullptr);
     manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)}, {"tricks", tricks},
                             {"batch", c.shape.batch}, {"heads_q", c.shape.heads_q}, {"heads_kv", c.shape.heads_kv},
@@ -419,14 +440,26 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
                   {"model_rescale", {{"row_decisions", r.row_decisions}, {"row_rescales", r.row_rescales},
                                      {"warp_decisions", r.warp_decisions}, {"warp_rescales", r.warp_rescales},
                                      {"warp_rows", r.tiling.warp_rows}}}});
+    if (r.counted) {
+      j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales}, {"warp_rescales", r.gpu_warp_rescales},
+                          {"rows_tol_pp", r.rows_tol_pp}, {"warps_tol_pp", r.warps_tol_pp}};
+      j["lse_note"] = "count mode: the LSE output held the rescale counts; LSE criteria not applied";
+    }
     runs.push_back(j);
     pass = pass && r.pass;
     t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
-                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio), fmt_e(r.lse_upstream_vs_ref),
-                      fmt_e(r.lse_model_vs_ref), fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio),
+                      r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
+                      r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+                      r.counted ? std::string("-")
+                                : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
                       fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
-                      fmt::format("{:.2f}/{:.2f}", share(r.row_rescales, r.row_decisions),
-                                  share(r.warp_rescales, r.warp_decisions)),
+                      r.counted ? fmt::format("{:.2f}/{:.2f} (GPU {:.2f}/{:.2f})", share(r.row_rescales, r.row_decisions),
+                                              share(r.warp_rescales, r.warp_decisions),
+                                              share(r.gpu_row_rescales, r.row_decisions),
+                                              share(r.gpu_warp_rescales, r.warp_decisions))
+                                : fmt::format("{:.2f}/{:.2f}", share(r.row_rescales, r.row_decisions),
+                                              share(r.warp_rescales, r.warp_decisions)),
                       r.pass ? "ok" : "FAIL"});
   }
   t.notes.push_back(fmt::format(

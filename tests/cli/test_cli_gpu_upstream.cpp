@@ -46,6 +46,7 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
   expect_usage("gpu upstream check --emu 9", "--emu");
   expect_usage("gpu upstream check --dtype fp16 --tau 8 --max-offset 8", "P can saturate");
   expect_usage("gpu upstream check --suite --suite-tricks", "exclude each other");
+  expect_usage("gpu upstream check --count-rescales", "variant only");
   expect_usage("gpu upstream bench --emu 0,9", "--emu");
   expect_usage("gpu upstream bench --head-dim 64,12", "divisible by 8");
   expect_usage("gpu upstream bench --tau 0,x", "--tau");
@@ -58,6 +59,7 @@ TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
   for (const std::string cmd : {"gpu upstream check --head-dim 64 --seq 300 --seq-k 333 --causal",
                                 "gpu upstream check --suite", "gpu upstream check --suite-tricks",
                                 "gpu upstream check --tau 8 --emu 2", "gpu upstream bench --seq 1024",
+                                "gpu upstream check --suite-tricks --count-rescales",
                                 "gpu upstream bench --seq 16384 --heads 32",
                                 "gpu upstream exp2 --degree 3"}) {
     auto r = run_cli(cmd + " --json " + json);

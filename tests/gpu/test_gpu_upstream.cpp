@@ -290,3 +290,29 @@ TEST(GpuUpstream, AnalysisOfAVariantRun) {
   for (size_t i = 0; i < m.o.size(); ++i) differ += m.o[i] != plain.o[i];
   EXPECT_GT(differ, 0u);
 }
+
+// Count mode: the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE]). With
+// q-scale 1 and tau 8 the model rescales nothing: all-zero counts pass, one rescale per row fails.
+TEST(GpuUpstream, CountModeDecodesTheLseSlots) {
+  UpstreamRunConfig c;
+  c.shape = GpuAttnShape{1, 1, 1, 512, 512, 64, false, true};
+  c.tricks = UpstreamTricks{true, 8, 0, 0, true};
+  const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, 1.0, 6);
+  const GpuAttnTiling t = upstream_sm90_tiling(64, false, c.dtype);
+  GpuAttnSoftmax sm;
+  sm.tau = 8;
+  const GpuAttnModel m = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
+  ASSERT_EQ(m.row_rescales, 0u);
+  std::vector<uint16_t> o(m.o.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kBF16, m.o[i], Overflow::ieee));
+  std::vector<float> counts(512, 0.f);
+  const UpstreamRunResult ok = upstream_analyse(c, in, o, counts, t, 2);
+  EXPECT_TRUE(ok.counted);
+  EXPECT_EQ(ok.gpu_row_rescales, 0u);
+  EXPECT_TRUE(ok.pass);
+  for (float& v : counts) v = 1.f + float(kUpstreamCountWarpUnit) * 2.f;  // 1 row rescale, 2 warp rescales
+  const UpstreamRunResult bad = upstream_analyse(c, in, o, counts, t, 2);
+  EXPECT_EQ(bad.gpu_row_rescales, 512u);
+  EXPECT_EQ(bad.gpu_warp_rescales, 2u * 32u);  // 512 rows in tiles of 192: 12 + 12 + 8 warps
+  EXPECT_FALSE(bad.pass);
+}

@@ -204,6 +204,11 @@ struct GpuAttnReplay {
 GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
                               const GpuAttnInputs& in, const GpuAttnOutputs& gpu);
 
+// How far apart two rescale shares (percent) of n decisions each may be: the binomial 3-sigma
+// bound of their difference, plus 0.5 points for decisions that flip where the MMA's float32 S
+// and the model's differ in the last bit.
+double gpu_attn_share_tolerance(double p_pct, uint64_t n);
+
 // ---- the two analyses behind `fa4sim gpu attention` (src/gpu/gpu_attention_report.cpp)
 
 // --check (default): the instrumented kernel vs the float64 reference and the CPU model on the

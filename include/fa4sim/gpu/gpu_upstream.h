@@ -70,7 +70,11 @@ struct UpstreamTricks {
   bool variant = false;  // false: upstream's stock kernel (tau 0, no emulation, no offset)
   float tau = 0, max_offset = 0;
   int emu_eighths = 0;
+  // The variant also counts its rescale decisions and returns them in place of the LSE
+  // (scripts/fa4_tricks.py, Note [Rescale counts through the LSE]); the LSE criteria are skipped.
+  bool count = false;
 };
+inline constexpr double kUpstreamCountWarpUnit = 4096.0;  // LSE slot = rows + 4096 * warps
 
 struct UpstreamRunConfig {
   std::string label;
@@ -105,8 +109,11 @@ struct UpstreamRunResult {
   double max_abs_o_vs_model = 0;
   bool pass = false;
   double first_call_s = 0;  // upstream's first call (includes its JIT compile)
-  // The CPU model's rescale decisions on these inputs (the GPU side is not instrumented).
+  // The CPU model's rescale decisions on these inputs, and (tricks.count) the GPU's.
   uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
+  bool counted = false;
+  uint64_t gpu_row_rescales = 0, gpu_warp_rescales = 0;
+  double rows_tol_pp = 0, warps_tol_pp = 0;
 };
 
 // The analysis of one run once upstream's O (bits, [batch, heads_q, seq_q, d]) and LSE
