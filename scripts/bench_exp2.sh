@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench_exp2.sh: the exp2 performance benchmarks of issue #2 (a benchmark, not a test).
+# scripts/bench_exp2.sh: the exp2 performance benchmarks (a benchmark, not a test).
 #   1. `fa4sim exp2 --exhaustive --range -127,128` (all 2,248,015,873 float32 values, default
 #      degrees 3,4,5): wall time, median of RUNS.
 #   2. The seed's 4M-sample job, fa4sim vs scripts/numpy_baseline.py, side by side in one run,

@@ -5,7 +5,7 @@
 Per format: fa4sim's `formats_bench --benchmark_filter=BM_Encode/<fmt>/satfinite` (encode_array,
 one thread, median of --reps repetitions), then immediately the library's `astype` of the same
 2^22 inputs (bit patterns i * 0x9E3779B1 mod 2^32), median of --reps, one thread. Both report
-elements per second per core. With --sweep, also issue 3's acceptance 3: all 2^32 inputs
+elements per second per core. With --sweep, also the 10 s target: all 2^32 inputs
 converted and compared with the table reference on 2 threads (BM_AllFloat32VsRef), wall time.
 The machine is shared: the load average before and after is recorded next to the numbers.
 

@@ -64,7 +64,7 @@ def make_softmax_class(tau, max_offset, emu_eighths, degree=3, count=False):
 
     @dataclass
     class SoftmaxTricks(Softmax):
-        n_row: cute.Tensor = None   # count=True: rescales asked by each row (Note [Rescale counts...])
+        n_row: cute.Tensor = None   # rescales asked per row (Note [Rescale counts through the LSE])
         n_warp: cute.Tensor = None  # count=True: rescales done by the row's warp
 
         @staticmethod

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_attention_device.sh: every GPU measurement of `fa4sim gpu attention` in one run (the
-# numbers in data/gpu/attention/ and the README section "What FA4's softmax tricks do on Hopper").
+# numbers in data/gpu/attention/ and the section "What FA4's softmax tricks do on Hopper" of docs/findings.md).
 # Usage: scripts/gpu_attention_device.sh FA4SIM_BIN OUT_DIR [quick]
 # Runs: the exact replays (comparison 2), the end-to-end sweep against the CPU model (1), the FP8
 # saturation pair (3), compute-sanitizer memcheck/racecheck, and the benchmark vs torch SDPA.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/upstream_device.sh: every measurement of upstream FlashAttention-4 on an H100/H200 in one
-# run (the files in data/gpu/upstream/ and the README section "Upstream FA4 on Hopper").
+# run (the files in data/gpu/upstream/ and the section "Upstream FA4 on Hopper" of docs/findings.md).
 # Needs upstream installed for python3 (scripts/upstream_install.sh) and a fa4sim built with CUDA.
 # Usage: scripts/upstream_device.sh FA4SIM_BIN OUT_DIR [quick]
 #   1. fa4sim gpu upstream info

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/upstream_tricks_device.sh: FA4's softmax tricks inside upstream's sm90 forward, every
-# measurement in one run (data/gpu/upstream/tricks_* and the README section "Do FA4's softmax
-# tricks pay on Hopper?"). Needs upstream installed for python3 (scripts/upstream_install.sh) and
+# measurement in one run (data/gpu/upstream/tricks_* and the section "Do FA4's softmax
+# tricks pay on Hopper?" of docs/findings.md). Needs upstream installed for python3 (scripts/upstream_install.sh) and
 # a fa4sim built with CUDA.
 # Usage: scripts/upstream_tricks_device.sh FA4SIM_BIN OUT_DIR
 #   1. fa4sim gpu upstream check --suite-tricks   (36 runs: numerics vs float64 and the CPU model)

@@ -664,8 +664,8 @@ void fill_inputs(const InputPlan& p, Block& b) {
     for (; i < b.n + 2; ++i) b.xs[i] = f32_from_bits(bits_of_key32(k0 + static_cast<int32_t>(i)));
     i = 0;
 #if FA4SIM_EXP2_AVX2
-    // Note [Value weights]: the first float of the range also takes [lo, its lower midpoint)
-    // and the last one [its upper midpoint, hi): sampling clamps those slivers onto them.
+    // The first float of the range also takes [lo, its lower midpoint) and the last one [its upper
+    // midpoint, hi): sampling clamps those slivers onto them (Note [Value weights]).
     const __m256d hi = _mm256_set1_pd(p.hi), lo = _mm256_set1_pd(p.lo), half = _mm256_set1_pd(0.5);
     const __m256d first = _mm256_set1_pd(p.x_first), last = _mm256_set1_pd(p.x_last);
     for (; i + 4 <= b.n; i += 4) {

@@ -769,8 +769,8 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
     t.rows.push_back({q, fmt_num(published), fmt_num(model), src, match ? "yes" : "NO"});
     out.push_back({{"quantity", q}, {"published", published}, {"model", model}, {"source", src}, {"match", match}});
   };
-  const std::string table1 = "FA4 paper Table 1 (seed article; FA4-FACTS §4)";
-  const std::string bwd = "FA4 paper, backward (FA4-FACTS §4)";
+  const std::string table1 = "FA4 paper Table 1 (seed article; docs/facts.md §4)";
+  const std::string bwd = "FA4 paper, backward (docs/facts.md §4)";
   if (const ArchSpec* b = find("b200")) {
     const TileCost f128 = tile_cost(*b, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 128);
     const TileCost f64 = tile_cost(*b, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64);
@@ -790,7 +790,7 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
   }
   if (const ArchSpec* h = find("h100_sxm")) {
     add("H100 fwd d=64: T_exp/T_mma (64/d)", 1.0,
-        tile_cost(*h, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64).exp_over_mma, "seed article (issue #6)");
+        tile_cost(*h, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64).exp_over_mma, "seed article");
     add("H100 fwd d=128: T_exp/T_mma (64/d)", 0.5,
         tile_cost(*h, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 128).exp_over_mma, "seed article");
   }

@@ -85,8 +85,8 @@ void add_check(CLI::App& root) {
 
 }  // namespace fa4sim::cli
 
-// ---- `fa4sim report` section: the FP8 saturation experiment end to end (acceptance 1) and the
-// safety check of both presets (acceptance 2).
+// ---- `fa4sim report` section: the FP8 saturation experiment end to end and the
+// safety check of both presets.
 namespace fa4sim::cli {
 
 void report_attention(ReportContext& ctx) {

@@ -1,5 +1,5 @@
 // `fa4sim formats`: the table of every number format's parameters and derived limits, and the
-// `fa4sim report` section `formats` (that table next to FACTS §3, plus a short quantize demo on
+// `fa4sim report` section `formats` (that table next to docs/facts.md §3, plus a short quantize demo on
 // the values FlashAttention-4's P conversion meets). The analysis is in src/analysis/formats_report.cpp.
 #include <cmath>
 
@@ -34,9 +34,9 @@ void report_formats(ReportContext& ctx) {
 
   std::string md = "## Number formats (`fa4sim formats`, `fa4sim quantize`)\n\n";
   md += render_markdown(r.tables.front()) + "\n";
-  // Measured (derived by fa4sim) next to the published figures of FACTS §3 / the upstream assert.
+  // Measured (derived by fa4sim) next to the published figures of docs/facts.md §3 / the upstream assert.
   Table pub;
-  pub.title = "Derived limits vs the published ones (FA4-FACTS §3; upstream's log2(dtype_max) check)";
+  pub.title = "Derived limits vs the published ones (docs/facts.md §3; upstream's log2(dtype_max) check)";
   pub.columns = {"format", "max finite: fa4sim", "published", "log2(max): fa4sim", "published",
                  "min subnormal: fa4sim", "published"};
   struct Published {

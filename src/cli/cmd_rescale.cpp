@@ -188,7 +188,7 @@ void report_rescale(ReportContext& ctx) {
       "exp2 = correctly rounded float32 (`--exp mufu`). rows % = row rescales / (rows x (blocks - 1)), "
       "warps % = warps of 32 rows with any rescale / (warps x (blocks - 1)).\n\n";
 
-  // ---- acceptance 1: rescale counts, 20 seeds of fa4sim's generator and NumPy's default_rng(1)
+  // ---- rescale counts, 20 seeds of fa4sim's generator and NumPy's default_rng(1)
   const std::vector<std::string> dists1 = {"normal:1.5", "peaked", "rise:24", "rise:96"};
   const std::vector<std::string> names1 = {"iid N(0, 1.5²)", "iid N(0, 6²)", "noise + rise of 24",
                                            "noise + rise of 96"};
@@ -235,7 +235,7 @@ void report_rescale(ReportContext& ctx) {
       100.0 * expect_iid / 63.0));
   md += render_markdown(t1) + "\n";
 
-  // ---- acceptance 2: bf16 output error, and the one-shot experiment
+  // ---- bf16 output error, and the one-shot experiment
   auto err_cfg = [&](RngChoice::Kind rng) {
     RescaleConfig c;
     c.dists = {parse_score_dist("normal:1.5"), parse_score_dist("peaked")};
@@ -279,7 +279,7 @@ void report_rescale(ReportContext& ctx) {
                      "scores, then u).");
   md += render_markdown(t2) + "\n";
 
-  // ---- acceptance 3: FP8, max_offset 8, tau 0 / 4
+  // ---- FP8, max_offset 8, tau 0 / 4
   auto fp8_cfg = [&](RngChoice::Kind rng) {
     RescaleConfig c;
     c.dists = {parse_score_dist("normal:1.5"), parse_score_dist("peaked")};

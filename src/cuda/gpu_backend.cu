@@ -268,7 +268,7 @@ BenchKernel pick_mix(int degree, int k) {
   }
 }
 
-// The distinct (freq, res, start_frg) of the upstream tuning table (FA4-FACTS.md section 1).
+// The distinct (freq, res, start_frg) of the upstream tuning table (docs/facts.md §1).
 #define FA4_RULES(X) X(10, 4, 1) X(16, 4, 1) X(16, 4, 0) X(32, 4, 1) X(14, 6, 0) X(8, 4, 1) X(0, 4, 0)
 
 template <int DEG>

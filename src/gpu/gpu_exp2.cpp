@@ -125,8 +125,8 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
   std::map<size_t, std::vector<Exp2VsMufu>> groups;  // exhaustive: per 2^16 inputs, in order
   std::mutex mu;
   uint64_t seen = 0;
-  // Note [Exhaustive MUFU table]: the workers' chunks (2^16 inputs, handed out in order) lie in
-  // one or two runs of 2^22 at a time; 4 kept runs are 64 MiB.
+  // The workers' chunks (2^16 inputs, handed out in order) lie in one or two runs of 2^22 at a
+  // time; 4 kept runs are 64 MiB (Note [Exhaustive MUFU table]).
   std::optional<MufuTable> mufu_table;
   if (cfg.exhaustive) mufu_table.emplace(x_first, x_last, 4);
   const Exp2Function mufu = [&](int, std::span<const float> x, std::span<float> y) {

@@ -51,7 +51,7 @@ FormatTableRef::FormatTableRef(const Format& f)
     after_.push_back(fb + 1u);
   }
   inf_code_ = has_inf_ ? exp_all << f.man_bits : 0u;
-  nan_ = mags - 1u;  // FACTS §3: 0x7F (FP8), 0x7FFF (16-bit)
+  nan_ = mags - 1u;  // docs/facts.md §3: 0x7F (FP8), 0x7FFF (16-bit)
 }
 
 uint32_t FormatTableRef::nearest_code(double x, uint32_t& hint) const {

@@ -242,7 +242,7 @@ TEST(AttentionModel, NpyGeometryComesFromTheFiles) {
   std::filesystem::remove_all(n.dir);
 }
 
-// ---- refused configurations (acceptance 5)
+// ---- refused configurations
 TEST(AttentionModel, RefusesBadConfigs) {
   AttentionConfig c = small("bf16");
   c.heads = 6, c.kv_heads = 4;

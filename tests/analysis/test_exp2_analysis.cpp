@@ -85,7 +85,7 @@ TEST(Exp2Analysis, DeterministicForAnyThreadCount) {
   }
 }
 
-// Note [Fused sampled pass]: the fused loop (default for uniform sampling with the built-in
+// The fused loop (Note [Fused sampled pass]; default for uniform sampling with the built-in
 // emulator) gives the same bits as the separate passes, sums included, for both out dtypes,
 // every degree, ranges with zero/subnormal inputs, a sample count that leaves a partial block
 // (which takes the separate passes), and ranges whose only float has a 2^x on an exact rounding
@@ -123,7 +123,7 @@ TEST(Exp2Analysis, FusedPassEqualsSeparatePasses) {
 // The sampled inputs are pinned: these values come from the scalar generator loop of
 // fill_inputs as it was before the vectorised generator (fill_uniform_avx2) and the fused pass
 // existed (fa4sim at git 596295b, `fa4sim exp2 --samples 4099 --seed 5 --degree 3,5 --json -`).
-// A change of the generator or of the sampling arithmetic changes them (and the README's numbers).
+// A change of the generator or of the sampling arithmetic changes them (and docs/commands/exp2.md).
 TEST(Exp2Analysis, SampledInputsArePinned) {
   Exp2Config c = quiet({});
   c.samples = 4099;  // 8 full blocks and a partial one (the scalar tail of the generator)

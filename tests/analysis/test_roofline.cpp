@@ -244,7 +244,7 @@ TEST(RooflineArch, ShippedFilesLoadAndMarkAssumptions) {
     // Every field has a non-empty source (parse_arch enforces it; this checks the shipped data).
     for (const auto& [k, v] : a.fields.items()) EXPECT_FALSE(v.at("source").get<std::string>().empty()) << n << k;
   }
-  // The B300 SM count and Blackwell clocks are secondary (FA4-FACTS §4): marked.
+  // The B300 SM count and Blackwell clocks are secondary (docs/facts.md §4): marked.
   const ArchSpec b300 = load_known_arch("b300");
   EXPECT_NE(std::find(b300.assumptions.begin(), b300.assumptions.end(), "sm_count"), b300.assumptions.end());
   EXPECT_DOUBLE_EQ(b300.mufu_ex2_per_clk_sm, 32);
@@ -376,7 +376,7 @@ TEST(RooflineReport, ExcessInvestigationFindsThe30And5AndOnlyD80For60) {
   EXPECT_NE(inv["finding"].get<std::string>().find("d = 80"), std::string::npos);
 }
 
-TEST(RooflineReport, RunRooflineRowsCarryTheIssueFields) {
+TEST(RooflineReport, RunRooflineRowsCarryTheDocumentedFields) {
   RooflineOptions o;
   o.archs = {arch("b200")};
   o.ds = {64};

@@ -1,5 +1,5 @@
 // test_cli_attention.cpp: `fa4sim attention` and `fa4sim check` through the binary: every bad
-// input of issue #5's acceptance 5 (exit 2, "fa4sim: error: <what> (<hint>)"), the check's exit
+// input (exit 2, "fa4sim: error: <what> (<hint>)"), the check's exit
 // codes (0 safe, 1 unsafe), and the JSON fields.
 #include <cmath>
 #include <filesystem>
@@ -95,7 +95,7 @@ TEST(CliAttention, UnsafeIsRefusedUnlessAllowed) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
-// ---- acceptance 5: every bad input
+// ---- every bad input
 TEST(CliAttention, BadGeometry) {
   expect_usage_error(run_cli("attention --heads 6 --kv-heads 4"), "--heads 6 is not a multiple of --kv-heads 4");
   expect_usage_error(run_cli("attention --d 0"), "--d = 0 is out of range");

@@ -1,4 +1,4 @@
-// `fa4sim exp2`: every bad input of issue #2 acceptance 4 (exit 2, a clear message, no report
+// `fa4sim exp2`: every bad input (exit 2, a clear message, no report
 // file), the --json envelope, and streaming of large --samples without per-sample memory.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// `fa4sim formats` and `fa4sim quantize`: outputs, JSON schema, and every bad input of issue 3's
-// acceptance item 4 (unknown dtype; nan / inf / 1e999 / abc in VALUES and on stdin; --binary
+// `fa4sim formats` and `fa4sim quantize`: outputs, JSON schema, and every bad input
+// (unknown dtype; nan / inf / 1e999 / abc in VALUES and on stdin; --binary
 // stdin whose length is not a multiple of 4): clear error, exit code 2.
 #include <cstring>
 #include <fstream>

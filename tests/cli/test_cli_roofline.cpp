@@ -1,4 +1,4 @@
-// `fa4sim roofline`: acceptance outputs and every bad input of issue #6 (exit 2, clear message).
+// `fa4sim roofline`: the documented outputs and every bad input (exit 2, clear message).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -53,7 +53,7 @@ const json& row_for(const json& rows, const std::string& arch) {
 
 }  // namespace
 
-// ---- acceptance 1
+// ---- tile ratios and the schedule
 
 // results.pipe_counts: every path's counts are the sums of data/exp_pipe_model.json's ops (the
 // hardware and softmax_other rows once showed zeros: counted at "degree -1", below every op's
@@ -174,7 +174,7 @@ TEST(CliRoofline, CustomArchFileIsAccepted) {
   EXPECT_EQ(rows_of("--arch " + path)["rows"].size(), 1u);
 }
 
-// ---- acceptance 5: bad input
+// ---- bad input
 
 TEST(CliRoofline, BadHeadDim) {
   expect_usage_error("--d 0", "--d = 0 is out of range");

@@ -1,6 +1,6 @@
 // test_formats.cpp: the number formats of include/fa4sim/core/formats.h.
 //
-// Fast: derived limits against FACTS §3, all 256 / 65,536 decode -> encode round trips,
+// Fast: derived limits against docs/facts.md §3, all 256 / 65,536 decode -> encode round trips,
 // hand-picked hardware values, cpfloat-style triples (every value, every midpoint, the floats
 // just above and below it) per format x sign x overflow mode, stochastic rounding, arrays,
 // name lookup.
@@ -22,7 +22,7 @@ namespace {
 
 const Format* const kNarrow[] = {&kBF16, &kFP16, &kE4M3, &kE5M2};
 
-// ---- derived limits (FACTS §3 table)
+// ---- derived limits (docs/facts.md §3 table)
 TEST(FormatsLimits, MatchFacts) {
   EXPECT_EQ(kE4M3.max_finite, 448.0);
   EXPECT_EQ(kE4M3.min_normal, std::ldexp(1.0, -6));
@@ -45,7 +45,7 @@ TEST(FormatsLimits, MatchFacts) {
     EXPECT_EQ(double(decode(*f, 1)), f->min_subnormal) << f->name;
     EXPECT_EQ(double(decode(*f, 1u << f->man_bits)), f->min_normal) << f->name;
   }
-  EXPECT_NEAR(kE4M3.log2_max, 8.807354922057604, 1e-15);  // FACTS: log2(448) = 8.807
+  EXPECT_NEAR(kE4M3.log2_max, 8.807354922057604, 1e-15);  // docs/facts.md §2: log2(448) = 8.807
   EXPECT_NEAR(kE5M2.log2_max, 15.807354922057604, 1e-15);
 }
 
@@ -79,7 +79,7 @@ TEST(FormatsRoundTrip, AllPatterns) {
   }
 }
 
-// ---- hand-picked values (hardware semantics, FACTS §3)
+// ---- hand-picked values (hardware semantics, docs/facts.md §3)
 TEST(FormatsEncode, KnownValues) {
   const auto sat = Overflow::satfinite, ieee = Overflow::ieee;
   EXPECT_EQ(encode(kE4M3, 448.0f, sat), 0x7Eu);

@@ -334,7 +334,7 @@ TEST(OnlineSoftmax, ScheduleUsesEmulationOnItsColumns) {
     if (!e) EXPECT_EQ(pm, pe);
     else EXPECT_EQ(pe, ex2_emu(std::fma(S[size_t(k)], 1.0f, -m), 3));
   }
-  EXPECT_EQ(emulated_cols, 24);  // 18.75 % of 128 (FA4-FACTS §1)
+  EXPECT_EQ(emulated_cols, 24);  // 18.75 % of 128 (docs/facts.md §1)
   EXPECT_NE(a.row_sum()[0], b.row_sum()[0]);
 }
 

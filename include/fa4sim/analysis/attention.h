@@ -5,7 +5,7 @@
 // descales per (batch, kv_head), softmax_scale_log2 * q_descale * k_descale, V's descale applied
 // at the final normalisation, bf16 output, max_offset and rescale_threshold per dtype, key blocks
 // walked last to first) and softmax.py (SoftmaxSm100) at commit 0251105a (2026-08-15);
-// ../shared/docs/FA4-FACTS.md §2. The softmax itself is online_softmax.h's RowBlockSim (the same
+// docs/facts.md §2. The softmax itself is online_softmax.h's RowBlockSim (the same
 // core as `fa4sim rescale`), fed tile by tile: 128-query-row tiles x `block_n`-key tiles.
 //
 // The pipeline of one (batch, head), per 128-row query tile:
@@ -50,7 +50,7 @@
 
 namespace fa4sim {
 
-// ---- presets: the upstream's per-dtype defaults (FA4-FACTS §2)
+// ---- presets: the upstream's per-dtype defaults (docs/facts.md §2)
 
 struct AttentionPreset {
   const char* name;

@@ -11,7 +11,7 @@
 // float32 bit patterns in the range, or every float32 in the range (--exhaustive). Exhaustive
 // runs also give value-weighted statistics (Note [Value weights]).
 //
-// Note [Value weights]. Uniform-in-value sampling draws a real u in [lo, hi) and rounds it to the
+// Note [Value weights]: uniform-in-value sampling draws a real u in [lo, hi) and rounds it to the
 // nearest float32 (clamped into the range). A float x is therefore drawn with probability
 // |[lo, hi) ∩ (mid(x-, x), mid(x, x+))| / (hi - lo), where x- and x+ are its float neighbours.
 // Weighting every float of the range with that width gives the exact expectation of each sampled
@@ -107,7 +107,7 @@ struct Exp2Result {
 // Runs the analysis (validates first). `fn` defaults to exp2_emu_function().
 Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn = {});
 
-// The report (params = every option, results as documented in the README, tables for humans).
+// The report (params = every option, results as documented in docs/commands/exp2.md, tables for humans).
 Report exp2_report(const Exp2Config& cfg, const Exp2Result& r);
 
 // Number of float32 values x with lo <= x < hi (both zeros count when 0 is inside).

@@ -3,7 +3,7 @@
 // softmax(S) @ V: how often rows and warps rescale, the output error, LSE error and saturation.
 // Also the seed article's one-shot experiment (dominant P = 1 exactly vs 2^u).
 //
-// Modelling choices (README "fa4sim rescale" says which are the article's and which are ours):
+// Modelling choices (docs/commands/rescale.md says which are the article's and which are ours):
 //   * one V of shape (keys, d) shared by all rows, drawn once per seed, the same in the simulation
 //     and the float64 reference; V is not quantised (float32 in the simulation);
 //   * scores in log2 units (scale_log2 = 1) unless --scale; stored as float32 (the kernel's S);
@@ -70,7 +70,7 @@ struct RescaleConfig {
   int threads = 0;
 };
 
-// The kernel's per-dtype max_offset (FA4-FACTS §2): 8 for FP8 inputs, 0 otherwise.
+// The kernel's per-dtype max_offset (docs/facts.md §2): 8 for FP8 inputs, 0 otherwise.
 double default_max_offset(const Format& f);
 
 // The kernel's assertion max_offset + tau < log2(dtype_max), with what saturates and by how much.

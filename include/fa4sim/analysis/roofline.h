@@ -2,9 +2,9 @@
 // exp2, and the emulation-schedule calculator (`fa4sim roofline`).
 //
 // Models: the roofline of the FA4 paper (Zadouri et al., arXiv 2603.05451, Table 1 and the
-// backward figures) as quoted by the seed article and FA4-FACTS §4; the instruction sequences of
+// backward figures) as quoted by the seed article and docs/facts.md §4; the instruction sequences of
 // Dao-AILab/flash-attention flash_attn/cute/utils.py ex2_emulation_2 and softmax.py SoftmaxSm100,
-// and the tuning table of flash_fwd_sm100.py, at commit 0251105a (FA4-FACTS §1-§2).
+// and the tuning table of flash_fwd_sm100.py, at commit 0251105a (docs/facts.md §1-§2).
 // Inputs live in data/: archs/*.json (every number with a source and an `assumption` mark),
 // exp_pipe_model.json (instructions per element, per pipe), fa4_tuning.json (freq, res, start_frg).
 // Does not model: latency, overlap between warps, the correction warp, TMEM traffic, HBM, the

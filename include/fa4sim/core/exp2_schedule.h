@@ -2,7 +2,7 @@
 //
 // Models: Dao-AILab/flash-attention, flash_attn/cute/flash_fwd_sm100.py, apply_exp2_convert and
 // its (ex2_emu_freq, ex2_emu_res, ex2_emu_start_frg) arguments, at commit 0251105a (2026-08-15);
-// FA4-FACTS §1. The tuning table that picks the triple per (use_2cta, causal, head_dim_padded,
+// docs/facts.md §1. The tuning table that picks the triple per (use_2cta, causal, head_dim_padded,
 // is_sm103) lives in data/fa4_tuning.json, not here.
 // The rule, per row of S (row_width columns):
 //   the row is cut into fragments of 32 columns, frg_cnt = row_width / 32;

@@ -1,14 +1,14 @@
 // formats.h: bit-exact float32 -> {fp32, bf16, fp16, E4M3FN, E5M2} conversions and back.
 //
 // Models: the GPU's conversion instructions as measured on an H200 over all 2^32 float32 inputs
-// (../shared/docs/FA4-FACTS.md §3): `cvt.rn.satfinite.e4m3x2.f32`, `cvt.rn.satfinite.e5m2x2.f32`,
+// (docs/facts.md §3): `cvt.rn.satfinite.e4m3x2.f32`, `cvt.rn.satfinite.e5m2x2.f32`,
 // `cvt.rn.bf16.f32` (and its `.satfinite` form), `cvt.rn.f16.f32`; and the OCP OFP8 v1.0
 // non-saturating mode / IEEE 754 overflow for `Overflow::ieee`. FlashAttention-4 converts P to
 // the MMA input type with these instructions before P @ V (flash_attn/cute/softmax.py @0251105a).
 // Does not model: other rounding directions (toward zero etc.: see rounding.h when it exists),
 // MX block scales, or conversions between two narrow formats.
 //
-// A format is data (STYLE.md rule 3, cpfloat's COMPUTE_GLOBAL_PARAMS): sign/exponent/mantissa
+// A format is data (docs/style.md §3; cpfloat's COMPUTE_GLOBAL_PARAMS): sign/exponent/mantissa
 // widths, bias, whether it has inf, how NaN is encoded. Every limit is derived once, at compile
 // time, by make_format(). Special values are bit patterns.
 //
@@ -27,7 +27,7 @@
 //                           +-inf (E4M3FN: NaN).
 // NaN:         any NaN input -> the canonical NaN `f.nan_code` (0x7F for both FP8 formats, 0x7FFF
 //              for bf16 and fp16, 0x7FFFFFFF for fp32, the GPU's), in both modes; sign dropped.
-// Bit-exact vs: the hardware for all 2^32 inputs in satfinite mode (FACTS §3), and an independent
+// Bit-exact vs: the hardware for all 2^32 inputs in satfinite mode (docs/facts.md §3), and an independent
 //              nearest-value-by-table reference in both modes (tests/core/test_formats.cpp, slow).
 //
 // ---- Contract: encode_f64(f, x, overflow)
@@ -141,7 +141,7 @@ inline constexpr Format kFP16 = make_format("fp16", 5, 10, 15, true, NanEncoding
 inline constexpr Format kE4M3 = make_format("e4m3", 4, 3, 7, false, NanEncoding::all_ones);
 inline constexpr Format kE5M2 = make_format("e5m2", 5, 2, 15, true, NanEncoding::ieee);
 
-// Spot checks of the derivation against FACTS §3 (the tests check every value and limit).
+// Spot checks of the derivation against docs/facts.md §3 (the tests check every value and limit).
 static_assert(kE4M3.max_code == 0x7E && kE4M3.nan_code == 0x7F && kE4M3.max_finite == 448.0);
 static_assert(kE5M2.max_code == 0x7B && kE5M2.inf_code == 0x7C && kE5M2.max_finite == 57344.0);
 static_assert(kFP16.max_code == 0x7BFF && kFP16.max_finite == 65504.0);

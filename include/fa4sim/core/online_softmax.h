@@ -4,7 +4,7 @@
 // Models: Dao-AILab/flash-attention, flash_attn/cute/softmax.py, SoftmaxSm100.update_row_max /
 // scale_subtract_rowmax / apply_exp2_convert / finalize, and the correction warp of
 // flash_fwd_sm100.py (vote_ballot_sync(scale < 1)), at commit 0251105a (2026-08-15);
-// ../shared/docs/FA4-FACTS.md §2. Per row, per key block (a tile of n keys, n = 128 on sm100):
+// docs/facts.md §2. Per row, per key block (a tile of n keys, n = 128 on sm100):
 //   block_max = max(s over the tile)                   (masked keys are -inf)
 //   first tile: row_max = block_max, acc_scale = 1      (no rescale)
 //   later:      m_new  = max(row_max, block_max)

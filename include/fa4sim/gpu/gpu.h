@@ -119,7 +119,7 @@ struct RuleConfig {
   int freq, res, start_frg;
 };
 // (10,4,1) (16,4,1) (16,4,0) (32,4,1) (14,6,0) (8,4,1) and (0,4,0): the distinct entries of the
-// upstream tuning table (FA4-FACTS.md section 1).
+// upstream tuning table (docs/facts.md §1).
 const std::vector<RuleConfig>& bench_rule_configs();
 ExpBenchPoint bench_exp_rule(int degree, RuleConfig rule, int reps);
 

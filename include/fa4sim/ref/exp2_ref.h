@@ -1,4 +1,4 @@
-// exp2_ref.h: reference values of 2^x for the exp2 error analyses (role `_ref`, STYLE.md rule 2).
+// exp2_ref.h: reference values of 2^x for the exp2 error analyses (role `_ref`, docs/style.md §2).
 //
 // Two references:
 //   exp2_ref(x)            a fast double 2^x, branch-free so the analyses' hot loops vectorise it;

@@ -1,5 +1,5 @@
 // formats_ref.h: an independent reference for the float32 -> narrow-format conversions of
-// formats.h (role `_ref`, STYLE.md rule 2), and the exhaustive sweep that compares the two.
+// formats.h (role `_ref`, docs/style.md §2), and the exhaustive sweep that compares the two.
 //
 // Written differently on purpose: no bit arithmetic on the float32 input. The reference lists
 // every non-negative finite value of the format, in code order, as a double computed from the
@@ -7,7 +7,7 @@
 // an unbounded exponent range would have next, e.g. 480 for E4M3); and rounds |x| to the nearest
 // table entry by exact comparison of doubles against the midpoints of neighbours, ties to the
 // even code. Landing on the phantom, or x = +-inf, is an overflow. The special-value rules are
-// restated from FACTS §3, not taken from formats.h:
+// restated from docs/facts.md §3, not taken from formats.h:
 //   satfinite -> sign | max finite code;  ieee -> sign | inf (formats with inf), canonical NaN
 //   (E4M3FN); NaN input -> canonical NaN = every bit but the sign set (0x7F, 0x7FFF).
 // Does not model: fp32 as a target (the table would have 2^31 entries; encode to fp32 is the
@@ -50,7 +50,7 @@ class FormatTableRef {
     hint = i;
     return i;
   }
-  // The overflow and sign rules (restated from FACTS §3, see the file comment).
+  // The overflow and sign rules (restated from docs/facts.md §3, see the file comment).
   uint32_t apply_sign_and_limits(uint32_t code, bool negative, Overflow ov) const {
     const uint32_t sign = negative ? 1u << (total_bits_ - 1) : 0u;
     if (code <= max_code_) return sign | code;

@@ -9,7 +9,7 @@
 
 namespace fa4sim {
 
-// Exit codes used by the CLI (see README "Exit codes").
+// Exit codes used by the CLI (README "Output and exit codes", docs/style.md §7).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;  // a check ran and failed (mismatch, unsafe config)
 inline constexpr int kExitUsage = 2;        // bad input: usage, config, files
