@@ -223,7 +223,9 @@ std::string check_py(const std::vector<std::string>& dtypes_in, const std::strin
   for (const auto& p : attention_presets()) presets.push_back(p.name);
   const std::string preset = cli::parse_choice("--preset", preset_in, presets);
   Stopwatch sw;
-  const Report r = run_check(dtypes, preset, tau, max_offset);
+  std::vector<double> taus;  // one tau here; the CLI's --tau takes a list
+  if (tau) taus.push_back(*tau);
+  const Report r = run_check(dtypes, preset, taus, max_offset);
   return envelope(r, sw.seconds()).dump();
 }
 
