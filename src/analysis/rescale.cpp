@@ -571,7 +571,7 @@ struct RunSamples {
 }  // namespace
 
 namespace {
-// Note [Score range]: refuses scores that overflow, scaled scores beyond kMaxScaledScore and
+// The score check of Note [Score range] (online_softmax.h): refuses scores that overflow, scaled scores beyond kMaxScaledScore and
 // rows whose every key is masked (-inf: softmax has no value there).
 void check_scores(const std::vector<float>& S, int rows, int keys, float scale_log2,
                   const std::string& label, const std::optional<double>& scale) {

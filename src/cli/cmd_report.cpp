@@ -41,7 +41,13 @@ std::string join(const std::vector<std::string>& xs) {
   return s;
 }
 
-// ---- --baseline: Note [Report baseline] in docs/commands/report.md
+// ---- --baseline
+// Note [Report baseline]: every JSON file of the new report's index is compared, field by field
+// under `results`, with the file of the same name in the baseline folder. A number moves when it
+// differs by more than 4 combined standard errors where the result states one (a sibling
+// `<name>_stderr`), else 1e-9 relative (the analyses are deterministic); a string, boolean, null,
+// list length or the set of fields moves when it differs. Exit 1 when anything moved
+// (docs/commands/report.md).
 struct Moved {
   std::string where;
   std::string was, now;

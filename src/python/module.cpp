@@ -245,7 +245,7 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   RescaleConfig cfg;
   cfg.taus = {tau};
   cfg.dtypes = {cli::parse_choice("--dtype", dtype, {"bf16", "fp16", "e4m3", "e5m2", "fp32"})};
-  cli::parse_int("--block", std::to_string(block), 1, 1 << 20);
+  cli::parse_int("--block-n", std::to_string(block), 1, 1 << 20);
   cli::parse_int("--warp-rows", std::to_string(warp_rows), 1, 1024);
   cfg.max_offset = max_offset;
   cfg.rows = rows, cfg.keys = keys, cfg.block = block, cfg.d = v ? d : 1;
@@ -257,7 +257,7 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
                              ? BlockOrder::reverse
                              : BlockOrder::forward;
   if (block > keys)
-    throw Error(fmt::format("--block {} is larger than the file's {} keys", block, keys));
+    throw Error(fmt::format("--block-n {} is larger than the file's {} keys", block, keys));
   validate_rescale_config(cfg);
   if (size_t(rows) * size_t(keys) != scores.size()) throw Error("scores: shape and data disagree");
   if (v && size_t(keys) * size_t(d) != v->size()) throw Error("v: shape and data disagree");

@@ -70,7 +70,7 @@ namespace fa4sim {
 // block to the first (n_block_max - 1 down to n_block_min); the seed article walks forward.
 // For i.i.d. scores the order does not matter statistically; for scores that rise across the
 // keys it decides everything (walked in reverse, the max comes first).
-// Note [Score range]. The simulator takes scores in log2 units (score * scale_log2) in float32.
+// Note [Score range]: the simulator takes scores in log2 units (score * scale_log2) in float32.
 // Beyond 2^24 in magnitude float32 holds no fraction of such a number: every exp2 argument
 // x - row_max is an integer, the softmax is all-or-nothing and its errors measure float32's
 // spacing, not the kernel (at 1e30 an LSE "error" of 2.5e22 is one ulp). Past ~1.7e38 the

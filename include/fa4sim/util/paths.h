@@ -1,7 +1,7 @@
 // paths.h: where fa4sim finds its data/ and scripts/ folders, so that a copied or installed
 // binary works (Note [Install layout]).
 //
-// Note [Install layout]. `cmake --install build --prefix P` puts the binary at P/bin/fa4sim and
+// Note [Install layout]: `cmake --install build --prefix P` puts the binary at P/bin/fa4sim and
 // the folders at P/share/fa4sim/data and P/share/fa4sim/scripts. At run time:
 //   data     $FA4SIM_DATA_DIR when set; else <dir of the binary>/../share/fa4sim/data when it
 //            exists (an installed binary); else the source tree's data/ (a build-tree binary)

@@ -7,7 +7,7 @@
 // wall-clock times go to `provenance`. A non-finite number is written as the string "nan",
 // "inf" or "-inf" everywhere (JSON has none, and null would lose inf vs nan).
 //
-// Note [Output targets]. Every file fa4sim writes (--json, --binary-out, report --out) goes
+// Note [Output targets]: every file fa4sim writes (--json, --binary-out, report --out) goes
 // through write_output(), which picks by what the path names:
 //   "-", /dev/stdout, /dev/fd/1, /proc/self/fd/1   stdout (the tables are then not printed)
 //   /dev/fd/N, /proc/self/fd/N, /dev/stderr        that open descriptor, written through
