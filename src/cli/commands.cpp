@@ -7,6 +7,7 @@ const std::vector<CommandEntry>& commands() {
       {"attention", add_attention},
       {"check", add_check},
       {"exp2", add_exp2},
+      {"fit", add_fit},
       {"formats", add_formats},
       {"gpu", add_gpu},
       {"quantize", add_quantize},

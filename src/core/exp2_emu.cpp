@@ -57,4 +57,21 @@ void ex2_emu(std::span<const float> in, std::span<float> out, int degree) {
 #endif
 }
 
+void ex2_emu_poly(std::span<const float> in, std::span<float> out, std::span<const float> coeffs) {
+  FA4_DASSERT(out.size() >= in.size());
+  FA4_DASSERT(!coeffs.empty() && coeffs.size() <= kExp2MaxDegree + 1);
+  const size_t n = in.size() <= out.size() ? in.size() : out.size();
+  const int degree = static_cast<int>(coeffs.size()) - 1;
+  const float* c = coeffs.data();
+  size_t i = 0;
+#if FA4SIM_EX2_AVX2
+  for (; i + 8 <= n; i += 8) {
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.data() + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.data() + i),
+                        detail::ex2_finish8_poly(detail::ex2_split8(u), c, degree));
+  }
+#endif
+  for (; i < n; ++i) out[i] = ex2_emu_poly(in[i], c, degree);
+}
+
 }  // namespace fa4sim

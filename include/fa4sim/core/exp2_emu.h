@@ -103,19 +103,28 @@ FA4_HD float add_rm(float a, float b) {
 
 // ---- the emulation
 
-// The per-element sequence, named after upstream's steps. `degree` must be 0..5.
-FA4_HD float ex2_emu(float x, int degree) {
+// The per-element sequence with any float32 coefficients c[0..degree] (p(f) = c0 + c1 f + ...),
+// named after upstream's steps: what `fa4sim fit` scores and `fa4sim exp2 --coeffs` analyses.
+// `degree` must be 0..5. Same contract as ex2_emu below for every input and coefficient set
+// whose Horner steps stay positive normal floats on f in [0, 1] (true for every fit of 2^f).
+FA4_HD float ex2_emu_poly(float x, const float* c, int degree) {
   FA4_DASSERT(degree >= 0 && degree <= kExp2MaxDegree);
   degree = degree < 0 ? 0 : (degree > kExp2MaxDegree ? kExp2MaxDegree : degree);
   const float xc = max_ftz(x, kExp2ClampLo);
   const float xr = ftz(add_rm(xc, kExp2RoundMagic));  // add.rm.ftz
   const float xb = ftz(xr - kExp2RoundMagic);          // sub.rn.ftz
   const float f = gpu_nan_canon(ftz(xc - xb));         // sub.rn.ftz
-  const float* c = kPolyEx2[degree];
   float p = c[degree];
   for (int i = degree - 1; i >= 0; --i) p = gpu_nan_canon(ftz(std::fma(p, f, c[i])));  // fma.rn.ftz
   const uint32_t bits = (f32_bits(xr) << 23) + f32_bits(p);  // shl.b32 + add.s32, wraps mod 2^32
   return f32_from_bits(bits);
+}
+
+// The per-element sequence with upstream's POLY_EX2[degree]. `degree` must be 0..5.
+FA4_HD float ex2_emu(float x, int degree) {
+  FA4_DASSERT(degree >= 0 && degree <= kExp2MaxDegree);
+  degree = degree < 0 ? 0 : (degree > kExp2MaxDegree ? kExp2MaxDegree : degree);
+  return ex2_emu_poly(x, kPolyEx2[degree], degree);
 }
 
 // Array form (src/core/exp2_emu.cpp): out[i] = ex2_emu(in[i], degree), bit for bit. Sizes must
@@ -123,5 +132,8 @@ FA4_HD float ex2_emu(float x, int degree) {
 // 8 lanes) when the build targets it; `ex2_emu_array_is_simd()` says which path was compiled.
 void ex2_emu(std::span<const float> in, std::span<float> out, int degree);
 bool ex2_emu_array_is_simd();
+// Array form of ex2_emu_poly: degree = coeffs.size() - 1 (1 to 6 coefficients), same bits as the
+// scalar form for every input (AVX2 path where the build has it).
+void ex2_emu_poly(std::span<const float> in, std::span<float> out, std::span<const float> coeffs);
 
 }  // namespace fa4sim

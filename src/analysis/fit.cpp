@@ -1,0 +1,598 @@
+// fit.cpp: `fa4sim fit` (include/fa4sim/analysis/fit.h says what and why).
+#include "fa4sim/analysis/fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <boost/multiprecision/cpp_bin_float.hpp>
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/util/parallel.h"
+#include "fa4sim/util/progress.h"
+#include "fa4sim/util/suggest.h"
+
+namespace fa4sim {
+
+namespace {
+
+using Mp = boost::multiprecision::cpp_bin_float_50;
+
+const Mp& mp_ln2() {
+  static const Mp v = boost::multiprecision::log(Mp(2));
+  return v;
+}
+Mp mp_exp2(const Mp& x) { return boost::multiprecision::exp(x * mp_ln2()); }
+
+std::string mp_str(const Mp& v) { return v.str(30, std::ios_base::scientific); }
+
+// ---- a small dense solver (Gaussian elimination, partial pivoting), any scalar type
+template <class T>
+std::vector<T> solve(std::vector<std::vector<T>> a, std::vector<T> b) {
+  const size_t n = b.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t piv = k;
+    for (size_t i = k + 1; i < n; ++i)
+      if (abs(a[i][k]) > abs(a[piv][k])) piv = i;
+    std::swap(a[k], a[piv]);
+    std::swap(b[k], b[piv]);
+    for (size_t i = k + 1; i < n; ++i) {
+      const T m = a[i][k] / a[k][k];
+      for (size_t j = k; j < n; ++j) a[i][j] -= m * a[k][j];
+      b[i] -= m * b[k];
+    }
+  }
+  std::vector<T> x(n);
+  for (size_t k = n; k-- > 0;) {
+    T s = b[k];
+    for (size_t j = k + 1; j < n; ++j) s -= a[k][j] * x[j];
+    x[k] = s / a[k][k];
+  }
+  return x;
+}
+
+// p(f) = sum c_i f^i (Horner, in T).
+template <class T>
+T horner(const std::vector<T>& c, const T& f) {
+  T p = c.back();
+  for (size_t i = c.size() - 1; i-- > 0;) p = p * f + c[i];
+  return p;
+}
+
+// Relative error of p against 2^f.
+Mp rel_err(const std::vector<Mp>& c, const Mp& f) {
+  const Mp e = mp_exp2(f);
+  return (horner(c, f) - e) / e;
+}
+
+Minimax make_minimax(const std::vector<Mp>& c, double max_rel, int iterations) {
+  Minimax m;
+  for (const Mp& v : c) {
+    m.coeffs.push_back(mp_str(v));
+    m.coeffs_d.push_back(static_cast<double>(v));
+  }
+  m.max_rel = max_rel;
+  m.iterations = iterations;
+  return m;
+}
+
+// ---- float32 lattice moves: the float `steps` representable values away (ordered keys).
+float step_float(float v, int64_t steps) { return float_of_key(key_of(v) + steps); }
+
+float round_f32(double v) { return static_cast<float>(v); }  // round to nearest even
+
+std::string fmt_e(double v) { return fmt::format("{:.3e}", v); }
+std::string fmt_pct(double v) { return fmt::format("{:.4f}%", v); }
+
+// ---- exact scoring of a batch of polynomials by the exhaustive analysis (run_exp2)
+
+struct Stats3 {
+  Exp2Stats plain, weighted;
+};
+
+// Scores up to 6 polynomials in one exhaustive pass: run_exp2 computes the reference once per
+// block and calls the function under test once per "degree" entry, so each candidate rides on
+// one of the tags 0..5 (the tag is an index into `cands`, not a degree).
+std::vector<Stats3> run_batch(const std::vector<std::vector<float>>& cands, double lo, double hi,
+                              const std::string& out_dtype, int threads) {
+  std::vector<Stats3> out;
+  for (size_t b = 0; b < cands.size(); b += kExp2MaxDegree + 1) {
+    const size_t n = std::min<size_t>(kExp2MaxDegree + 1, cands.size() - b);
+    Exp2Config cfg;
+    cfg.degrees.clear();
+    for (size_t i = 0; i < n; ++i) cfg.degrees.push_back(static_cast<int>(i));
+    cfg.lo = lo;
+    cfg.hi = hi;
+    cfg.exhaustive = true;
+    cfg.out_dtype = out_dtype;
+    cfg.threads = threads;
+    cfg.progress = false;
+    const Exp2Function fn = [&cands, b](int tag, std::span<const float> x, std::span<float> y) {
+      ex2_emu_poly(x, y, cands[b + static_cast<size_t>(tag)]);
+    };
+    const Exp2Result r = run_exp2(cfg, fn);
+    for (const auto& d : r.degrees) out.push_back({d.plain, d.weighted});
+  }
+  return out;
+}
+
+// Objective key: lexicographic, smaller is better.
+using Key = std::array<double, 3>;
+
+struct Evaluator {
+  FitObjective obj;
+  double lo, hi;
+  int threads;
+  uint64_t count = 0;
+  std::optional<Progress>* progress = nullptr;
+
+  bool range_objective() const {
+    return obj != FitObjective::fp32_maxrel && obj != FitObjective::fp32_meanrel;
+  }
+  std::vector<Key> keys(const std::vector<std::vector<float>>& cands) {
+    const bool fp32 = !range_objective();
+    const std::string od = obj == FitObjective::fp16_identical ? "fp16" : "bf16";
+    const auto st = fp32 ? run_batch(cands, 0.0, 1.0, od, threads) : run_batch(cands, lo, hi, od, threads);
+    count += cands.size();
+    std::vector<Key> out;
+    for (const Stats3& s : st) {
+      const Exp2Stats& w = s.weighted;
+      switch (obj) {
+        case FitObjective::fp32_maxrel: out.push_back({w.max_rel, w.mean_rel, 0}); break;
+        case FitObjective::fp32_meanrel: out.push_back({w.mean_rel, w.max_rel, 0}); break;
+        case FitObjective::bf16_identical:
+        case FitObjective::fp16_identical:
+          out.push_back({-w.identical / w.n, w.max_ulp, -w.within_1ulp / w.n});
+          break;
+        case FitObjective::bf16_max_ulp:
+          out.push_back({w.max_ulp, -w.within_1ulp / w.n, -w.identical / w.n});
+          break;
+      }
+    }
+    return out;
+  }
+  Key key(const std::vector<float>& c) { return keys({c})[0]; }
+};
+
+// The objective's value in its own unit (for reports): max/mean rel, identical %, max ULP.
+double objective_value(FitObjective o, const Key& k) {
+  switch (o) {
+    case FitObjective::fp32_maxrel:
+    case FitObjective::fp32_meanrel: return k[0];
+    case FitObjective::bf16_identical:
+    case FitObjective::fp16_identical: return -100.0 * k[0];
+    case FitObjective::bf16_max_ulp: return k[0];
+  }
+  return 0;
+}
+
+}  // namespace
+
+// ---- objectives
+
+const std::vector<std::string>& fit_objective_names() {
+  static const std::vector<std::string> k = {"fp32-maxrel", "fp32-meanrel", "bf16-identical",
+                                             "fp16-identical", "bf16-max-ulp"};
+  return k;
+}
+
+std::string fit_objective_name(FitObjective o) { return fit_objective_names()[static_cast<size_t>(o)]; }
+
+FitObjective parse_fit_objective(const std::string& s) {
+  const auto& n = fit_objective_names();
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] == s) return static_cast<FitObjective>(i);
+  throw_unknown_choice("--objective", s, n);
+}
+
+void validate(const FitConfig& c) {
+  if (c.degree < kFitMinDegree || c.degree > kFitMaxDegree)
+    throw Error(fmt::format("--degree {} is outside {}..{}", c.degree, kFitMinDegree, kFitMaxDegree),
+                "fit a polynomial of degree 1 to 5 (degree 0 is the constant 1)");
+  Exp2Config e;
+  e.lo = c.lo;
+  e.hi = c.hi;
+  e.exhaustive = true;
+  validate(e);  // the range rules of `fa4sim exp2`
+  if (c.threads < 0) throw Error("--threads must be >= 0", "0 = all cores");
+}
+
+// ---- stage 1: Remez (relative error, multiprecision)
+
+Minimax remez_exp2(int degree, bool fix_c0) {
+  FA4_DASSERT(degree >= 1 && degree <= kFitMaxDegree);
+  const int first = fix_c0 ? 1 : 0;           // first free coefficient
+  const int m = degree + 1 - first;            // free coefficients
+  const int nref = m + 1;                      // reference points (m coefficients + E)
+  const double pi = 3.14159265358979323846;
+  std::vector<Mp> x(static_cast<size_t>(nref));
+  for (int j = 0; j < nref; ++j) {  // Chebyshev extrema; with c0 fixed the error vanishes at 0
+    const double t = fix_c0 ? pi * (j + 1) / nref : pi * j / (nref - 1);
+    x[static_cast<size_t>(j)] = Mp(0.5 - 0.5 * std::cos(t));
+  }
+  std::vector<Mp> c(static_cast<size_t>(degree + 1), Mp(0));
+  if (fix_c0) c[0] = 1;
+  constexpr int kGrid = 2000;
+  double level = 0;
+  int it = 0;
+  for (; it < 60; ++it) {
+    // p(x_j) - 2^x_j = (-1)^j E 2^x_j.
+    std::vector<std::vector<Mp>> a(static_cast<size_t>(nref), std::vector<Mp>(static_cast<size_t>(nref)));
+    std::vector<Mp> rhs(static_cast<size_t>(nref));
+    for (int j = 0; j < nref; ++j) {
+      const Mp& xj = x[static_cast<size_t>(j)];
+      const Mp e = mp_exp2(xj);
+      Mp pw = 1;
+      for (int i = 0; i < first; ++i) pw *= xj;
+      for (int i = 0; i < m; ++i, pw *= xj) a[static_cast<size_t>(j)][static_cast<size_t>(i)] = pw;
+      a[static_cast<size_t>(j)][static_cast<size_t>(m)] = (j % 2 ? 1 : -1) * e;
+      rhs[static_cast<size_t>(j)] = e - (fix_c0 ? Mp(1) : Mp(0));
+    }
+    const std::vector<Mp> sol = solve(a, rhs);
+    for (int i = 0; i < m; ++i) c[static_cast<size_t>(first + i)] = sol[static_cast<size_t>(i)];
+    // Extrema of the error: a grid, then a ternary search around each local extremum of |e|.
+    std::vector<Mp> g(kGrid + 1), eg(kGrid + 1);
+    for (int i = 0; i <= kGrid; ++i) {
+      g[static_cast<size_t>(i)] = Mp(i) / kGrid;
+      eg[static_cast<size_t>(i)] = rel_err(c, g[static_cast<size_t>(i)]);
+    }
+    std::vector<std::pair<Mp, Mp>> ext;  // (x, e)
+    for (int i = 0; i <= kGrid; ++i) {
+      const Mp ai = abs(eg[static_cast<size_t>(i)]);
+      const bool l = i == 0 || ai >= abs(eg[static_cast<size_t>(i - 1)]);
+      const bool r = i == kGrid || ai > abs(eg[static_cast<size_t>(i + 1)]);
+      if (!(l && r) || eg[static_cast<size_t>(i)] == 0) continue;
+      Mp xa = g[static_cast<size_t>(std::max(i - 1, 0))], xb = g[static_cast<size_t>(std::min(i + 1, kGrid))];
+      for (int s = 0; s < 80; ++s) {  // |e| is unimodal near an extremum
+        const Mp m1 = xa + (xb - xa) / 3, m2 = xb - (xb - xa) / 3;
+        if (abs(rel_err(c, m1)) < abs(rel_err(c, m2))) xa = m1; else xb = m2;
+      }
+      Mp xm = (xa + xb) / 2;
+      Mp em = rel_err(c, xm);
+      if (abs(em) < ai) xm = g[static_cast<size_t>(i)], em = eg[static_cast<size_t>(i)];  // endpoints
+      ext.emplace_back(xm, em);
+    }
+    // Alternating subsequence: merge same-sign neighbours (keep the larger), trim the ends.
+    std::vector<std::pair<Mp, Mp>> alt;
+    for (auto& p : ext) {
+      if (!alt.empty() && (alt.back().second > 0) == (p.second > 0)) {
+        if (abs(p.second) > abs(alt.back().second)) alt.back() = p;
+      } else {
+        alt.push_back(p);
+      }
+    }
+    while (static_cast<int>(alt.size()) > nref) {
+      if (abs(alt.front().second) < abs(alt.back().second)) alt.erase(alt.begin()); else alt.pop_back();
+    }
+    Mp emax = 0, emin = 1;
+    for (auto& p : ext) emax = std::max(emax, Mp(abs(p.second)));
+    for (auto& p : alt) emin = std::min(emin, Mp(abs(p.second)));
+    level = static_cast<double>(emax);
+    if (static_cast<int>(alt.size()) < nref) break;  // cannot happen for 2^f; keep the last solve
+    for (int j = 0; j < nref; ++j) x[static_cast<size_t>(j)] = alt[static_cast<size_t>(j)].first;
+    if (emax - emin <= emax * Mp(1e-25)) break;
+  }
+  return make_minimax(c, level, it + 1);
+}
+
+// ---- the L1 start (Note [Identical rate and L1]): iteratively reweighted least squares.
+// Minimises the integral of |p(f) - 2^f| on [0, 1] (midpoint grid); in long double, which is
+// ample for a start that the exact float32 search refines.
+Minimax l1_fit_exp2(int degree, bool fix_c0) {
+  using LD = long double;
+  constexpr int kN = 4096;
+  const int first = fix_c0 ? 1 : 0;
+  const int m = degree + 1 - first;
+  std::vector<LD> f(kN), t(kN), w(kN, 1.0L);
+  for (int i = 0; i < kN; ++i) {
+    f[static_cast<size_t>(i)] = (i + 0.5L) / kN;
+    t[static_cast<size_t>(i)] = std::exp2(f[static_cast<size_t>(i)]) - (fix_c0 ? 1.0L : 0.0L);
+  }
+  std::vector<LD> c(static_cast<size_t>(degree + 1), 0.0L);
+  if (fix_c0) c[0] = 1;
+  for (int it = 0; it < 200; ++it) {
+    std::vector<std::vector<LD>> a(static_cast<size_t>(m), std::vector<LD>(static_cast<size_t>(m), 0.0L));
+    std::vector<LD> b(static_cast<size_t>(m), 0.0L);
+    for (int i = 0; i < kN; ++i) {
+      std::vector<LD> phi(static_cast<size_t>(m));
+      LD pw = first ? f[static_cast<size_t>(i)] : 1.0L;
+      for (int k = 0; k < m; ++k, pw *= f[static_cast<size_t>(i)]) phi[static_cast<size_t>(k)] = pw;
+      for (int r = 0; r < m; ++r) {
+        for (int s = 0; s < m; ++s)
+          a[static_cast<size_t>(r)][static_cast<size_t>(s)] += w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * phi[static_cast<size_t>(s)];
+        b[static_cast<size_t>(r)] += w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * t[static_cast<size_t>(i)];
+      }
+    }
+    const std::vector<LD> sol = solve(a, b);
+    for (int k = 0; k < m; ++k) c[static_cast<size_t>(first + k)] = sol[static_cast<size_t>(k)];
+    for (int i = 0; i < kN; ++i) {
+      const LD r = horner(c, f[static_cast<size_t>(i)]) - std::exp2(f[static_cast<size_t>(i)]);
+      w[static_cast<size_t>(i)] = 1.0L / std::max(std::fabs(r), 1e-14L);
+    }
+  }
+  double max_rel = 0;
+  for (int i = 0; i <= kN; ++i) {
+    const LD x = static_cast<LD>(i) / kN;
+    max_rel = std::max(max_rel, static_cast<double>(std::fabs(horner(c, x) / std::exp2(x) - 1)));
+  }
+  std::vector<Mp> cm;
+  for (LD v : c) cm.emplace_back(v);
+  return make_minimax(cm, max_rel, 200);
+}
+
+// ---- exact scores of one polynomial (every objective)
+
+PolyScore score_poly(const std::vector<float>& c, double lo, double hi, int threads) {
+  PolyScore s;
+  const auto f = run_batch({c}, 0.0, 1.0, "bf16", threads)[0];
+  s.fp32_max_rel = f.plain.max_rel;
+  s.fp32_max_rel_at = f.plain.max_rel_at;
+  s.fp32_mean_rel = f.weighted.mean_rel;
+  const auto b = run_batch({c}, lo, hi, "bf16", threads)[0].weighted;
+  s.bf16_identical_pct = 100.0 * b.identical / b.n;
+  s.bf16_within_1ulp_pct = 100.0 * b.within_1ulp / b.n;
+  s.bf16_max_ulp = b.max_ulp;
+  const auto h = run_batch({c}, lo, hi, "fp16", threads)[0].weighted;
+  s.fp16_identical_pct = 100.0 * h.identical / h.n;
+  s.fp16_within_1ulp_pct = 100.0 * h.within_1ulp / h.n;
+  s.fp16_max_ulp = h.max_ulp;
+  return s;
+}
+
+// ---- stages 2 and 3
+
+FitResult run_fit(const FitConfig& cfg) {
+  validate(cfg);
+  FitResult res;
+  res.minimax = remez_exp2(cfg.degree, cfg.fix_c0);
+  if (cfg.minimax_only) return res;
+
+  const int first = cfg.fix_c0 ? 1 : 0;
+  const size_t nc = static_cast<size_t>(cfg.degree + 1);
+  Evaluator ev{cfg.objective, cfg.lo, cfg.hi, cfg.threads};
+  std::optional<Progress> progress;
+  auto round_batch = [&](const std::string& label, const std::vector<std::vector<float>>& cands) {
+    if (cfg.progress) progress.emplace(label, cands.size());
+    std::vector<Key> keys;
+    for (size_t b = 0; b < cands.size(); b += kExp2MaxDegree + 1) {
+      const std::vector<std::vector<float>> part(cands.begin() + static_cast<std::ptrdiff_t>(b),
+                                                 cands.begin() + static_cast<std::ptrdiff_t>(std::min(cands.size(), b + kExp2MaxDegree + 1)));
+      const auto k = ev.keys(part);
+      keys.insert(keys.end(), k.begin(), k.end());
+      if (progress) progress->update(keys.size());
+    }
+    progress.reset();
+    return keys;
+  };
+
+  // Starts: the minimax fit, and for the mean-type objectives the L1 fit too (rounded to nearest).
+  std::vector<std::vector<double>> starts = {res.minimax.coeffs_d};
+  if (cfg.objective != FitObjective::fp32_maxrel && cfg.objective != FitObjective::bf16_max_ulp)
+    starts.push_back(l1_fit_exp2(cfg.degree, cfg.fix_c0).coeffs_d);
+  std::vector<std::vector<float>> nearest;
+  for (const auto& s : starts) {
+    std::vector<float> c(nc);
+    for (size_t i = 0; i < nc; ++i) c[i] = round_f32(s[i]);
+    nearest.push_back(c);
+  }
+  const auto nk = round_batch("fit: starts", nearest);
+  size_t si = static_cast<size_t>(std::min_element(nk.begin(), nk.end()) - nk.begin());
+  const std::vector<double>& start = starts[si];
+  std::vector<float> best = nearest[si];
+  Key best_key = nk[si];
+
+  // Stage 2: every free coefficient rounded down or up (when there are at most 5 free ones).
+  const int nfree = static_cast<int>(nc) - first;
+  if (nfree <= 5) {
+    std::vector<std::vector<float>> corners;
+    for (int mask = 0; mask < (1 << nfree); ++mask) {
+      std::vector<float> c(nc);
+      c[0] = 1.0f;
+      for (int i = first; i < static_cast<int>(nc); ++i) {
+        const double v = start[static_cast<size_t>(i)];
+        float d = round_f32(v);
+        if (static_cast<double>(d) > v) d = step_float(d, -1);  // d = RD(v)
+        c[static_cast<size_t>(i)] = (mask >> (i - first)) & 1 ? (static_cast<double>(d) == v ? d : step_float(d, 1)) : d;
+      }
+      corners.push_back(c);
+    }
+    const auto ck = round_batch("fit: float32 corners", corners);
+    for (size_t i = 0; i < corners.size(); ++i)
+      if (ck[i] < best_key) best_key = ck[i], best = corners[i];
+  }
+
+  // Stage 3: +-s ulps on one coefficient; s halves when no move improves.
+  const bool coarse = ev.range_objective() || cfg.objective == FitObjective::fp32_meanrel;
+  for (int64_t s = coarse ? 64 : 8; s >= 1;) {
+    std::vector<std::vector<float>> moves;
+    for (size_t i = static_cast<size_t>(first); i < nc; ++i)
+      for (int sign : {-1, 1}) {
+        std::vector<float> c = best;
+        c[i] = step_float(c[i], sign * s);
+        moves.push_back(c);
+      }
+    const auto mk = round_batch(fmt::format("fit: moves of {} ulp", s), moves);
+    const size_t bi = static_cast<size_t>(std::min_element(mk.begin(), mk.end()) - mk.begin());
+    if (mk[bi] < best_key) {
+      best_key = mk[bi];
+      best = moves[bi];
+    } else {
+      s /= 2;
+    }
+  }
+
+  res.coeffs = best;
+  res.candidates = ev.count;
+  res.objective_value = objective_value(cfg.objective, best_key);
+  std::vector<float> up(kPolyEx2[cfg.degree], kPolyEx2[cfg.degree] + nc);
+  res.upstream_objective = objective_value(cfg.objective, ev.key(up));
+  res.score = score_poly(res.coeffs, cfg.lo, cfg.hi, cfg.threads);
+  res.upstream = score_poly(up, cfg.lo, cfg.hi, cfg.threads);
+  return res;
+}
+
+// ---- report
+
+namespace {
+
+json score_json(const PolyScore& s) {
+  return {{"fp32_max_rel", s.fp32_max_rel},
+          {"fp32_max_rel_at", s.fp32_max_rel_at},
+          {"fp32_mean_rel", s.fp32_mean_rel},
+          {"bf16_identical_pct", s.bf16_identical_pct},
+          {"bf16_within_1ulp_pct", s.bf16_within_1ulp_pct},
+          {"bf16_max_ulp", static_cast<int64_t>(s.bf16_max_ulp)},
+          {"fp16_identical_pct", s.fp16_identical_pct},
+          {"fp16_within_1ulp_pct", s.fp16_within_1ulp_pct},
+          {"fp16_max_ulp", static_cast<int64_t>(s.fp16_max_ulp)}};
+}
+
+std::string exact_decimal(float v) { return fmt::format("{:.40g}", static_cast<double>(v)); }
+
+}  // namespace
+
+Report fit_report(const FitConfig& cfg, const FitResult& r) {
+  Report rep;
+  rep.command = "fit";
+  rep.threads = cfg.threads > 0 ? cfg.threads : default_threads();
+  rep.params = {{"degree", cfg.degree},
+                {"objective", fit_objective_name(cfg.objective)},
+                {"range", {cfg.lo, cfg.hi}},
+                {"fix_c0", cfg.fix_c0},
+                {"minimax_only", cfg.minimax_only},
+                {"threads", cfg.threads}};
+  json mm = {{"coeffs", r.minimax.coeffs}, {"max_rel", r.minimax.max_rel},
+             {"iterations", r.minimax.iterations}};
+  rep.results = {{"minimax", mm}};
+  Table tm;
+  tm.title = fmt::format("relative minimax of 2^f on [0, 1], degree {}{} (Remez, cpp_bin_float_50)",
+                         cfg.degree, cfg.fix_c0 ? ", c0 = 1" : "");
+  tm.columns = {"i", "c_i"};
+  for (size_t i = 0; i < r.minimax.coeffs.size(); ++i) tm.rows.push_back({std::to_string(i), r.minimax.coeffs[i]});
+  tm.notes.push_back(fmt::format("max relative error (equioscillation level): {:.6e}", r.minimax.max_rel));
+  rep.tables.push_back(tm);
+  if (cfg.minimax_only) return rep;
+
+  json cs = json::array();
+  Table tc;
+  tc.title = fmt::format("float32 coefficients, degree {}, objective {}", cfg.degree,
+                         fit_objective_name(cfg.objective));
+  tc.columns = {"i", "fa4sim fit", "hex", "upstream POLY_EX2"};
+  for (size_t i = 0; i < r.coeffs.size(); ++i) {
+    const float v = r.coeffs[i];
+    cs.push_back({{"decimal", fmt::format("{:.9g}", v)}, {"exact", exact_decimal(v)},
+                  {"hex", fmt::format("{:a}", v)}, {"bits", fmt::format("0x{:08X}", f32_bits(v))}});
+    tc.rows.push_back({std::to_string(i), fmt::format("{:.9g}", v), fmt::format("{:a}", v),
+                       fmt::format("{:.9g}", kPolyEx2[cfg.degree][i])});
+  }
+  rep.results["coeffs"] = cs;
+  rep.results["coeffs_list"] = [&] {
+    std::string s;
+    for (float v : r.coeffs) s += (s.empty() ? "" : ",") + fmt::format("{:.9g}", v);
+    return s;
+  }();
+  rep.results["objective"] = {{"name", fit_objective_name(cfg.objective)},
+                              {"fit", r.objective_value},
+                              {"upstream", r.upstream_objective}};
+  rep.results["scores"] = {{"fit", score_json(r.score)}, {"upstream", score_json(r.upstream)}};
+  rep.results["candidates_scored"] = r.candidates;
+  rep.tables.push_back(tc);
+
+  Table ts;
+  ts.title = fmt::format(
+      "every objective, exhaustive (fp32: every float of [0, 1); bf16/fp16: value-weighted over [{}, {}))",
+      cfg.lo, cfg.hi);
+  ts.columns = {"", "fp32 max rel", "fp32 mean rel", "bf16 identical", "bf16 <=1 ULP", "bf16 max ULP",
+                "fp16 identical", "fp16 <=1 ULP", "fp16 max ULP"};
+  auto row = [](const std::string& name, const PolyScore& s) {
+    return std::vector<std::string>{name, fmt_e(s.fp32_max_rel), fmt_e(s.fp32_mean_rel),
+                                    fmt_pct(s.bf16_identical_pct), fmt_pct(s.bf16_within_1ulp_pct),
+                                    fmt::format("{}", static_cast<int64_t>(s.bf16_max_ulp)),
+                                    fmt_pct(s.fp16_identical_pct), fmt_pct(s.fp16_within_1ulp_pct),
+                                    fmt::format("{}", static_cast<int64_t>(s.fp16_max_ulp))};
+  };
+  ts.rows.push_back(row("fa4sim fit", r.score));
+  ts.rows.push_back(row("upstream", r.upstream));
+  ts.notes.push_back(fmt::format("{} candidate polynomials scored exactly", r.candidates));
+  rep.tables.push_back(ts);
+  return rep;
+}
+
+// ---- coefficient lists
+
+std::vector<float> parse_coeff_list(const std::string& what, const std::string& text) {
+  std::string clean;
+  bool comment = false;
+  for (char ch : text) {
+    if (ch == '#') comment = true;
+    if (ch == '\n') comment = false;
+    if (comment) continue;
+    clean += (ch == ',' || ch == '\n' || ch == '\t' || ch == '\r') ? ' ' : ch;
+  }
+  // Empty fields between commas are errors: count the commas' fields on the raw text too.
+  std::vector<float> out;
+  std::istringstream ss(clean);
+  std::string tok;
+  while (ss >> tok) {
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(tok.c_str(), &end);
+    if (end == tok.c_str() || *end != '\0')
+      throw Error(fmt::format("{}: '{}' is not a number", what, tok),
+                  "give c0,c1,... as decimal or hex floats, e.g. 1,0.695146143,0.227564394,0.0771190897");
+    if (!std::isfinite(v))
+      throw Error(fmt::format("{}: coefficient {} is '{}', not finite", what, out.size(), tok),
+                  "every coefficient must be a finite float32 value");
+    const float f = static_cast<float>(v);
+    if (!std::isfinite(f))
+      throw Error(fmt::format("{}: coefficient {} = {} overflows float32", what, out.size(), tok),
+                  "every coefficient must be a finite float32 value");
+    out.push_back(f);
+  }
+  if (out.size() < 2 || out.size() > static_cast<size_t>(kExp2MaxDegree + 1))
+    throw Error(fmt::format("{}: {} coefficient{} given", what, out.size(), out.size() == 1 ? "" : "s"),
+                "give 2 to 6 (c0,c1,... for degrees 1 to 5)");
+  // A comma-separated field that is empty ("1,,2" or a trailing comma) is malformed.
+  std::string fields;
+  comment = false;
+  for (char ch : text) {
+    if (ch == '#') comment = true;
+    if (ch == '\n') comment = false, fields += ' ';
+    if (!comment && ch != '\n') fields += ch;
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i] != ',') continue;
+    size_t j = i + 1;
+    while (j < fields.size() && (fields[j] == ' ' || fields[j] == '\t' || fields[j] == '\r')) ++j;
+    size_t k = i;
+    while (k > 0 && (fields[k - 1] == ' ' || fields[k - 1] == '\t' || fields[k - 1] == '\r')) --k;
+    if (j >= fields.size() || fields[j] == ',' || k == 0)
+      throw Error(fmt::format("{}: an empty field in '{}'", what, text), "separate the numbers by single commas");
+  }
+  return out;
+}
+
+std::vector<float> load_coeffs(const std::string& what, const std::string& spec) {
+  if (spec.empty()) throw Error(fmt::format("{} needs c0,c1,... or a file name", what));
+  char* end = nullptr;
+  (void)std::strtod(spec.c_str(), &end);
+  const bool one_number = end != spec.c_str() && *end == '\0';
+  if (spec.find(',') != std::string::npos || one_number) return parse_coeff_list(what, spec);
+  std::ifstream in(spec);
+  if (!in)
+    throw Error(fmt::format("{}: cannot read '{}'", what, spec),
+                "give c0,c1,... or a file holding them (commas, blanks or new lines between)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_coeff_list(fmt::format("{} ({})", what, spec), ss.str());
+}
+
+}  // namespace fa4sim

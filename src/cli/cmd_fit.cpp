@@ -1,0 +1,68 @@
+// `fa4sim fit`: fit the float32 polynomial of ex2_emulation for an objective, and prove it
+// (include/fa4sim/analysis/fit.h). Parsing only; the fit is src/analysis/fit.cpp.
+#include <fmt/format.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "fa4sim/analysis/fit.h"
+#include "fa4sim/util/error.h"
+
+namespace fa4sim::cli {
+
+namespace {
+
+struct FitOptions {
+  std::string degree = "3";
+  std::string objective = "fp32-maxrel";
+  std::string range = "-20,8";
+  bool fix_c0 = false;
+  bool minimax_only = false;
+  CommonOptions common;
+};
+
+FitConfig parse(const FitOptions& o) {
+  FitConfig c;
+  c.degree = static_cast<int>(parse_int("--degree", o.degree, kFitMinDegree, kFitMaxDegree));
+  c.objective = parse_fit_objective(o.objective);
+  const auto [lo, hi] = parse_range("--range", o.range);
+  c.lo = lo;
+  c.hi = hi;
+  c.fix_c0 = o.fix_c0;
+  c.minimax_only = o.minimax_only;
+  c.threads = o.common.threads;
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+void add_fit(CLI::App& root) {
+  static FitOptions o;
+  auto* sub = root.add_subcommand(
+      "fit",
+      "Fit the float32 polynomial p(f) ~ 2^f of the emulated exp2 for an objective (Remez in "
+      "multiprecision, float32 rounding, exact local search) and score it against upstream's");
+  sub->add_option("--degree", o.degree, "Polynomial degree, 1..5")->type_name("N")->capture_default_str();
+  sub->add_option("--objective", o.objective,
+                  "fp32-maxrel | fp32-meanrel (every float of [0, 1)) | bf16-identical | "
+                  "fp16-identical | bf16-max-ulp (value-weighted over --range)")
+      ->type_name("NAME")
+      ->capture_default_str();
+  sub->add_option("--range", o.range,
+                  "Inputs x in [LO, HI) of the bf16/fp16 objectives (write --range=-20,8 or --range -20,8)")
+      ->type_name("LO,HI")
+      ->capture_default_str();
+  sub->add_flag("--fix-c0", o.fix_c0, "Keep c0 = 1 exactly (p(0) = 1, as upstream's fit)");
+  sub->add_flag("--minimax-only", o.minimax_only,
+                "Stop after the multiprecision minimax fit (no float32 rounding or search)");
+  add_common_options(sub, o.common);
+  sub->callback([] {
+    const FitConfig cfg = parse(o);
+    check_report_path(o.common.json_path);
+    Stopwatch sw;
+    const FitResult r = run_fit(cfg);
+    emit(fit_report(cfg, r), o.common.json_path, sw.seconds());
+  });
+}
+
+}  // namespace fa4sim::cli
