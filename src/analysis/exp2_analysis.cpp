@@ -765,11 +765,24 @@ void validate(const Exp2Config& c) {
   if (c.out_dtype != "bf16" && c.out_dtype != "fp16")
     throw Error(fmt::format("unknown --out-dtype '{}'", c.out_dtype), "valid: bf16, fp16");
   if (c.threads < 0) throw Error("--threads must be >= 0", "0 = all cores");
+  if (!c.coeffs.empty()) {
+    if (c.coeffs.size() > kExp2MaxDegree + 1)
+      throw Error(fmt::format("{} coefficients given", c.coeffs.size()), "give 1 to 6 (degrees 0 to 5)");
+    for (float v : c.coeffs)
+      if (!std::isfinite(v)) throw Error("a coefficient is not finite", "every coefficient must be finite");
+    if (c.degrees.size() != 1 || c.degrees[0] != static_cast<int>(c.coeffs.size()) - 1)
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+  }
 }
 
 Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   validate(cfg);
-  const Exp2Function fn = fn_in ? fn_in : exp2_emu_function();
+  const std::vector<float> coeffs = cfg.coeffs;
+  const Exp2Function fn = fn_in           ? fn_in
+                          : coeffs.empty() ? exp2_emu_function()
+                                           : Exp2Function([coeffs](int, std::span<const float> x, std::span<float> y) {
+                                               ex2_emu_poly(x, y, coeffs);
+                                             });
   InputPlan plan;
   plan.exhaustive = cfg.exhaustive;
   plan.sampling = cfg.sampling;
@@ -789,7 +802,7 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   const bool mp = cfg.reference == Exp2Reference::mp;
   const bool out_bf16 = cfg.out_dtype == "bf16";
   // Note [Fused sampled pass]; `fused_sampling = false` (tests) forces the separate passes.
-  [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in && !plan.exhaustive &&
+  [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in && cfg.coeffs.empty() && !plan.exhaustive &&
                      plan.sampling == Exp2Sampling::uniform && !mp;
 
   // In-order combination of chunk results (Note: determinism): finished chunks wait in
@@ -896,6 +909,11 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r) {
                 {"seed", cfg.seed},
                 {"threads", cfg.threads},
                 {"reference", cfg.reference == Exp2Reference::mp ? "mp" : "f64"}};
+  if (!cfg.coeffs.empty()) {
+    json cs = json::array();
+    for (float v : cfg.coeffs) cs.push_back(fmt::format("{:a}", v));
+    rep.params["coeffs"] = cs;
+  }
 
   auto stats_json = [&](const Exp2Stats& s, bool plain) {
     json j = json::object();
@@ -923,7 +941,7 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r) {
     if (r.weighted) j["weighted"] = stats_json(d.weighted, false);
     degrees.push_back(j);
   }
-  rep.results = {{"function", "ex2_emu"},
+  rep.results = {{"function", cfg.coeffs.empty() ? "ex2_emu" : "ex2_emu_poly"},
                  {"reference", cfg.reference == Exp2Reference::mp ? "mp" : "f64"},
                  {"n", r.n},
                  {"float_count", r.float_count},

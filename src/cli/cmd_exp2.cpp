@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "exp2_options.h"
 #include "commands.h"
+#include "fa4sim/analysis/fit.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
 #include "fa4sim/gpu/gpu.h"
@@ -54,10 +55,19 @@ void add_exp2(CLI::App& root) {
   sub->add_flag("--hardware", o.hardware,
                 "Also run the MUFU (ex2.approx.ftz.f32) on the GPU: MUFU vs exact, and the emulation vs "
                 "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
+  auto* coeffs = sub->add_option(
+      "--coeffs", o.coeffs,
+      "Analyse this float32 polynomial instead of upstream's: c0,c1,... (2 to 6 numbers, decimal "
+      "or hex float) or a file holding them; sets the degree (e.g. from `fa4sim fit`)");
+  coeffs->type_name("FILE|c0,c1,...");
   add_common_options(sub, o.common);
-  sub->callback([] {
+  sub->callback([sub, coeffs] {
+    o.degree_given = sub->count("--degree") > 0;
+    o.coeffs_given = coeffs->count() > 0;
     const Exp2Config cfg = parse_exp2_options(o);
     check_report_path(o.common.json_path);
+    if (o.hardware && !cfg.coeffs.empty())
+      throw Error("--hardware compares upstream's polynomials with the MUFU", "leave --coeffs out");
     if (o.hardware) gpu::require();
     Stopwatch sw;
     const Exp2Result r = run_exp2(cfg);

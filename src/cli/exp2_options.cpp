@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/analysis/fit.h"
 #include "fa4sim/util/error.h"
 
 namespace fa4sim::cli {
@@ -32,6 +33,12 @@ Exp2Config parse_exp2_options(const Exp2Options& o) {
   c.reference = parse_choice("--reference", o.reference, {"f64", "mp"}) == "mp" ? Exp2Reference::mp
                                                                                 : Exp2Reference::f64;
   c.threads = o.common.threads;
+  if (!o.coeffs.empty() || o.coeffs_given) {
+    if (o.degree_given)
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+    c.coeffs = load_coeffs("--coeffs", o.coeffs);
+    c.degrees = {static_cast<int>(c.coeffs.size()) - 1};
+  }
   validate(c);
   return c;
 }

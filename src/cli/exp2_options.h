@@ -20,6 +20,9 @@ struct Exp2Options {
   std::string seed = "0";
   std::string reference = "f64";
   bool hardware = false;
+  std::string coeffs;          // --coeffs FILE|c0,c1,... (empty: upstream's POLY_EX2)
+  bool coeffs_given = false;   // --coeffs was on the command line (even as an empty value)
+  bool degree_given = false;   // --degree was on the command line (an error with --coeffs)
   CommonOptions common;
 };
 

@@ -67,6 +67,9 @@ struct Exp2Config {
   // AVX2 (src/analysis/exp2_analysis.cpp, Note [Fused sampled pass]); false forces the separate passes,
   // whose results are the same bits (a test compares the two).
   bool fused_sampling = true;
+  // Non-empty: analyse this float32 polynomial (c0, c1, ...) instead of upstream's POLY_EX2
+  // (`fa4sim exp2 --coeffs`); `degrees` must then be {coeffs.size() - 1}.
+  std::vector<float> coeffs;
 };
 
 // Throws fa4sim::Error (exit code 2) with a hint for any invalid field. run_exp2 calls it too.
