@@ -24,6 +24,7 @@ const std::vector<ReportSection>& report_sections() {
   static const std::vector<ReportSection> kReportSections = {
       {"formats", report_formats},
       {"exp2", report_exp2},
+      {"fit", report_fit},
       {"rescale", report_rescale},
       {"roofline", report_roofline},
       {"attention", report_attention},

@@ -57,6 +57,7 @@ void add_version(CLI::App& root);
 void report_gpu(ReportContext& ctx);
 void report_attention(ReportContext& ctx);
 void report_exp2(ReportContext& ctx);
+void report_fit(ReportContext& ctx);
 void report_formats(ReportContext& ctx);
 void report_rescale(ReportContext& ctx);
 void report_roofline(ReportContext& ctx);

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "fa4sim/analysis/fit.h"
-#include "fa4sim/error.h"
-#include "fa4sim/exp2_analysis.h"
-#include "fa4sim/exp2_emu.h"
+#include "fa4sim/util/error.h"
+#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/core/exp2_emu.h"
 
 namespace fa4sim {
 namespace {
