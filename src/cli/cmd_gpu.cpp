@@ -17,6 +17,7 @@
 #include "fa4sim/gpu/gpu.h"
 #include "fa4sim/gpu/gpu_bench.h"
 #include "fa4sim/gpu/gpu_verify.h"
+#include "fa4sim/analysis/fit.h"
 #include "fa4sim/analysis/roofline.h"
 
 namespace fa4sim::cli {
@@ -29,6 +30,8 @@ struct GpuCliOptions {
   std::string verify_degree = "0,1,2,3,4,5";
   CommonOptions verify_common;
   std::string bench_degree = "3";
+  std::string verify_coeffs, bench_coeffs;
+  bool verify_degree_given = false, bench_degree_given = false;
   std::string reps = "5";
   std::string out;
   CommonOptions bench_common;
@@ -47,6 +50,12 @@ void run_verify(const GpuCliOptions& o) {
   GpuVerifyOptions v;
   v.what = parse_choice("--what", o.what, {"exp2", "formats", "all"});
   v.degrees = to_ints(parse_int_list("--degree", o.verify_degree, 0, 5));
+  if (!o.verify_coeffs.empty()) {
+    if (o.verify_degree_given)
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+    if (v.what == "formats") throw Error("--coeffs needs --what exp2 or all", "the coefficients are exp2's");
+    v.coeffs = load_coeffs("--coeffs", o.verify_coeffs);
+  }
   v.threads = o.verify_common.threads;
   gpu_verify_targets(v);  // validates
   check_report_path(o.verify_common.json_path);
@@ -65,6 +74,12 @@ void run_bench(const GpuCliOptions& o, const std::string& command) {
   GpuBenchOptions b;
   b.degrees = to_ints(parse_int_list("--degree", o.bench_degree, 0, 5));
   b.reps = static_cast<int>(parse_int("--reps", o.reps, 1, 101));
+  if (!o.bench_coeffs.empty()) {
+    if (o.bench_degree_given)
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+    b.coeffs = load_coeffs("--coeffs", o.bench_coeffs);
+    b.degrees = {static_cast<int>(b.coeffs.size()) - 1};
+  }
   validate(b);
   check_report_path(o.bench_common.json_path);
   if (!o.out.empty() && o.out != "none") check_report_path(o.out);
@@ -85,7 +100,9 @@ void run_bench(const GpuCliOptions& o, const std::string& command) {
 }
 
 std::string command_line(const GpuCliOptions& o) {
-  std::string c = "fa4sim gpu bench-exp --degree " + o.bench_degree + " --reps " + o.reps;
+  std::string c = o.bench_coeffs.empty() ? "fa4sim gpu bench-exp --degree " + o.bench_degree
+                                         : "fa4sim gpu bench-exp --coeffs " + o.bench_coeffs;
+  c += " --reps " + o.reps;
   if (!o.out.empty()) c += " --out " + o.out;
   return c;
 }
@@ -111,19 +128,28 @@ void add_gpu(CLI::App& root) {
                                        "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), all")
       ->type_name("SET")
       ->capture_default_str();
-  verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees (0..5)")
-      ->type_name("LIST")
-      ->capture_default_str();
+  auto* vdeg = verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees (0..5)");
+  vdeg->type_name("LIST")->capture_default_str();
+  verify->add_option("--coeffs", o.verify_coeffs,
+                     "Verify the emulation with these float32 coefficients (c0,c1,... or a file, as "
+                     "`fa4sim exp2 --coeffs`) instead of POLY_EX2; sets the degree")
+      ->type_name("FILE|c0,c1,...");
   add_common_options(verify, o.verify_common);
-  verify->callback([] { run_verify(o); });
+  verify->callback([vdeg] {
+    o.verify_degree_given = vdeg->count() > 0;
+    run_verify(o);
+  });
 
   auto* bench = gpu->add_subcommand(
       "bench-exp",
       "Measure exp2 throughput (exps per clock per SM): MUFU, emulation, mixtures f = 0..1 in 1/16 "
       "steps and the upstream interleaving rule; writes the roofline's measured-data file");
-  bench->add_option("--degree", o.bench_degree, "Emulation degrees (0..5)")
-      ->type_name("LIST")
-      ->capture_default_str();
+  auto* bdeg = bench->add_option("--degree", o.bench_degree, "Emulation degrees (0..5)");
+  bdeg->type_name("LIST")->capture_default_str();
+  bench->add_option("--coeffs", o.bench_coeffs,
+                    "Time the emulation with these float32 coefficients at f = 0..1 (the mix points; "
+                    "the interleaving-rule points keep POLY_EX2); sets the degree")
+      ->type_name("FILE|c0,c1,...");
   bench->add_option("--reps", o.reps, "Timed launches per point (median)")
       ->type_name("N")
       ->capture_default_str();
@@ -133,7 +159,10 @@ void add_gpu(CLI::App& root) {
       ->type_name("FILE")
       ->check(non_empty_path());
   add_common_options(bench, o.bench_common);
-  bench->callback([] { run_bench(o, command_line(o)); });
+  bench->callback([bdeg] {
+    o.bench_degree_given = bdeg->count() > 0;
+    run_bench(o, command_line(o));
+  });
   add_gpu_attention(root);  // `gpu attention` (cmd_gpu_attention.cpp) hangs under this command
   add_gpu_upstream(*gpu);   // `gpu upstream` (cmd_gpu_upstream.cpp)
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -67,10 +68,47 @@ __device__ __forceinline__ uint32_t cvt_f16_sat(float x) {
   return d;
 }
 
+// ---- run-time coefficients (set_ex2_coeffs): the emulation with p's coefficients read from
+// constant memory, op for op the sequence of cuda::ex2_emu_ptx<DEG> (src/cuda/ex2_ptx.cuh).
+__constant__ float g_ex2_coeffs[kExp2MaxDegree + 1];
+int g_custom_degree = -1;  // host side: the degree the coefficients are for, -1 = none
+
+template <int I>
+__device__ __forceinline__ float ex2_horner_c(float p, float f) {
+  if constexpr (I < 0) {
+    return p;
+  } else {
+    return ex2_horner_c<I - 1>(cuda::fma_rn_ftz_ptx(p, f, g_ex2_coeffs[I]), f);
+  }
+}
+
+template <int DEG>
+__device__ __forceinline__ float ex2_emu_ptx_c(float x) {
+  const float xc = cuda::max_ftz_ptx(x, kExp2ClampLo);
+  const float xr = cuda::add_rm_ftz_ptx(xc, kExp2RoundMagic);
+  const float xb = cuda::sub_rn_ftz_ptx(xr, kExp2RoundMagic);
+  const float f = cuda::sub_rn_ftz_ptx(xc, xb);
+  const float p = ex2_horner_c<DEG - 1>(g_ex2_coeffs[DEG], f);
+  uint32_t xr_bits = __float_as_uint(xr), p_bits = __float_as_uint(p), out;
+  asm("{\n\t.reg .b32 t;\n\tshl.b32 t, %1, 23;\n\tadd.s32 %0, t, %2;\n\t}"
+      : "=r"(out)
+      : "r"(xr_bits), "r"(p_bits));
+  return __uint_as_float(out);
+}
+
+template <int DEG, bool CUSTOM>
+__device__ __forceinline__ float ex2_emu_any(float x) {
+  if constexpr (CUSTOM) {
+    return ex2_emu_ptx_c<DEG>(x);
+  } else {
+    return cuda::ex2_emu_ptx<DEG>(x);
+  }
+}
+
 // ---- element-wise kernel: each thread handles the pair (2i, 2i+1), so the x2 conversions
 // exercise both lanes (the odd element is the instruction's upper lane). Inputs are in[] or,
 // when in == nullptr, the bit patterns begin + index (the exhaustive stream).
-template <Op OP, int DEG>
+template <Op OP, int DEG, bool CUSTOM = false>
 __global__ void k_elementwise(const float* __restrict__ in, uint64_t begin, uint64_t n,
                               uint32_t* __restrict__ out) {
   const uint64_t pairs = (n + 1) / 2;
@@ -88,8 +126,8 @@ __global__ void k_elementwise(const float* __restrict__ in, uint64_t begin, uint
     }
     uint32_t r_lo, r_hi;
     if constexpr (OP == Op::ex2_emu) {
-      r_lo = __float_as_uint(cuda::ex2_emu_ptx<DEG>(lo));
-      r_hi = __float_as_uint(cuda::ex2_emu_ptx<DEG>(hi));
+      r_lo = __float_as_uint(ex2_emu_any<DEG, CUSTOM>(lo));
+      r_hi = __float_as_uint(ex2_emu_any<DEG, CUSTOM>(hi));
     } else if constexpr (OP == Op::ex2_mufu) {
       r_lo = __float_as_uint(cuda::ex2_mufu(lo));
       r_hi = __float_as_uint(cuda::ex2_mufu(hi));
@@ -122,7 +160,8 @@ ElementwiseKernel pick_emu(int degree) {
   if constexpr (DEG > kExp2MaxDegree) {
     return nullptr;
   } else {
-    return degree == DEG ? k_elementwise<Op::ex2_emu, DEG> : pick_emu<DEG + 1>(degree);
+    if (degree != DEG) return pick_emu<DEG + 1>(degree);
+    return degree == g_custom_degree ? k_elementwise<Op::ex2_emu, DEG, true> : k_elementwise<Op::ex2_emu, DEG>;
   }
 }
 
@@ -158,19 +197,19 @@ constexpr int kChains = 16;
 constexpr int kBenchThreads = 512;
 constexpr int kBenchBlocksPerSm = 2;
 
-template <int DEG, bool EMU>
+template <int DEG, bool EMU, bool CUSTOM = false>
 __device__ __forceinline__ float bench_step(float y) {
   if constexpr (EMU) {
-    return cuda::ex2_emu_ptx<DEG>(-y);
+    return ex2_emu_any<DEG, CUSTOM>(-y);
   } else {
     return cuda::ex2_mufu(-y);
   }
 }
 
 // One pass over the 16 chains; chain C is emulated when EMU(C) (a compile-time pattern).
-template <int DEG, int K, int... C>
+template <int DEG, int K, bool CUSTOM, int... C>
 __device__ __forceinline__ void mix_pass(float* y, std::integer_sequence<int, C...>) {
-  ((y[C] = bench_step<DEG, (C < K)>(y[C])), ...);
+  ((y[C] = bench_step<DEG, (C < K), CUSTOM>(y[C])), ...);
 }
 
 struct BlockStamp {
@@ -186,7 +225,7 @@ __device__ __forceinline__ unsigned smid() {
 }
 
 // Emulated chains: the first K of 16 (compile-time, so the pipes see a fixed mix).
-template <int DEG, int K>
+template <int DEG, int K, bool CUSTOM>
 __global__ void __launch_bounds__(kBenchThreads, kBenchBlocksPerSm)
     k_bench_mix(int iters, BlockStamp* stamps, float* sink) {
   float y[kChains];
@@ -196,7 +235,7 @@ __global__ void __launch_bounds__(kBenchThreads, kBenchBlocksPerSm)
   const long long t0 = clock64();
 #pragma unroll 4
   for (int it = 0; it < iters; ++it) {
-    mix_pass<DEG, K>(y, std::make_integer_sequence<int, kChains>{});
+    mix_pass<DEG, K, CUSTOM>(y, std::make_integer_sequence<int, kChains>{});
   }
   __syncthreads();
   const long long t1 = clock64();
@@ -256,7 +295,8 @@ BenchKernel pick_mix_k(int k) {
   if constexpr (K > kChains) {
     return nullptr;
   } else {
-    return k == K ? k_bench_mix<DEG, K> : pick_mix_k<DEG, K + 1>(k);
+    if (k != K) return pick_mix_k<DEG, K + 1>(k);
+    return DEG == g_custom_degree ? k_bench_mix<DEG, K, true> : k_bench_mix<DEG, K, false>;
   }
 }
 template <int DEG>
@@ -399,6 +439,22 @@ DeviceInfo device_info() {
   d.sm_clock_now_mhz = nvml::clock_mhz(d.pci_bus_id, 1);
   d.mem_clock_now_mhz = nvml::clock_mhz(d.pci_bus_id, 2);
   return d;
+}
+
+void set_ex2_coeffs(std::span<const float> coeffs) {
+  if (coeffs.empty()) {
+    g_custom_degree = -1;
+    return;
+  }
+  if (coeffs.size() < 2 || coeffs.size() > kExp2MaxDegree + 1)
+    fail_usage("gpu::set_ex2_coeffs: 2 to 6 coefficients", "c0,c1,... for degrees 1 to 5");
+  for (float c : coeffs)
+    if (!std::isfinite(c)) fail_usage("gpu::set_ex2_coeffs: a coefficient is not finite", "finite float32 values");
+  require();
+  float c[kExp2MaxDegree + 1] = {};
+  for (size_t i = 0; i < coeffs.size(); ++i) c[i] = coeffs[i];
+  FA4_CUDA_CHECK(cudaMemcpyToSymbol(g_ex2_coeffs, c, sizeof c));
+  g_custom_degree = static_cast<int>(coeffs.size()) - 1;
 }
 
 // ---- element-wise

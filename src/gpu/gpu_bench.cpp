@@ -39,6 +39,9 @@ void validate(const GpuBenchOptions& o) {
   if (o.degrees.empty()) throw Error("--degree needs at least one degree", "valid: 0..5");
   for (int d : o.degrees)
     if (d < 0 || d > kExp2MaxDegree) throw Error(fmt::format("--degree {} does not exist", d), "valid: 0..5");
+  if (!o.coeffs.empty() &&
+      (o.degrees.size() != 1 || o.degrees[0] != static_cast<int>(o.coeffs.size()) - 1))
+    throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
   if (o.reps < 1 || o.reps > 101) throw Error(fmt::format("--reps {} is out of range", o.reps), "valid: 1..101");
 }
 
@@ -58,6 +61,7 @@ GpuBenchResult run_gpu_bench(const GpuBenchOptions& o) {
     r.model_error = e.what();
     pm.reset();
   }
+  gpu::set_ex2_coeffs(o.coeffs);
   for (int d : o.degrees) {
     for (int k = 0; k <= 16; ++k) {
       GpuBenchMixPoint p;
@@ -109,6 +113,11 @@ Report gpu_bench_report(const GpuBenchOptions& o, const GpuBenchResult& r) {
   Report rep;
   rep.command = "gpu bench-exp";
   rep.params = {{"degree", o.degrees}, {"reps", o.reps}};
+  if (!o.coeffs.empty()) {
+    json cs = json::array();
+    for (float c : o.coeffs) cs.push_back(fmt::format("{:a}", c));
+    rep.params["coeffs"] = cs;
+  }
   json mix = json::array(), rules = json::array();
   for (const auto& p : r.mix) {
     json j = point_json(p.measured);

@@ -32,6 +32,11 @@ void with_model(const GpuVerifyTarget& t, F&& body) {
   switch (t.op) {
     case gpu::Op::ex2_emu: {
       const int deg = t.degree;
+      if (!t.coeffs.empty()) {
+        const float* c = t.coeffs.data();
+        body([deg, c](uint32_t x) { return f32_bits(ex2_emu_poly(f32_from_bits(x), c, deg)); });
+        return;
+      }
       body([deg](uint32_t x) { return f32_bits(ex2_emu(f32_from_bits(x), deg)); });
       return;
     }
@@ -109,16 +114,21 @@ std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
   if (o.what != "exp2" && o.what != "formats" && o.what != "all")
     throw Error(fmt::format("--what '{}' is not a verify set", o.what), "valid: exp2, formats, all");
   std::vector<GpuVerifyTarget> out;
-  if (o.what != "formats") {
+  if (o.what != "formats" && !o.coeffs.empty()) {
+    if (o.coeffs.size() < 2 || o.coeffs.size() > kExp2MaxDegree + 1)
+      throw Error(fmt::format("--coeffs: {} coefficients given", o.coeffs.size()), "give 2 to 6");
+    const int d = static_cast<int>(o.coeffs.size()) - 1;
+    out.push_back({fmt::format("exp2-deg{}-coeffs", d), gpu::Op::ex2_emu, d, o.coeffs});
+  } else if (o.what != "formats") {
     if (o.degrees.empty()) throw Error("--degree needs at least one degree", "valid: 0..5");
     for (int d : o.degrees) {
       if (d < 0 || d > kExp2MaxDegree)
         throw Error(fmt::format("--degree {} does not exist", d), "valid: 0..5");
-      out.push_back({fmt::format("exp2-deg{}", d), gpu::Op::ex2_emu, d});
+      out.push_back({fmt::format("exp2-deg{}", d), gpu::Op::ex2_emu, d, {}});
     }
   }
   if (o.what != "exp2")
-    for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0});
+    for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0, {}});
   return out;
 }
 
@@ -172,6 +182,7 @@ std::vector<GpuVerifyResult> run_gpu_verify(const GpuVerifyOptions& o) {
   for (const auto& t : targets) {
     GpuVerifyResult r;
     r.target = t;
+    gpu::set_ex2_coeffs(t.coeffs);  // empty: upstream's POLY_EX2
     Progress bar(fmt::format("gpu verify {:<15}", t.name), uint64_t(1) << 32);
     const auto timing = gpu::run_all_inputs(
         t.op, t.degree, o.chunk, [&](uint64_t begin, const uint32_t* bits, uint64_t n) {
@@ -234,6 +245,11 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
   r.command = "gpu verify";
   r.threads = o.threads;
   r.params = {{"what", o.what}, {"degree", o.degrees}, {"chunk", o.chunk}};
+  if (!o.coeffs.empty()) {
+    json cs = json::array();
+    for (float c : o.coeffs) cs.push_back(fmt::format("{:a}", c));
+    r.params["coeffs"] = cs;
+  }
   json fns = json::array();
   uint64_t total = 0;
   Table t{"GPU instructions vs CPU emulators, every float32 input (2^32 each), 0 bits tolerance",

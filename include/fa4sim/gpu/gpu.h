@@ -66,6 +66,13 @@ enum class Op {
   cvt_bf16_satfinite,  // 16 bits, overflow and inf -> max finite
   cvt_f16_satfinite,   // 16 bits
 };
+// Coefficients for the emulated exp2 (`fa4sim fit`, `--coeffs`): from this call on, Op::ex2_emu
+// and bench_exp_mix of degree coeffs.size() - 1 run p(f) = c0 + c1 f + ... with these float32
+// values instead of POLY_EX2 (the same PTX sequence; the coefficients are FFMA constant-bank
+// operands instead of immediates, the same instruction count). Empty: upstream's again.
+// 2 to 6 finite coefficients (Error otherwise). The interleaving-rule kernels keep POLY_EX2.
+void set_ex2_coeffs(std::span<const float> coeffs);
+
 // The PTX instruction(s) an op executes, for reports.
 const char* ptx_of(Op op);
 const char* name_of(Op op);

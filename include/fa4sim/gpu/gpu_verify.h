@@ -28,11 +28,13 @@ struct GpuVerifyTarget {
   std::string name;  // "exp2-deg3", "e4m3-satfinite", ...
   gpu::Op op;
   int degree = 0;
+  std::vector<float> coeffs;  // ex2: non-empty = these coefficients (ex2_emu_poly), not POLY_EX2
 };
 
 struct GpuVerifyOptions {
   std::string what = "all";              // exp2 | formats | all
   std::vector<int> degrees{0, 1, 2, 3, 4, 5};
+  std::vector<float> coeffs;             // --coeffs: one exp2 target with these coefficients
   int threads = 0;                       // host compare threads (0 = all cores)
   uint64_t chunk = uint64_t(1) << 26;    // inputs per device chunk
   bool progress = true;
