@@ -72,7 +72,7 @@ def render(runs):
                 tag = r["params"]["objective"] + (", c0 = 1" if r["params"]["fix_c0"] else "")
                 out.append(f"| {d} | fit `{tag}` | {s['fp32_max_rel']:.3e} | {pct(s[fmt + '_identical_pct'])} | "
                            f"{pct(s[fmt + '_within_1ulp_pct'])} | {s[fmt + '_max_ulp']} | "
-                           f"{r['run']['wall_s']} ({r['run']['cpu_s']}) |")
+                           f"{r['run']['wall_s']} ({r['run']['cpu_s'] if r['run']['cpu_s'] is not None else 'n/a'}) |")
     out.append("\nCoefficients (c0, c1, ...; paste into `fa4sim exp2 --coeffs`):\n")
     for r in runs:
         tag = r["params"]["objective"] + (" --fix-c0" if r["params"]["fix_c0"] else "")

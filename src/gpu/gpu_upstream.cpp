@@ -556,7 +556,7 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
                                                 const std::function<void(uint64_t)>& progress) {
   UpstreamExp2Result r;
   r.degree = degree;
-  r.cmp.target = GpuVerifyTarget{"upstream-exp2-deg" + std::to_string(degree), gpu::Op::ex2_emu, degree, {}};
+  r.cmp.target = GpuVerifyTarget{"upstream-exp2-deg" + std::to_string(degree), gpu::Op::ex2_emu, degree};
   const json head = parse_driver_line(read_line(f));
   if (head.contains("error")) {
     const std::string kind = head.value("kind", "");

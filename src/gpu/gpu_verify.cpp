@@ -124,11 +124,11 @@ std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
     for (int d : o.degrees) {
       if (d < 0 || d > kExp2MaxDegree)
         throw Error(fmt::format("--degree {} does not exist", d), "valid: 0..5");
-      out.push_back({fmt::format("exp2-deg{}", d), gpu::Op::ex2_emu, d, {}});
+      out.push_back({fmt::format("exp2-deg{}", d), gpu::Op::ex2_emu, d});
     }
   }
   if (o.what != "exp2")
-    for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0, {}});
+    for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0});
   return out;
 }
 

@@ -28,7 +28,7 @@ struct GpuVerifyTarget {
   std::string name;  // "exp2-deg3", "e4m3-satfinite", ...
   gpu::Op op;
   int degree = 0;
-  std::vector<float> coeffs;  // ex2: non-empty = these coefficients (ex2_emu_poly), not POLY_EX2
+  std::vector<float> coeffs{};  // ex2: non-empty = these coefficients (ex2_emu_poly), not POLY_EX2
 };
 
 struct GpuVerifyOptions {
