@@ -69,7 +69,7 @@ struct Exp2Config {
   bool fused_sampling = true;
   // Non-empty: analyse this float32 polynomial (c0, c1, ...) instead of upstream's POLY_EX2
   // (`fa4sim exp2 --coeffs`); `degrees` must then be {coeffs.size() - 1}.
-  std::vector<float> coeffs;
+  std::vector<float> coeffs{};
 };
 
 // Throws fa4sim::Error (exit code 2) with a hint for any invalid field. run_exp2 calls it too.

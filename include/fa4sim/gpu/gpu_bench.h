@@ -25,7 +25,7 @@ struct GpuBenchOptions {
   int reps = 5;
   // --coeffs: the mix points (f = 0..1) of degree coeffs.size() - 1 run these coefficients
   // instead of POLY_EX2 (gpu::set_ex2_coeffs); the interleaving-rule points keep upstream's.
-  std::vector<float> coeffs;
+  std::vector<float> coeffs{};
 };
 
 struct GpuBenchMixPoint {
