@@ -22,7 +22,7 @@
 //                 then the identical share.
 // Deterministic: the same inputs give the same coefficients for any thread count (run_exp2 is).
 //
-// Note [Identical rate and L1]. p(f) and 2^f lie in [1, 2), where the bf16 (fp16) spacing is one
+// Note [Identical rate and L1]: p(f) and 2^f lie in [1, 2), where the bf16 (fp16) spacing is one
 // constant u. If 2^f sits anywhere in its bf16 cell with equal probability, p(f) = 2^f + e rounds
 // to a different bf16 value with probability |e| / u (for |e| < u). Value weighting makes f
 // (nearly) uniform on [0, 1), so the mismatch share is about the integral of |p - 2^f| / u: the
