@@ -74,7 +74,9 @@ TEST(Remez, EquioscillatesAndBeatsUpstream) {
     for (bool fix : {false, true}) {
       const Minimax m = remez_exp2(d, fix);
       ASSERT_EQ(m.coeffs_d.size(), static_cast<size_t>(d + 1));
-      if (fix) EXPECT_EQ(m.coeffs_d[0], 1.0);
+      if (fix) {
+        EXPECT_EQ(m.coeffs_d[0], 1.0);
+      }
       const double grid = grid_max_rel(m.coeffs_d);
       // The reported level is the true maximum (the grid cannot exceed it; the extrema reach it).
       // Tolerance 1e-7 relative: the grid's double evaluation errs by ~1e-16 absolute, 1.3e-9 of
