@@ -8,7 +8,10 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "fa4sim/core/constants.h"
+#include "fa4sim/core/splitmix.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/npy.h"
 #include "fa4sim/util/numpy_rng.h"
@@ -20,16 +23,9 @@ namespace fa4sim {
 
 namespace {
 
-constexpr double kLog2e = 1.442695040888963407359924681001892137;
 
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 }  // namespace
 
@@ -55,7 +51,7 @@ const AttentionPreset& attention_preset(const std::string& name) {
     if (name == p.name) return p;
     names.push_back(p.name);
   }
-  std::string hint = "valid: " + join(names);
+  std::string hint = fmt::format("valid: {}", fmt::join(names, ", "));
   // Nearest by common prefix length, then by length difference: a small did-you-mean.
   std::string best;
   size_t best_score = 0;
@@ -159,12 +155,9 @@ Report run_check(const std::vector<std::string>& dtypes_in, const std::string& p
 
 uint64_t input_row_seed(uint64_t seed, int tensor, int b, int s) {
   // splitmix64 of (seed, tensor, b, s): distinct, well-mixed seeds < 2^64 per row.
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(uint32_t(tensor)) << 56) ^
-               (uint64_t(uint32_t(b)) << 32) ^ uint64_t(uint32_t(s));
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  const uint64_t key = seed * kSplitmixGamma ^ (uint64_t(uint32_t(tensor)) << 56) ^
+                       (uint64_t(uint32_t(b)) << 32) ^ uint64_t(uint32_t(s));
+  return splitmix64_mix(key + kSplitmixGamma);
 }
 
 std::vector<float> seeded_input(uint64_t seed, int tensor, int batch, int seq, int heads, int d,

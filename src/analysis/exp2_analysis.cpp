@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/core/splitmix.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/ref/exp2_ref.h"
@@ -20,6 +21,7 @@
 #include "fa4sim/util/progress.h"
 
 #include "../core/exp2_emu_avx2.h"
+#include "../util/splitmix_avx2.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -80,10 +82,7 @@ KeyRange key_range(double lo, double hi) {
 
 // ---- counter-based random numbers (splitmix64's finaliser on a Weyl sequence keyed by seed)
 uint64_t rng_u64(uint64_t seed, uint64_t index) {
-  uint64_t z = seed * 0xD1B54A32D192ED03ull + (index + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64_mix(seed * kSplitmixSeedMul + (index + 1) * kSplitmixGamma);
 }
 
 // ---- rounding a double v >= 0 to a format, as an ordered index (= bit pattern of the result)
@@ -478,23 +477,8 @@ inline uint32_t bits_of_key32(int32_t k) {
 }
 
 #if FA4SIM_EXP2_AVX2
-// a * b mod 2^64 per 64-bit lane, b a constant (AVX2 has no 64-bit multiply-low): the low
-// product plus both cross products shifted up; the high x high product falls out mod 2^64.
-inline __m256i mul64_const(__m256i a, uint64_t c) {
-  const __m256i c_lo = _mm256_set1_epi64x(static_cast<long long>(c & 0xFFFFFFFFu));
-  const __m256i c_hi = _mm256_set1_epi64x(static_cast<long long>(c >> 32));
-  const __m256i lo = _mm256_mul_epu32(a, c_lo);
-  const __m256i cross =
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), c_lo), _mm256_mul_epu32(a, c_hi));
-  return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
-}
-
 // rng_u64(seed, g .. g + 3), 4 lanes; `z` holds the Weyl terms seed * C1 + (g + 1) * C2.
-inline __m256i rng_u64_4(__m256i z) {
-  z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xBF58476D1CE4E5B9ull);
-  z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94D049BB133111EBull);
-  return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-}
+inline __m256i rng_u64_4(__m256i z) { return simd::splitmix64_mix4(z); }
 
 // The scalar loop's u01 = double(r >> 11) * 2^-53, exactly, in two parts built from bit
 // patterns: hi = (r >> 32) * 2^-32 (the 32 bits or'ed into the mantissa of 2^20, minus 2^20) and
@@ -523,7 +507,7 @@ class Uniform8 {
         first_(_mm256_set1_ps(p.x_first)),
         last_(_mm256_set1_ps(p.x_last)),
         step_(_mm256_set1_epi64x(static_cast<long long>(4 * kC2))) {
-    const uint64_t base = p.seed * 0xD1B54A32D192ED03ull + (g + 1) * kC2;  // wraps like rng_u64
+    const uint64_t base = p.seed * kSplitmixSeedMul + (g + 1) * kC2;  // wraps like rng_u64
     z_ = _mm256_setr_epi64x(static_cast<long long>(base), static_cast<long long>(base + kC2),
                             static_cast<long long>(base + 2 * kC2), static_cast<long long>(base + 3 * kC2));
   }
@@ -536,7 +520,7 @@ class Uniform8 {
   }
 
  private:
-  static constexpr uint64_t kC2 = 0x9E3779B97F4A7C15ull;  // rng_u64's Weyl increment
+  static constexpr uint64_t kC2 = kSplitmixGamma;  // rng_u64's Weyl increment
   __m256d lo_, width_;
   __m256 first_, last_;
   __m256i step_, z_;
@@ -722,7 +706,6 @@ std::string sampling_name(const Exp2Config& c) {
   return c.sampling == Exp2Sampling::bits ? "bits" : "uniform";
 }
 
-std::string fmt_pct(double v) { return fmt::format("{:.3f}%", v); }
 std::string fmt_e(double v) { return fmt::format("{:.3g}", v); }
 
 }  // namespace
@@ -962,7 +945,7 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r) {
       const Exp2Stats& s = weighted ? d.weighted : d.plain;
       t.rows.push_back({std::to_string(d.degree), fmt_e(s.max_rel), fmt::format("{:.9g}", s.max_rel_at),
                         fmt_e(s.mean_rel), fmt::format("{}", static_cast<int64_t>(s.max_ulp_f32)),
-                        fmt_pct(100.0 * s.identical / s.n), fmt_pct(100.0 * s.within_1ulp / s.n),
+                        fmt_percent(100.0 * s.identical / s.n, 3), fmt_percent(100.0 * s.within_1ulp / s.n, 3),
                         fmt::format("{}", static_cast<int64_t>(s.max_ulp))});
     }
     return t;

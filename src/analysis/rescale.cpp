@@ -13,20 +13,21 @@
 #include <immintrin.h>
 #endif
 
+#include "fa4sim/core/constants.h"
+#include "fa4sim/core/splitmix.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_schedule.h"
 #include "fa4sim/util/npy.h"
 #include "fa4sim/util/numpy_rng.h"
 #include "fa4sim/util/parallel.h"
 #include "../core/fma_panel.h"
+#include "../util/splitmix_avx2.h"
 #include "../util/ziggurat_avx2.h"
 
 namespace fa4sim {
 
 namespace {
 
-constexpr double kLn2 = 0.693147180559945309417232121458176568;
-constexpr double kLog2e = 1.442695040888963407359924681001892137;
 
 // ---- small parsing helpers (library side: the CLI passes raw strings)
 
@@ -61,13 +62,6 @@ const Format& p_format_by_name(const std::string& name) {
 // ---- fa4sim's own generator: counter-based splitmix64 streams, one per (seed, stream, row), so
 // draws do not depend on the thread count. Normals by NumPy's ziggurat on these bits.
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 0xCBF29CE484222325ull;
   for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ull;
@@ -78,28 +72,17 @@ struct RowStream {
   uint64_t state;
   RowStream(uint64_t seed, const std::string& stream, uint64_t row) {
     uint64_t s = seed ^ fnv1a(stream);
-    state = splitmix64(s) ^ (row * 0xD1B54A32D192ED03ull);
-    splitmix64(state);
+    state = splitmix64_next(s) ^ (row * kSplitmixSeedMul);
+    splitmix64_next(state);
   }
-  double uniform() { return double(splitmix64(state) >> 11) * 0x1p-53; }  // [0, 1)
+  double uniform() { return double(splitmix64_next(state) >> 11) * 0x1p-53; }  // [0, 1)
   double normal() {
-    return ziggurat_normal([this] { return splitmix64(state); });
+    return ziggurat_normal([this] { return splitmix64_next(state); });
   }
   // out[0..n) = n successive normal() draws, the same values in the same stream order.
   void normals(double* out, int n);
 };
 
-#if defined(__AVX2__) && defined(__FMA__)
-// a * c mod 2^64 in each 64-bit lane (AVX2 has no 64-bit multiply): three 32 x 32 products.
-inline __m256i mul64_const(__m256i a, uint64_t c) {
-  const __m256i clo = _mm256_set1_epi64x(int64_t(c & 0xFFFFFFFFull));
-  const __m256i chi = _mm256_set1_epi64x(int64_t(c >> 32));
-  const __m256i lo = _mm256_mul_epu32(a, clo);
-  const __m256i cross =
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
-  return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
-}
-#endif
 
 // The stream is counter-based: draw i (from 1) is mix(state + i * gamma), so four draws are
 // computed at once and the ziggurat's fast path (99.3 % of draws: x = rabs * w[idx], accepted
@@ -110,14 +93,12 @@ inline __m256i mul64_const(__m256i a, uint64_t c) {
 void RowStream::normals(double* out, int n) {
   int i = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+  constexpr uint64_t kGamma = kSplitmixGamma;
   const __m256i steps = _mm256_set_epi64x(int64_t(4 * kGamma), int64_t(3 * kGamma),
                                           int64_t(2 * kGamma), int64_t(kGamma));
   while (i + 4 <= n) {
     __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(int64_t(state)), steps);
-    z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xBF58476D1CE4E5B9ull);
-    z = mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94D049BB133111EBull);
-    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+    z = simd::splitmix64_mix4(z);
     const int ok = simd::ziggurat_fast4(z, out + i);
     if (ok == 0xF) {
       i += 4;
@@ -259,7 +240,7 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
   if (s == "exact") {
     e.mode = Exp2Mode::exact;
   } else if (s == "mufu") {
-    e.mode = Exp2Mode::mufu;
+    e.mode = Exp2Mode::rounded_fp32;
   } else if (s.size() == 4 && s.rfind("emu", 0) == 0 && s[3] >= '0' && s[3] <= '5') {
     e.mode = Exp2Mode::emu;
     e.degree = s[3] - '0';
@@ -289,7 +270,7 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
 std::string exp2_choice_name(const Exp2Choice& e) {
   switch (e.mode) {
     case Exp2Mode::exact: return "exact";
-    case Exp2Mode::mufu: return "mufu";
+    case Exp2Mode::rounded_fp32: return "mufu";
     case Exp2Mode::emu: return fmt::format("emu{}", e.degree);
     default: return fmt::format("schedule:{},{},{}", e.freq, e.res, e.start_frg);
   }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
@@ -99,7 +100,6 @@ std::string fmt_num(double x) {
   return fmt::format("{:.4g}", x);
 }
 std::string fmt_ratio(double x) { return fmt::format("{:.3f}", x); }
-std::string fmt_pct(double x) { return fmt::format("{:.2f} %", 100.0 * x); }
 std::string fmt_signed_pct(double x) { return fmt::format("{:+.1f} %", 100.0 * x); }
 
 constexpr const char* kArchFields[] = {
@@ -196,8 +196,8 @@ ArchSpec load_known_arch(const std::string& name) {
 
 // ---- tile model (Note [Counting convention])
 
-const char* to_string(Direction d) { return d == Direction::kFwd ? "fwd" : "bwd"; }
-const char* to_string(OperandType t) { return t == OperandType::kBf16 ? "bf16" : "fp8"; }
+const char* to_string(Direction d) { return d == Direction::fwd ? "fwd" : "bwd"; }
+const char* to_string(OperandType t) { return t == OperandType::bf16 ? "bf16" : "fp8"; }
 
 TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_group, int m, int n,
                    int d) {
@@ -206,15 +206,15 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
   if (cta_group != 1 && cta_group != 2)
     throw Error(fmt::format("cta_group {} is not 1 or 2", cta_group));
   double mma_rate = a.mma_bf16_flop_per_clk_sm;
-  if (t == OperandType::kFp8) {
-    if (dir == Direction::kBwd)
+  if (t == OperandType::fp8) {
+    if (dir == Direction::bwd)
       throw Error("the FlashAttention-4 backward pass has no fp8 path", "use --dtype bf16 with --direction bwd");
     if (!a.mma_fp8_flop_per_clk_sm)
       throw Error(fmt::format("arch '{}' has no fp8 MMA", a.name), "use --dtype bf16 for it");
     mma_rate = *a.mma_fp8_flop_per_clk_sm;
   }
   const double M = m, N = n, D = d;
-  const double b = t == OperandType::kFp8 ? 1.0 : 2.0;  // operand bytes
+  const double b = t == OperandType::fp8 ? 1.0 : 2.0;  // operand bytes
   const double b_scale = cta_group == 2 ? 0.5 : 1.0;    // 2-CTA: each CTA loads half of B
   TileCost c;
   c.arch = a.name;
@@ -225,7 +225,7 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
   c.tile_n = n;
   c.d = d;
   double smem_bytes = 0;
-  if (dir == Direction::kFwd) {
+  if (dir == Direction::fwd) {
     c.cycles_mma = 4 * M * N * D / mma_rate;
     // A: Q (M d); B: K (N d), V (N d); P from TMEM / registers.
     smem_bytes = M * D * b + b_scale * 2 * N * D * b;
@@ -486,12 +486,6 @@ json arch_json(const ArchSpec& a) {
           {"assumptions", a.assumptions}, {"fields", a.fields}};
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 // "38-41 48-51" for {38, 39, 40, 41, 48, 49, 50, 51}; "none" when empty.
 std::string column_ranges(const std::vector<int>& cols) {
   std::string s;
@@ -533,11 +527,11 @@ Report run_roofline(const RooflineOptions& o) {
   for (const auto& a : o.archs) {
     for (OperandType dtype : o.dtypes)
     for (Direction dir : o.directions) {
-      if (dtype == OperandType::kFp8 && (dir == Direction::kBwd || !a.mma_fp8_flop_per_clk_sm)) {
+      if (dtype == OperandType::fp8 && (dir == Direction::bwd || !a.mma_fp8_flop_per_clk_sm)) {
         skipped.push_back(fmt::format("{} {} fp8", a.name, to_string(dir)));
         continue;
       }
-      for (int cta : dir == Direction::kFwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
+      for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
         for (int d : o.ds) {
           const TileCost c = tile_cost(a, dir, dtype, cta, o.tile_m, o.tile_n, d);
           const double elems = static_cast<double>(c.tile_m) * c.tile_n;
@@ -565,7 +559,7 @@ Report run_roofline(const RooflineOptions& o) {
               c.arch, to_string(c.direction), to_string(c.dtype), std::to_string(c.cta_group),
               std::to_string(c.d), fmt::format("{}x{}", c.tile_m, c.tile_n), fmt_num(c.cycles_mma),
               fmt_num(c.cycles_exp), fmt_num(c.cycles_smem), fmt_ratio(c.exp_over_mma),
-              fmt_ratio(c.smem_over_mma), c.bottleneck, fmt_pct(c.emu_fraction_to_tie),
+              fmt_ratio(c.smem_over_mma), c.bottleneck, fmt_percent(100.0 * c.emu_fraction_to_tie, 2, " %"),
               fmt::format("{} ({})", fmt_ratio(sm_tie / c.cycles_mma), at_tie.bound)};
           if (o.emu_fraction) {
             const PipePoint pe = pipe_point(pm, a, deg0, *o.emu_fraction, false);
@@ -583,11 +577,11 @@ Report run_roofline(const RooflineOptions& o) {
     }
   }
   if (rows.empty())
-    throw Error(fmt::format("no tile to model: {} (no such path)", join(skipped, ", ")),
+    throw Error(fmt::format("no tile to model: {} (no such path)", fmt::join(skipped, ", ")),
                 "fp8 needs an arch with fp8 MMA and --direction fwd");
   if (!skipped.empty())
     tiles.notes.push_back(fmt::format("skipped (no such path: fp8 needs fp8 MMA, the backward is 16-bit only): {}",
-                                      join(skipped, ", ")));
+                                      fmt::join(skipped, ", ")));
   tiles.notes.push_back(fmt::format(
       "f to tie = fraction of exps that must leave the MUFU so that exp = MMA; softmax@tie/MMA = the "
       "whole softmax at that f under the pipe model (degree {}, with scale FMA, row sum, row max, "
@@ -595,7 +589,7 @@ Report run_roofline(const RooflineOptions& o) {
       deg0));
   for (const auto& a : o.archs)
     if (!a.assumptions.empty())
-      tiles.notes.push_back(fmt::format("{}: assumptions (not sourced exactly): {}", a.name, join(a.assumptions, ", ")));
+      tiles.notes.push_back(fmt::format("{}: assumptions (not sourced exactly): {}", a.name, fmt::join(a.assumptions, ", ")));
   r.results["rows"] = rows;
   r.tables.push_back(tiles);
 
@@ -701,7 +695,7 @@ Report run_roofline(const RooflineOptions& o) {
     auto add_row = [&](const ScheduleResult& s, const std::string& seed) {
       sched.push_back(sched_json(s));
       t.rows.push_back({s.key, std::to_string(s.freq), std::to_string(s.res), std::to_string(s.start_frg),
-                        std::to_string(s.row_width), std::to_string(s.emulated.size()), fmt_pct(s.fraction),
+                        std::to_string(s.row_width), std::to_string(s.emulated.size()), fmt_percent(100.0 * s.fraction, 2, " %"),
                         column_ranges(s.emulated), seed});
     };
     if (o.schedule) add_row(*o.schedule, "");
@@ -712,7 +706,7 @@ Report run_roofline(const RooflineOptions& o) {
         std::string seed;
         if (e.seed_fraction) {
           const bool same = o.tile_n == tt.row_width && std::fabs(*e.seed_fraction - s.fraction) < 1e-12;
-          seed = fmt::format("{}: {} ({})", same ? "match" : "DIFFERS", fmt_pct(*e.seed_fraction), e.seed_case);
+          seed = fmt::format("{}: {} ({})", same ? "match" : "DIFFERS", fmt_percent(100.0 * *e.seed_fraction, 2, " %"), e.seed_case);
         }
         add_row(s, seed);
         if (e.seed_fraction) {
@@ -772,10 +766,10 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
   const std::string table1 = "FA4 paper Table 1 (seed article; docs/facts.md §4)";
   const std::string bwd = "FA4 paper, backward (docs/facts.md §4)";
   if (const ArchSpec* b = find("b200")) {
-    const TileCost f128 = tile_cost(*b, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 128);
-    const TileCost f64 = tile_cost(*b, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64);
-    const TileCost b1 = tile_cost(*b, Direction::kBwd, OperandType::kBf16, 1, 128, 128, 128);
-    const TileCost b2 = tile_cost(*b, Direction::kBwd, OperandType::kBf16, 2, 128, 128, 128);
+    const TileCost f128 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 128);
+    const TileCost f64 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 64);
+    const TileCost b1 = tile_cost(*b, Direction::bwd, OperandType::bf16, 1, 128, 128, 128);
+    const TileCost b2 = tile_cost(*b, Direction::bwd, OperandType::bf16, 2, 128, 128, 128);
     add("B200 fwd d=128: MMA cycles", 1024, f128.cycles_mma, table1);
     add("B200 fwd d=128: exp cycles", 1024, f128.cycles_exp, table1);
     add("B200 fwd d=128: smem cycles", 768, f128.cycles_smem, table1);
@@ -790,13 +784,13 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
   }
   if (const ArchSpec* h = find("h100_sxm")) {
     add("H100 fwd d=64: T_exp/T_mma (64/d)", 1.0,
-        tile_cost(*h, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64).exp_over_mma, "seed article");
+        tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
     add("H100 fwd d=128: T_exp/T_mma (64/d)", 0.5,
-        tile_cost(*h, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 128).exp_over_mma, "seed article");
+        tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 128).exp_over_mma, "seed article");
   }
   if (const ArchSpec* b3 = find("b300"))
     add("B300 fwd d=64: T_exp/T_mma (64/d, MUFU 32/clk)", 1.0,
-        tile_cost(*b3, Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64).exp_over_mma, "seed article");
+        tile_cost(*b3, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
   const TuningTable tt = load_tuning();
   for (const auto& e : tt.entries)
     if (e.seed_fraction)
@@ -821,25 +815,25 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
     int cta, d;
   };
   std::vector<Reading> readings = {
-      {"paper Table 1: forward, bf16, d = 128", "b200", Direction::kFwd, OperandType::kBf16, 1, 128},
-      {"backward 1-CTA, d = 128 (paper: +30 %)", "b200", Direction::kBwd, OperandType::kBf16, 1, 128},
-      {"backward 2-CTA, d = 128 (paper: +5 %)", "b200", Direction::kBwd, OperandType::kBf16, 2, 128},
-      {"forward, fp8 operands, d = 128", "b200", Direction::kFwd, OperandType::kFp8, 1, 128},
-      {"forward, bf16, d = 64", "b200", Direction::kFwd, OperandType::kBf16, 1, 64},
-      {"forward, bf16, d = 96", "b200", Direction::kFwd, OperandType::kBf16, 1, 96},
-      {"forward, bf16, d = 192", "b200", Direction::kFwd, OperandType::kBf16, 1, 192},
-      {"forward, bf16, d = 256", "b200", Direction::kFwd, OperandType::kBf16, 1, 256},
-      {"forward, fp8 operands, d = 192", "b200", Direction::kFwd, OperandType::kFp8, 1, 192},
-      {"forward, fp8 operands, d = 256", "b200", Direction::kFwd, OperandType::kFp8, 1, 256},
-      {"forward 2-CTA, bf16, d = 128 (B operands halved)", "b200", Direction::kFwd, OperandType::kBf16, 2, 128},
-      {"backward 1-CTA, d = 64", "b200", Direction::kBwd, OperandType::kBf16, 1, 64},
-      {"backward 2-CTA, d = 64", "b200", Direction::kBwd, OperandType::kBf16, 2, 64},
-      {"B300 forward, bf16, d = 128", "b300", Direction::kFwd, OperandType::kBf16, 1, 128},
-      {"B300 forward, fp8 operands, d = 128", "b300", Direction::kFwd, OperandType::kFp8, 1, 128},
-      {"B300 backward 1-CTA, d = 128", "b300", Direction::kBwd, OperandType::kBf16, 1, 128},
-      {"backward 1-CTA, d = 96", "b200", Direction::kBwd, OperandType::kBf16, 1, 96},
-      {"backward 1-CTA, d = 32", "b200", Direction::kBwd, OperandType::kBf16, 1, 32},
-      {"forward, bf16, d = 80 (not an FA4 head dim)", "b200", Direction::kFwd, OperandType::kBf16, 1, 80},
+      {"paper Table 1: forward, bf16, d = 128", "b200", Direction::fwd, OperandType::bf16, 1, 128},
+      {"backward 1-CTA, d = 128 (paper: +30 %)", "b200", Direction::bwd, OperandType::bf16, 1, 128},
+      {"backward 2-CTA, d = 128 (paper: +5 %)", "b200", Direction::bwd, OperandType::bf16, 2, 128},
+      {"forward, fp8 operands, d = 128", "b200", Direction::fwd, OperandType::fp8, 1, 128},
+      {"forward, bf16, d = 64", "b200", Direction::fwd, OperandType::bf16, 1, 64},
+      {"forward, bf16, d = 96", "b200", Direction::fwd, OperandType::bf16, 1, 96},
+      {"forward, bf16, d = 192", "b200", Direction::fwd, OperandType::bf16, 1, 192},
+      {"forward, bf16, d = 256", "b200", Direction::fwd, OperandType::bf16, 1, 256},
+      {"forward, fp8 operands, d = 192", "b200", Direction::fwd, OperandType::fp8, 1, 192},
+      {"forward, fp8 operands, d = 256", "b200", Direction::fwd, OperandType::fp8, 1, 256},
+      {"forward 2-CTA, bf16, d = 128 (B operands halved)", "b200", Direction::fwd, OperandType::bf16, 2, 128},
+      {"backward 1-CTA, d = 64", "b200", Direction::bwd, OperandType::bf16, 1, 64},
+      {"backward 2-CTA, d = 64", "b200", Direction::bwd, OperandType::bf16, 2, 64},
+      {"B300 forward, bf16, d = 128", "b300", Direction::fwd, OperandType::bf16, 1, 128},
+      {"B300 forward, fp8 operands, d = 128", "b300", Direction::fwd, OperandType::fp8, 1, 128},
+      {"B300 backward 1-CTA, d = 128", "b300", Direction::bwd, OperandType::bf16, 1, 128},
+      {"backward 1-CTA, d = 96", "b200", Direction::bwd, OperandType::bf16, 1, 96},
+      {"backward 1-CTA, d = 32", "b200", Direction::bwd, OperandType::bf16, 1, 32},
+      {"forward, bf16, d = 80 (not an FA4 head dim)", "b200", Direction::fwd, OperandType::bf16, 1, 80},
   };
   Table t{"Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\" (FA4 introduction)",
           {"reading", "arch", "exp vs MMA", "smem vs MMA", "exp+smem serial vs MMA", "largest excess", "in 25..60 %"},
@@ -885,13 +879,13 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
     bool smem;
   };
   const std::vector<Family> families = {
-      {"forward bf16", "b200", Direction::kFwd, OperandType::kBf16, 1, false},
-      {"forward fp8", "b200", Direction::kFwd, OperandType::kFp8, 1, false},
-      {"backward 1-CTA", "b200", Direction::kBwd, OperandType::kBf16, 1, true},
-      {"backward 2-CTA", "b200", Direction::kBwd, OperandType::kBf16, 2, true},
-      {"forward bf16", "b300", Direction::kFwd, OperandType::kBf16, 1, false},
-      {"forward fp8", "b300", Direction::kFwd, OperandType::kFp8, 1, false},
-      {"backward 1-CTA", "b300", Direction::kBwd, OperandType::kBf16, 1, true},
+      {"forward bf16", "b200", Direction::fwd, OperandType::bf16, 1, false},
+      {"forward fp8", "b200", Direction::fwd, OperandType::fp8, 1, false},
+      {"backward 1-CTA", "b200", Direction::bwd, OperandType::bf16, 1, true},
+      {"backward 2-CTA", "b200", Direction::bwd, OperandType::bf16, 2, true},
+      {"forward bf16", "b300", Direction::fwd, OperandType::bf16, 1, false},
+      {"forward fp8", "b300", Direction::fwd, OperandType::fp8, 1, false},
+      {"backward 1-CTA", "b300", Direction::bwd, OperandType::bf16, 1, true},
   };
   for (const auto& fam : families) {
     const ArchSpec* a = find(fam.arch);
@@ -917,8 +911,8 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
   solve.notes.push_back("the backward's d-dependence rests on our reconstruction of the per-item smem traffic "
                         "(Note [Counting convention]); only its totals at d = 128 are published");
 
-  std::string finding = hit60.empty() ? "no reading gives +60 %" : "+60 % comes only from: " + join(hit60, "; ");
-  finding += hit25.empty() ? ". No reading gives +25 %" : ". +25 % comes from: " + join(hit25, "; ");
+  std::string finding = hit60.empty() ? "no reading gives +60 %" : fmt::format("+60 % comes only from: {}", fmt::join(hit60, "; "));
+  finding += hit25.empty() ? ". No reading gives +25 %" : fmt::format(". +25 % comes from: {}", fmt::join(hit25, "; "));
   finding += ". So the range is not derivable from one consistent reading at the head dims FA4 tunes for "
              "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
              "(backward 1-/2-CTA), which the table above reproduces.";

@@ -24,9 +24,9 @@ struct GpuAttnCli {
 
 GpuAttnDtype parse_dtype(const std::string& s) {
   const std::string d = parse_choice("--dtype", s, {"bf16", "fp16", "e4m3", "e5m2"});
-  return d == "bf16" ? GpuAttnDtype::kBF16 : d == "fp16" ? GpuAttnDtype::kFP16
-                                         : d == "e4m3" ? GpuAttnDtype::kE4M3
-                                                       : GpuAttnDtype::kE5M2;
+  return d == "bf16" ? GpuAttnDtype::bf16 : d == "fp16" ? GpuAttnDtype::fp16
+                                         : d == "e4m3" ? GpuAttnDtype::e4m3
+                                                       : GpuAttnDtype::e5m2;
 }
 
 std::vector<int> to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -34,12 +35,6 @@ struct ReportOptions {
   std::string baseline;
   CommonOptions common;
 };
-
-std::string join(const std::vector<std::string>& xs) {
-  std::string s;
-  for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // ---- --baseline
 // Note [Report baseline]: every JSON file of the new report's index is compared, field by field
@@ -166,7 +161,7 @@ void add_report(CLI::App& root) {
       ->type_name("DIR")
       ->check(non_empty_path())
       ->capture_default_str();
-  sub->add_option("--only", o.only, "Comma-separated sections to run, of: " + join(names) + " (default: all)")
+  sub->add_option("--only", o.only, fmt::format("Comma-separated sections to run, of: {} (default: all)", fmt::join(names, ", ")))
       ->type_name("LIST");
   sub->add_option("--baseline", o.baseline,
                   "A previous report's --out folder: compare every result with it; exit 1 when one "
@@ -180,7 +175,7 @@ void add_report(CLI::App& root) {
     std::vector<std::string> wanted = names;
     if (sub->count("--only")) {
       if (o.only.empty())
-        throw Error("--only needs at least one section", "valid: " + join(names));
+        throw Error("--only needs at least one section", fmt::format("valid: {}", fmt::join(names, ", ")));
       wanted.clear();
       for (const auto& w : split(o.only, ',')) wanted.push_back(parse_choice("section", w, names));
     }

@@ -92,8 +92,8 @@ void report_roofline(ReportContext& ctx) {
   RooflineOptions o;
   for (const auto& n : known_arch_names()) o.archs.push_back(load_known_arch(n));
   o.ds = {32, 64, 96, 128, 160, 192, 224, 256};
-  o.directions = {Direction::kFwd, Direction::kBwd};
-  o.dtypes = {OperandType::kBf16, OperandType::kFp8};
+  o.directions = {Direction::fwd, Direction::bwd};
+  o.dtypes = {OperandType::bf16, OperandType::fp8};
   o.degrees = {3, 2, 4, 5};
   o.schedule_table = true;
   // The GPU backend's measured exp throughput, when one is in data/gpu (first by name).

@@ -97,13 +97,13 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
   ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
   o.ds = ds;
   const std::string dt = parse_choice("--dtype", c.dtype, {"bf16", "fp8", "all"});
-  o.dtypes = dt == "bf16" ? std::vector<OperandType>{OperandType::kBf16}
-             : dt == "fp8" ? std::vector<OperandType>{OperandType::kFp8}
-                           : std::vector<OperandType>{OperandType::kBf16, OperandType::kFp8};
+  o.dtypes = dt == "bf16" ? std::vector<OperandType>{OperandType::bf16}
+             : dt == "fp8" ? std::vector<OperandType>{OperandType::fp8}
+                           : std::vector<OperandType>{OperandType::bf16, OperandType::fp8};
   const std::string dir = parse_choice("--direction", c.direction, {"fwd", "bwd", "all"});
-  o.directions = dir == "fwd" ? std::vector<Direction>{Direction::kFwd}
-                 : dir == "bwd" ? std::vector<Direction>{Direction::kBwd}
-                                : std::vector<Direction>{Direction::kFwd, Direction::kBwd};
+  o.directions = dir == "fwd" ? std::vector<Direction>{Direction::fwd}
+                 : dir == "bwd" ? std::vector<Direction>{Direction::bwd}
+                                : std::vector<Direction>{Direction::fwd, Direction::bwd};
   std::tie(o.tile_m, o.tile_n) = parse_tile(c.tile);
   if (!c.emu_fraction.empty()) {
     const double f = parse_double("--emu-fraction", c.emu_fraction);

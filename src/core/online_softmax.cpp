@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+#include "fa4sim/core/constants.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/ref/exp2_ref.h"
 #include "fa4sim/core/exp2_schedule.h"
@@ -251,7 +252,7 @@ void p_row(const float* s, int n, float row_max, const SoftmaxParams& p, const c
            float* P) {
   int k = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  if (p.exp2.mode == Exp2Mode::mufu) {
+  if (p.exp2.mode == Exp2Mode::rounded_fp32) {
     const __m256 sc = _mm256_set1_ps(p.scale_log2),
                  bias = _mm256_set1_ps(p_bias(row_max, p.scale_log2, p.max_offset));
     for (; k + 8 <= n; k += 8) {
@@ -360,7 +361,8 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
 }
 
 void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {
-  constexpr float kLn2 = 0.693147180559945309417f;
+  constexpr float kLn2f = static_cast<float>(kLn2);
+  static_assert(kLn2f == 0.693147180559945309417f, "ln 2 rounds once to float32");
   for (int r = 0; r < rows_; ++r) {
     const float l = row_sum_[size_t(r)];
     const bool empty = !(l > 0.0f);
@@ -376,7 +378,7 @@ void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {
         const float lg = static_cast<float>(std::log2(static_cast<double>(l)));
         const float t = row_max_safe(row_max_[size_t(r)]) * p_.scale_log2;
         const float mo = row_offset_.empty() ? p_.max_offset : row_offset_[size_t(r)];
-        lse[r] = ((t + lg) - mo) * kLn2;
+        lse[r] = ((t + lg) - mo) * kLn2f;
       }
     }
   }

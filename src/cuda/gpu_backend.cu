@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_check.h"
 #include "ex2_ptx.cuh"
 #include "fa4sim/gpu/gpu.h"
 #include "gpu_host.h"
@@ -22,19 +23,6 @@
 namespace fa4sim::gpu {
 
 namespace {
-
-// ---- errors
-[[noreturn]] void cuda_fail(cudaError_t e, const char* expr, const char* file, int line) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "CUDA error %s (%s) in %s at %s:%d", cudaGetErrorName(e),
-                cudaGetErrorString(e), expr, file, line);
-  fail_gpu(buf, "the GPU backend cannot continue; see 'fa4sim gpu info'");
-}
-#define FA4_CUDA_CHECK(expr)                                              \
-  do {                                                                    \
-    const cudaError_t fa4_err_ = (expr);                                  \
-    if (fa4_err_ != cudaSuccess) cuda_fail(fa4_err_, #expr, __FILE__, __LINE__); \
-  } while (0)
 
 // ---- conversions: one cvt instruction each, exactly as PTX names them
 __device__ __forceinline__ uint32_t cvt_e4m3x2(float hi, float lo) {
@@ -308,9 +296,6 @@ BenchKernel pick_mix(int degree, int k) {
   }
 }
 
-// The distinct (freq, res, start_frg) of the upstream tuning table (docs/facts.md §1).
-#define FA4_RULES(X) X(10, 4, 1) X(16, 4, 1) X(16, 4, 0) X(32, 4, 1) X(14, 6, 0) X(8, 4, 1) X(0, 4, 0)
-
 template <int DEG>
 BenchKernel pick_rule(int degree, RuleConfig r) {
   if constexpr (DEG > kExp2MaxDegree) {
@@ -319,7 +304,7 @@ BenchKernel pick_rule(int degree, RuleConfig r) {
     if (degree != DEG) return pick_rule<DEG + 1>(degree, r);
 #define FA4_RULE_CASE(F, R, S) \
   if (r.freq == F && r.res == R && r.start_frg == S) return k_bench_rule<DEG, F, R, S>;
-    FA4_RULES(FA4_RULE_CASE)
+    FA4SIM_TUNING_RULES(FA4_RULE_CASE)
 #undef FA4_RULE_CASE
     return nullptr;
   }
@@ -641,11 +626,7 @@ ExpBenchPoint bench_exp_mix(int degree, int emulated_of_16, int reps) {
 }
 
 const std::vector<RuleConfig>& bench_rule_configs() {
-  static const std::vector<RuleConfig> kRules = {
-#define FA4_RULE_ROW(F, R, S) {F, R, S},
-      FA4_RULES(FA4_RULE_ROW)
-#undef FA4_RULE_ROW
-  };
+  static const std::vector<RuleConfig> kRules(std::begin(kTuningRules), std::end(kTuningRules));
   return kRules;
 }
 

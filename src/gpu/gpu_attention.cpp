@@ -18,10 +18,10 @@ namespace fa4sim {
 
 const char* gpu_attn_dtype_name(GpuAttnDtype t) {
   switch (t) {
-    case GpuAttnDtype::kBF16: return "bf16";
-    case GpuAttnDtype::kFP16: return "fp16";
-    case GpuAttnDtype::kE4M3: return "e4m3";
-    case GpuAttnDtype::kE5M2: return "e5m2";
+    case GpuAttnDtype::bf16: return "bf16";
+    case GpuAttnDtype::fp16: return "fp16";
+    case GpuAttnDtype::e4m3: return "e4m3";
+    case GpuAttnDtype::e5m2: return "e5m2";
   }
   return "?";
 }
@@ -30,10 +30,10 @@ namespace {
 
 const Format& storage_format(GpuAttnDtype t) {
   switch (t) {
-    case GpuAttnDtype::kFP16: return kFP16;
-    case GpuAttnDtype::kE4M3: return kE4M3;
-    case GpuAttnDtype::kE5M2: return kE5M2;
-    case GpuAttnDtype::kBF16:
+    case GpuAttnDtype::fp16: return kFP16;
+    case GpuAttnDtype::e4m3: return kE4M3;
+    case GpuAttnDtype::e5m2: return kE5M2;
+    case GpuAttnDtype::bf16:
     default: return kBF16;
   }
 }
@@ -102,8 +102,8 @@ std::vector<int> block_order(const GpuAttnShape& shape, const GpuAttnSoftmax& sm
 }
 
 const Format& p_format_of(GpuAttnDtype t) {
-  return t == GpuAttnDtype::kBF16 ? kBF16 : t == GpuAttnDtype::kE4M3 ? kE4M3
-                                          : t == GpuAttnDtype::kE5M2 ? kE5M2
+  return t == GpuAttnDtype::bf16 ? kBF16 : t == GpuAttnDtype::e4m3 ? kE4M3
+                                          : t == GpuAttnDtype::e5m2 ? kE5M2
                                                                      : kFP16;
 }
 
@@ -290,7 +290,7 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
       p.scale_log2 = scale_log2_of(shape, sm, in, bhk);
       p.max_offset = sm.max_offset;
       p.rescale_threshold = sm.tau;
-      p.exp2.mode = Exp2Mode::mufu;
+      p.exp2.mode = Exp2Mode::rounded_fp32;
       if (sm.emu_tiles > 0) {  // emulated 8-column tiles: the rule of gpu_attn_emu_mask, tile t % 8
         p.exp2.mode = Exp2Mode::schedule;
         p.exp2.degree = 3;

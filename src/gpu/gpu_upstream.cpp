@@ -185,7 +185,7 @@ void upstream_validate_check_size(const GpuAttnShape& s) {
 GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype) {
   GpuAttnTiling t;
   t.warp_rows = 16;
-  t.out_fp16 = dtype == GpuAttnDtype::kFP16;
+  t.out_fp16 = dtype == GpuAttnDtype::fp16;
   if (head_dim <= 64) {
     t.block_m = 192, t.block_n = 128;
   } else if (head_dim <= 96) {
@@ -202,7 +202,7 @@ GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype
 
 std::vector<UpstreamRunConfig> upstream_suite() {
   std::vector<UpstreamRunConfig> v;
-  for (GpuAttnDtype dt : {GpuAttnDtype::kBF16, GpuAttnDtype::kFP16})
+  for (GpuAttnDtype dt : {GpuAttnDtype::bf16, GpuAttnDtype::fp16})
     for (int d : {64, 128})
       for (int causal : {0, 1}) {
         UpstreamRunConfig mha;
@@ -225,7 +225,7 @@ std::vector<UpstreamRunConfig> upstream_suite() {
   }
   UpstreamRunConfig sharp;
   sharp.shape = GpuAttnShape{1, 2, 1, 8192, 8192, 64, true, true};
-  sharp.dtype = GpuAttnDtype::kFP16;
+  sharp.dtype = GpuAttnDtype::fp16;
   sharp.q_scale = 8;
   sharp.seed = 4;
   sharp.label = "fp16 d64 causal gqa2:1 s8192 q-scale 8";
@@ -235,12 +235,12 @@ std::vector<UpstreamRunConfig> upstream_suite() {
 
 std::vector<UpstreamRunConfig> upstream_tricks_suite() {
   std::vector<UpstreamRunConfig> v;
-  for (GpuAttnDtype dt : {GpuAttnDtype::kBF16, GpuAttnDtype::kFP16})
+  for (GpuAttnDtype dt : {GpuAttnDtype::bf16, GpuAttnDtype::fp16})
     for (float tau : {0.f, 4.f, 8.f})
       for (double qs : {1.0, 8.0})
         for (int k : {0, 2, 4}) {
           UpstreamRunConfig c;
-          const int d = dt == GpuAttnDtype::kBF16 ? 64 : 128;
+          const int d = dt == GpuAttnDtype::bf16 ? 64 : 128;
           c.shape = GpuAttnShape{1, 2, 2, 1024, 1024, d, false, true};
           c.dtype = dt;
           c.q_scale = qs;
@@ -489,13 +489,13 @@ Report run_upstream_bench(const UpstreamBenchOptions& o) {
     for (int c : o.causal)
       for (int seq : o.seqs) {
         GpuAttnShape sh{o.batch, o.heads, o.heads, seq, seq, d, c != 0, true};
-        upstream_validate(sh, GpuAttnDtype::kBF16);
+        upstream_validate(sh, GpuAttnDtype::bf16);
         shapes.push_back(json{{"batch", o.batch}, {"heads", o.heads}, {"seq", seq}, {"head_dim", d},
                               {"causal", c != 0}, {"dtype", "bf16"}});
       }
   for (float tau : o.taus)
     for (int k : o.emu_eighths) {
-      upstream_validate_tricks(UpstreamTricks{true, tau, 0.f, k}, GpuAttnDtype::kBF16);
+      upstream_validate_tricks(UpstreamTricks{true, tau, 0.f, k}, GpuAttnDtype::bf16);
       variants.push_back(json{{"tau", tau}, {"max_offset", 0}, {"emu_eighths", k}, {"degree", 3}});
     }
   if (o.warmup < 0 || o.iters < 1) throw Error("--iters must be >= 1 and --warmup >= 0", "e.g. --iters 20");

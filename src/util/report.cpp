@@ -69,6 +69,10 @@ std::string render_text(const Table& t) {
   return out;
 }
 
+std::string fmt_percent(double percent, int digits, const char* unit) {
+  return fmt::format("{:.{}f}{}", percent, digits, unit);
+}
+
 std::string render_markdown(const Table& t) {
   std::string out;
   if (!t.title.empty()) out += "**" + t.title + "**\n\n";

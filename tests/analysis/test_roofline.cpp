@@ -117,7 +117,7 @@ TEST(Exp2Schedule, TuningTableReproducesEverySeedFraction) {
 // ---- tile model
 
 TEST(RooflineTile, B200ForwardTable1) {
-  const TileCost c = tile_cost(arch("b200"), Direction::kFwd, OperandType::kBf16, 1, 128, 128, 128);
+  const TileCost c = tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, 128);
   // MMA: 4 * 128^3 / 8192 = 8388608 / 8192 = 1024.
   EXPECT_DOUBLE_EQ(c.cycles_mma, 1024);
   // exp: 128 * 128 / 16 = 1024.
@@ -133,19 +133,19 @@ TEST(RooflineTile, B200ForwardTable1) {
 TEST(RooflineTile, ExpOverMmaIs128OverDOnB200And64OverDOnHopperAndB300) {
   for (int d : {32, 64, 96, 128, 192, 256}) {
     // B200: (M N / 16) / (4 M N d / 8192) = 128 / d.
-    EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::kFwd, OperandType::kBf16, 1, 128, 128, d).exp_over_mma,
+    EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
                      128.0 / d);
     // H100: (M N / 16) / (4 M N d / 4096) = 64 / d; B300: (M N / 32) / (4 M N d / 8192) = 64 / d.
-    EXPECT_DOUBLE_EQ(tile_cost(arch("h100_sxm"), Direction::kFwd, OperandType::kBf16, 1, 128, 128, d).exp_over_mma,
+    EXPECT_DOUBLE_EQ(tile_cost(arch("h100_sxm"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
                      64.0 / d);
-    EXPECT_DOUBLE_EQ(tile_cost(arch("b300"), Direction::kFwd, OperandType::kBf16, 1, 128, 128, d).exp_over_mma,
+    EXPECT_DOUBLE_EQ(tile_cost(arch("b300"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
                      64.0 / d);
   }
   // Tile size cancels: 64 x 256 gives the same ratio as 128 x 128.
-  EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::kFwd, OperandType::kBf16, 1, 64, 256, 64).exp_over_mma, 2.0);
+  EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 64, 256, 64).exp_over_mma, 2.0);
   // d = 64 on B200: T_mma = 4 * 128 * 128 * 64 / 8192 = 512, T_exp = 1024, so half the exps must
   // leave the MUFU: (1 - f) * 1024 = 512 -> f = 0.5.
-  const TileCost c = tile_cost(arch("b200"), Direction::kFwd, OperandType::kBf16, 1, 128, 128, 64);
+  const TileCost c = tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, 64);
   EXPECT_DOUBLE_EQ(c.cycles_mma, 512);
   EXPECT_DOUBLE_EQ(c.emu_fraction_to_tie, 0.5);
   EXPECT_EQ(c.bottleneck, "exp");
@@ -153,8 +153,8 @@ TEST(RooflineTile, ExpOverMmaIs128OverDOnB200And64OverDOnHopperAndB300) {
 
 TEST(RooflineTile, B200BackwardOneAndTwoCta) {
   const ArchSpec b = arch("b200");
-  const TileCost one = tile_cost(b, Direction::kBwd, OperandType::kBf16, 1, 128, 128, 128);
-  const TileCost two = tile_cost(b, Direction::kBwd, OperandType::kBf16, 2, 128, 128, 128);
+  const TileCost one = tile_cost(b, Direction::bwd, OperandType::bf16, 1, 128, 128, 128);
+  const TileCost two = tile_cost(b, Direction::bwd, OperandType::bf16, 2, 128, 128, 128);
   // MMA: 5 GEMMs x 2 * 128^3 = 20971520 FLOP / 8192 = 2560.
   EXPECT_DOUBLE_EQ(one.cycles_mma, 2560);
   EXPECT_DOUBLE_EQ(two.cycles_mma, 2560);
@@ -172,18 +172,18 @@ TEST(RooflineTile, B200BackwardOneAndTwoCta) {
 }
 
 TEST(RooflineTile, Fp8ForwardAndRejections) {
-  const TileCost c = tile_cost(arch("b200"), Direction::kFwd, OperandType::kFp8, 1, 128, 128, 128);
+  const TileCost c = tile_cost(arch("b200"), Direction::fwd, OperandType::fp8, 1, 128, 128, 128);
   // MMA: 8388608 / 16384 = 512; smem: 3 * 128 * 128 * 1 B / 128 = 384; exp unchanged: 1024.
   EXPECT_DOUBLE_EQ(c.cycles_mma, 512);
   EXPECT_DOUBLE_EQ(c.cycles_smem, 384);
   EXPECT_DOUBLE_EQ(c.exp_over_mma, 2.0);
-  EXPECT_NE(error_of([] { tile_cost(arch("a100"), Direction::kFwd, OperandType::kFp8, 1, 128, 128, 128); })
+  EXPECT_NE(error_of([] { tile_cost(arch("a100"), Direction::fwd, OperandType::fp8, 1, 128, 128, 128); })
                 .find("no fp8 MMA"),
             std::string::npos);
-  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::kBwd, OperandType::kFp8, 1, 128, 128, 128); })
+  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::bwd, OperandType::fp8, 1, 128, 128, 128); })
                 .find("backward"),
             std::string::npos);
-  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::kFwd, OperandType::kBf16, 1, 0, 128, 128); })
+  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 0, 128, 128); })
                 .find("empty"),
             std::string::npos);
 }
@@ -193,7 +193,7 @@ TEST(RooflineTile, CustomArchFromJson) {
   EXPECT_FALSE(a.mma_fp8_flop_per_clk_sm.has_value());
   // 64x64 tile, d = 32: MMA 4 * 64 * 64 * 32 / 1024 = 512; exp 4096 / 8 = 512;
   // smem (64 * 32 + 2 * 64 * 32) * 2 B = 12288 B / 64 = 192.
-  const TileCost c = tile_cost(a, Direction::kFwd, OperandType::kBf16, 1, 64, 64, 32);
+  const TileCost c = tile_cost(a, Direction::fwd, OperandType::bf16, 1, 64, 64, 32);
   EXPECT_DOUBLE_EQ(c.cycles_mma, 512);
   EXPECT_DOUBLE_EQ(c.cycles_exp, 512);
   EXPECT_DOUBLE_EQ(c.cycles_smem, 192);

@@ -139,7 +139,7 @@ TEST(OnlineSoftmax, ShiftInvariance) {
   for (auto& x : S) x = std::round(x * 4096.0f) / 4096.0f;
   const auto V = normal_matrix(keys, d, 1.0, 32);
   for (float tau : {0.0f, 8.0f}) {
-    for (Exp2Mode mode : {Exp2Mode::mufu, Exp2Mode::exact, Exp2Mode::emu}) {
+    for (Exp2Mode mode : {Exp2Mode::rounded_fp32, Exp2Mode::exact, Exp2Mode::emu}) {
       SoftmaxParams p;
       p.rescale_threshold = tau;
       p.exp2.mode = mode;
@@ -446,7 +446,7 @@ TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
   const auto V = normal_matrix(keys, d, 1.0, 92);
   std::vector<float> offs(static_cast<size_t>(rows));
   for (int r = 0; r < rows; ++r) offs[size_t(r)] = 0.37f * float(r);
-  for (Exp2Mode mode : {Exp2Mode::mufu, Exp2Mode::exact, Exp2Mode::emu})
+  for (Exp2Mode mode : {Exp2Mode::rounded_fp32, Exp2Mode::exact, Exp2Mode::emu})
     for (const Format* f : {&kBF16, &kE4M3, &kFP16, &kFP32})
       for (float tau : {0.0f, 4.0f})
         for (bool per_row : {false, true}) {

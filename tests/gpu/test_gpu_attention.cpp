@@ -69,7 +69,7 @@ TEST(GpuAttention, ExactReplayCausalD64SharpRows) {
 
 TEST(GpuAttention, ExactReplayE4m3Tau4Saturating) {
   GpuAttnSoftmax sm;
-  sm.dtype = GpuAttnDtype::kE4M3;
+  sm.dtype = GpuAttnDtype::e4m3;
   sm.tau = 4;
   sm.max_offset = 8;
   sm.emu_tiles = 2;
@@ -77,7 +77,7 @@ TEST(GpuAttention, ExactReplayE4m3Tau4Saturating) {
 }
 
 TEST(GpuAttention, EndToEndAgainstCpuModel) {
-  for (GpuAttnDtype dt : {GpuAttnDtype::kBF16, GpuAttnDtype::kFP16, GpuAttnDtype::kE5M2}) {
+  for (GpuAttnDtype dt : {GpuAttnDtype::bf16, GpuAttnDtype::fp16, GpuAttnDtype::e5m2}) {
     GpuAttnCheckOptions o;
     o.shape = shape(512, 512, 2, 2, 128, false);
     o.sm.dtype = dt;

@@ -121,21 +121,21 @@ TEST(GpuUpstream, RequireMapsEnvironmentToExitCodes) {
 TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
   GpuAttnShape s;
   std::string msg;
-  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kE4M3); }, &msg), kExitUsage);
+  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::e4m3); }, &msg), kExitUsage);
   EXPECT_NE(msg.find("FP8 is only supported on SM100"), std::string::npos) << msg;
   for (int d : {4, 60, 264, 512}) {
     s.head_dim = d;
-    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kBF16); }, &msg), kExitUsage) << d;
+    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }, &msg), kExitUsage) << d;
     EXPECT_NE(msg.find("must be between 8 and 256 and divisible by 8"), std::string::npos) << msg;
   }
   for (int d : {8, 64, 96, 128, 256}) {
     s.head_dim = d;
-    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kFP16); }), 0) << d;
+    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::fp16); }), 0) << d;
   }
   s.head_dim = 64;
   s.heads_q = 3;
   s.heads_kv = 2;
-  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::kBF16); }), kExitUsage);
+  EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }), kExitUsage);
 }
 
 TEST(GpuUpstream, Sm90TileTable) {
@@ -144,13 +144,13 @@ TEST(GpuUpstream, Sm90TileTable) {
   for (const Row& r : {Row{64, false, 192, 128}, Row{64, true, 192, 128}, Row{96, false, 192, 144},
                        Row{96, true, 192, 128}, Row{128, false, 128, 128}, Row{128, true, 128, 128},
                        Row{192, false, 128, 112}, Row{256, true, 128, 80}}) {
-    const GpuAttnTiling t = upstream_sm90_tiling(r.d, r.causal, GpuAttnDtype::kBF16);
+    const GpuAttnTiling t = upstream_sm90_tiling(r.d, r.causal, GpuAttnDtype::bf16);
     EXPECT_EQ(t.block_m, r.m) << r.d;
     EXPECT_EQ(t.block_n, r.n) << r.d;
     EXPECT_EQ(t.warp_rows, 16);
     EXPECT_FALSE(t.out_fp16);
   }
-  EXPECT_TRUE(upstream_sm90_tiling(128, false, GpuAttnDtype::kFP16).out_fp16);
+  EXPECT_TRUE(upstream_sm90_tiling(128, false, GpuAttnDtype::fp16).out_fp16);
 }
 
 TEST(GpuUpstream, SuiteHasSixteenOrMoreRunsAllValid) {
@@ -163,7 +163,7 @@ TEST(GpuUpstream, SuiteHasSixteenOrMoreRunsAllValid) {
     ragged += c.shape.seq_q != c.shape.seq_k;
     gqa += c.shape.heads_q != c.shape.heads_kv;
     causal += c.shape.causal;
-    fp16 += c.dtype == GpuAttnDtype::kFP16;
+    fp16 += c.dtype == GpuAttnDtype::fp16;
     long_seq += c.shape.seq_q >= 8192;
   }
   EXPECT_GT(ragged, 0);
@@ -178,7 +178,7 @@ TEST(GpuUpstream, SuiteHasSixteenOrMoreRunsAllValid) {
 TEST(GpuUpstream, AnalysisOfAKnownOutput) {
   UpstreamRunConfig c;
   c.shape = GpuAttnShape{1, 2, 1, 150, 170, 64, true, true};
-  c.dtype = GpuAttnDtype::kFP16;
+  c.dtype = GpuAttnDtype::fp16;
   const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, 1.0, 9);
   const GpuAttnTiling t = upstream_sm90_tiling(64, true, c.dtype);
   GpuAttnSoftmax sm;
@@ -238,13 +238,13 @@ TEST(GpuUpstream, PinsAgreeBetweenFetchScriptAndDriver) {
 
 TEST(GpuUpstream, TricksValidation) {
   std::string msg;
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 4}, GpuAttnDtype::kBF16); }), 0);
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, -1, 0, 0}, GpuAttnDtype::kBF16); }),
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 4}, GpuAttnDtype::bf16); }), 0);
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, -1, 0, 0}, GpuAttnDtype::bf16); }),
             kExitUsage);
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 9}, GpuAttnDtype::kBF16); }),
+  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 9}, GpuAttnDtype::bf16); }),
             kExitUsage);
   // fp16's largest finite value is 65504 = 2^15.9993: tau 8 + offset 8 can saturate P.
-  EXPECT_EQ(exit_code_of([&] { upstream_validate_tricks(UpstreamTricks{true, 8, 8, 0}, GpuAttnDtype::kFP16); }, &msg),
+  EXPECT_EQ(exit_code_of([&] { upstream_validate_tricks(UpstreamTricks{true, 8, 8, 0}, GpuAttnDtype::fp16); }, &msg),
             kExitUsage);
   EXPECT_NE(msg.find("P can saturate"), std::string::npos) << msg;
 }

@@ -40,7 +40,7 @@ TEST(GpuUpstream, ForwardAgreesWithCpuModel) {
   UpstreamRunConfig b;
   b.label = "fp16 d128 256";
   b.shape = GpuAttnShape{1, 2, 2, 256, 256, 128, false, true};
-  b.dtype = GpuAttnDtype::kFP16;
+  b.dtype = GpuAttnDtype::fp16;
   o.runs = {a, b};
   const Report r = run_upstream_check(o);
   std::printf("%s\n", r.results.at("runs").dump().c_str());
@@ -55,7 +55,7 @@ TEST(GpuUpstream, SharpRowsKeepTheRatio) {
   UpstreamRunConfig c;
   c.label = "fp16 d128 256 q-scale 8";
   c.shape = GpuAttnShape{1, 2, 2, 256, 256, 128, false, true};
-  c.dtype = GpuAttnDtype::kFP16;
+  c.dtype = GpuAttnDtype::fp16;
   c.q_scale = 8;
   o.runs = {c};
   const Report r = run_upstream_check(o);

@@ -2,8 +2,13 @@
 // per-class mismatch counting and first-mismatch bookkeeping of the comparison, file naming.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <tuple>
 #include <vector>
 
+#include "fa4sim/analysis/roofline.h"
+#include "fa4sim/gpu/gpu.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
@@ -112,4 +117,21 @@ TEST(GpuBench, DeviceNames) {
   EXPECT_EQ(gpu_arch_for_device("NVIDIA H200"), "h200");
   EXPECT_EQ(gpu_arch_for_device("NVIDIA H100 80GB HBM3"), "h100_sxm");
   EXPECT_EQ(gpu_arch_for_device("NVIDIA B200"), "");
+}
+
+// The benchmark compiles one kernel per (freq, res, start_frg) of kTuningRules; the list must be
+// exactly the distinct schedules of data/fa4_tuning.json, in the table's order, or `gpu bench-exp
+// --rules` would time a schedule upstream does not use (or miss one it does). freq = 0 emulates
+// nothing, whatever res and start_frg say (exp2_schedule.h), so those entries are one schedule,
+// (0, 4, 0).
+TEST(GpuBench, TuningRulesAreTheDistinctEntriesOfTheTuningTable) {
+  std::vector<std::tuple<int, int, int>> from_json;
+  for (const TuningEntry& e : load_tuning().entries) {
+    const auto rule = e.freq == 0 ? std::make_tuple(0, 4, 0) : std::make_tuple(e.freq, e.res, e.start_frg);
+    if (std::find(from_json.begin(), from_json.end(), rule) == from_json.end()) from_json.push_back(rule);
+  }
+  std::vector<std::tuple<int, int, int>> compiled;
+  for (const gpu::RuleConfig& r : gpu::kTuningRules) compiled.emplace_back(r.freq, r.res, r.start_frg);
+  EXPECT_EQ(compiled, from_json);
+  EXPECT_EQ(std::set(compiled.begin(), compiled.end()).size(), compiled.size()) << "a rule listed twice";
 }

@@ -92,15 +92,15 @@ ArchSpec load_known_arch(const std::string& name);
 
 // ---- tile model (Note [Counting convention])
 
-enum class Direction { kFwd, kBwd };
-enum class OperandType { kBf16, kFp8 };
+enum class Direction { fwd, bwd };
+enum class OperandType { bf16, fp8 };
 const char* to_string(Direction d);
 const char* to_string(OperandType t);
 
 struct TileCost {
   std::string arch;
-  Direction direction = Direction::kFwd;
-  OperandType dtype = OperandType::kBf16;
+  Direction direction = Direction::fwd;
+  OperandType dtype = OperandType::bf16;
   int cta_group = 1;
   int tile_m = 0, tile_n = 0, d = 0;
   double cycles_mma = 0, cycles_exp = 0, cycles_smem = 0;
@@ -204,8 +204,8 @@ MeasuredFile load_measured(const std::string& path);
 struct RooflineOptions {
   std::vector<ArchSpec> archs;
   std::vector<int> ds = {128};
-  std::vector<Direction> directions = {Direction::kFwd};
-  std::vector<OperandType> dtypes = {OperandType::kBf16};
+  std::vector<Direction> directions = {Direction::fwd};
+  std::vector<OperandType> dtypes = {OperandType::bf16};
   int tile_m = 128, tile_n = 128;
   std::optional<double> emu_fraction;  // evaluate the pipe model at this f for every row
   std::vector<int> degrees = {3};      // pipe-model degrees (printed: the first)

@@ -48,7 +48,9 @@
 
 #include <cstdint>
 
+#include "fa4sim/core/constants.h"
 #include "fa4sim/core/hd.h"
+#include "fa4sim/core/splitmix.h"
 
 namespace fa4sim {
 
@@ -103,7 +105,6 @@ constexpr double log2_constexpr(double x) {
     sum += term / n;
     term *= z * z;
   }
-  constexpr double kLn2 = 0.693147180559945309417232121458176568;
   return k + 2.0 * sum / kLn2;
 }
 
@@ -238,11 +239,7 @@ FA4_HD uint32_t encode_sr(const Format& f, float x, Overflow ov, uint32_t random
 // Counter-based random bits for stochastic rounding: element `index` of the stream `seed`
 // (splitmix64 finaliser of seed and index), so results do not depend on how work is split.
 FA4_HD uint32_t sr_random_bits(uint64_t seed, uint64_t index) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return uint32_t(z >> 32);
+  return uint32_t(splitmix64_mix(seed * kSplitmixGamma + index + 0x632BE59BD9B4E019ull) >> 32);
 }
 
 // A double rounded ONCE to f. Same scheme as encode() on the 53-bit significand.

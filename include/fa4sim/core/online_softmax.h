@@ -33,8 +33,9 @@
 //   * the order of the float32 additions inside the tensor-core MMA and inside the row-sum
 //     reduction: P_cast @ V is accumulated in key order with one fma per product (one rounding
 //     per key), the per-tile sum of P in 8 interleaved partial sums combined pairwise;
-//   * MUFU ex2.approx's own error (within 2 ulp on the hardware): Exp2Mode::mufu is a correctly
-//     rounded float32 exp2 of the float32 argument; the GPU backend runs the real instruction;
+//   * MUFU ex2.approx's own error (within 2 ulp on the hardware): Exp2Mode::rounded_fp32 is a
+//     correctly rounded float32 exp2 of the float32 argument; the GPU backend runs the real
+//     instruction;
 //   * the final normalisation's rcp.approx: O * (1 / row_sum) with a correctly rounded reciprocal;
 //   * whether `max_offset - row_max * scale_log2` is itself fused: it is computed as a float32
 //     multiply then subtract (identical when scale_log2 = 1, the default of `fa4sim rescale`).
@@ -91,16 +92,18 @@ const char* block_order_name(BlockOrder o);  // "reverse" / "forward"
 
 // How P = exp2(x) (and acc_scale = exp2(a)) is computed.
 enum class Exp2Mode : uint8_t {
-  exact,     // exp2 of the argument computed in float64 from the float32 scores, rounded once
-             // to float32 (the seed article's NumPy model; no float32 FMA rounding)
-  mufu,      // correctly rounded float32 exp2 of the kernel's float32 argument (MUFU ex2.approx
-             // is within 2 ulp of this on the hardware)
-  emu,       // ex2_emu(argument, degree) for every element (exp2_emu.h, bit-exact)
-  schedule,  // upstream's mixed schedule: emulated columns use ex2_emu(degree), the rest mufu
+  exact,         // exp2 of the argument computed in float64 from the float32 scores, rounded once
+                 // to float32 (the seed article's NumPy model; no float32 FMA rounding)
+  rounded_fp32,  // correctly rounded float32 exp2 of the kernel's float32 argument: what the
+                 // MUFU's ex2.approx aims at (it is within 2 ulp of this on the hardware); the
+                 // `--exp mufu` of the commands
+  emu,           // ex2_emu(argument, degree) for every element (exp2_emu.h, bit-exact)
+  schedule,      // upstream's mixed schedule: emulated columns use ex2_emu(degree), the rest
+                 // rounded_fp32
 };
 
 struct Exp2Choice {
-  Exp2Mode mode = Exp2Mode::mufu;
+  Exp2Mode mode = Exp2Mode::rounded_fp32;
   int degree = 3;       // emu, and the emulated columns of schedule (upstream uses 3)
   int freq = 0;         // schedule (freq, res, start_frg): see exp2_schedule.h
   int res = 4;
@@ -184,7 +187,7 @@ FA4_HD float p_exp2(float s, float row_max, const SoftmaxParams& p, bool emulate
       return ex2_emu(p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset)),
                      p.exp2.degree);
     case Exp2Mode::schedule:
-    case Exp2Mode::mufu:
+    case Exp2Mode::rounded_fp32:
     default: {
       const float x = p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset));
       return emulated ? ex2_emu(x, p.exp2.degree) : exp2_mufu_like(x);

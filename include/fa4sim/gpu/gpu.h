@@ -125,8 +125,16 @@ ExpBenchPoint bench_exp_mix(int degree, int emulated_of_16, int reps);
 struct RuleConfig {
   int freq, res, start_frg;
 };
-// (10,4,1) (16,4,1) (16,4,0) (32,4,1) (14,6,0) (8,4,1) and (0,4,0): the distinct entries of the
-// upstream tuning table (docs/facts.md §1).
+// The distinct (freq, res, start_frg) of the upstream tuning table (docs/facts.md §1,
+// data/fa4_tuning.json), in the table's order, as an X-macro: the benchmark's kernels are one
+// template instance per rule (src/cuda/gpu_backend.cu). test_gpu_verify checks that this list
+// equals the distinct entries of data/fa4_tuning.json.
+#define FA4SIM_TUNING_RULES(X) \
+  X(10, 4, 1) X(16, 4, 1) X(16, 4, 0) X(32, 4, 1) X(14, 6, 0) X(8, 4, 1) X(0, 4, 0)
+#define FA4SIM_TUNING_RULE_ROW(F, R, S) RuleConfig{F, R, S},
+inline constexpr RuleConfig kTuningRules[] = {FA4SIM_TUNING_RULES(FA4SIM_TUNING_RULE_ROW)};
+#undef FA4SIM_TUNING_RULE_ROW
+// kTuningRules as a vector (`fa4sim gpu bench-exp --rules` runs each).
 const std::vector<RuleConfig>& bench_rule_configs();
 ExpBenchPoint bench_exp_rule(int degree, RuleConfig rule, int reps);
 

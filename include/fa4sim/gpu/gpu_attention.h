@@ -37,11 +37,11 @@ inline constexpr int kGpuAttnBlockN = 64;
 inline constexpr int kGpuAttnWarpRows = 16;
 inline constexpr int kGpuAttnTilesPerBlock = kGpuAttnBlockN / 8;
 
-enum class GpuAttnDtype { kBF16, kFP16, kE4M3, kE5M2 };
+enum class GpuAttnDtype { bf16, fp16, e4m3, e5m2 };
 const char* gpu_attn_dtype_name(GpuAttnDtype t);
 // Bytes per stored element of Q/K/V.
 inline int gpu_attn_dtype_bytes(GpuAttnDtype t) {
-  return (t == GpuAttnDtype::kE4M3 || t == GpuAttnDtype::kE5M2) ? 1 : 2;
+  return (t == GpuAttnDtype::e4m3 || t == GpuAttnDtype::e5m2) ? 1 : 2;
 }
 inline bool gpu_attn_is_fp8(GpuAttnDtype t) { return gpu_attn_dtype_bytes(t) == 1; }
 
@@ -67,7 +67,7 @@ struct GpuAttnShape {
 };
 
 struct GpuAttnSoftmax {
-  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  GpuAttnDtype dtype = GpuAttnDtype::bf16;
   double softmax_scale = 0;  // 0 -> 1/sqrt(head_dim)
   float tau = 8;             // rescale_threshold (log2 units); 0 = rescale on every max increase
   float max_offset = 0;      // FA4: 8 for FP8, 0 otherwise
@@ -165,7 +165,7 @@ struct GpuAttnTiling {
 // The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
 // kernel's order and granularity (by default 128-row CTA tiles, 64-key blocks, 16-row warps), S =
 // the float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly
-// rounded exp2 (Exp2Mode::mufu); with emu_tiles = k > 0, the columns of 8-column tile t of a key
+// rounded exp2 (Exp2Mode::rounded_fp32); with emu_tiles = k > 0, the columns of 8-column tile t of a key
 // block go through ex2_emu (degree 3) iff bit t % 8 of gpu_attn_emu_mask(k) is set (RowBlockSim's
 // tile_mask schedule).
 struct GpuAttnModel {
@@ -234,7 +234,7 @@ struct GpuAttnBenchOptions {
   std::vector<int> causal{0, 1};
   std::vector<float> taus{8};
   std::vector<int> emu_tiles{0};
-  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  GpuAttnDtype dtype = GpuAttnDtype::bf16;
   int warmup = 5, iters = 20;
   std::string python = "python3";  // "" = skip torch
   uint64_t seed = 1;

@@ -79,7 +79,7 @@ inline constexpr double kUpstreamCountWarpUnit = 4096.0;  // LSE slot = rows + 4
 struct UpstreamRunConfig {
   std::string label;
   GpuAttnShape shape;  // causal_bottom_right is set by the driver (upstream's alignment)
-  GpuAttnDtype dtype = GpuAttnDtype::kBF16;
+  GpuAttnDtype dtype = GpuAttnDtype::bf16;
   double q_scale = 1;
   uint64_t seed = 1;
   UpstreamTricks tricks;

@@ -43,6 +43,10 @@ struct Table {
 std::string render_text(const Table& t);      // aligned columns for a terminal
 std::string render_markdown(const Table& t);  // GitHub-flavoured markdown
 
+// A percentage for a table cell: `percent` (already x 100) with `digits` decimals, then `unit`
+// ("12.345%"; the roofline tables write "12.34 %").
+std::string fmt_percent(double percent, int digits, const char* unit = "%");
+
 struct Report {
   std::string command;
   json params = json::object();
