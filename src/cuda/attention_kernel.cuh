@@ -217,6 +217,239 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[N / 2], const uint32_t (&a)[
   }
 }
 
+// ---- the kernel's pieces outside the softmax
+// Key blocks this CTA visits: all of them, or (causal) those with a key <= the last query row.
+template <int kBM, int kBN>
+__device__ __forceinline__ int visible_blocks(const AttnParams& p, int m0, int n_blocks_total) {
+  int n_blocks = n_blocks_total;
+  if (p.causal) {
+    const int last_key = min(p.seq_k, m0 + kBM);  // keys < last_key can be visible
+    n_blocks = min(n_blocks_total, (last_key + kBN - 1) / kBN);
+  }
+  return n_blocks;
+}
+
+// mbarriers: full[st] completes when every thread's cp.asyncs of a stage have landed
+// (cp.async.mbarrier.arrive.noinc), empty[st] when every thread has finished the P V that read it.
+template <int kStages, int kThreads>
+__device__ __forceinline__ void init_stage_barriers(uint32_t bar_full, uint32_t bar_empty) {
+#pragma unroll
+  for (int i = 0; i < kStages; ++i) {
+    mbar_init(bar_full + 8u * i, kThreads);
+    mbar_init(bar_empty + 8u * i, kThreads);
+  }
+}
+
+// O += P V for one key block: P from registers (the A fragments `pa`), V from the stage at sV.
+template <typename T, int D, int kBN>
+__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 8 * 4], const uint32_t (&pa)[kBN / 16][4],
+                                         uint32_t sV) {
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; ++kk) {
+    const uint64_t db = gmma_desc(sV + uint32_t(kk) * 16u * 128u, kBN * 128u, 1024u);
+    wgmma_pv<T, D>(o_acc, pa[kk], db);
+  }
+}
+
+// S = Q K^T for one key block: Q from registers, K from the stage at sK.
+template <typename T, int D, int kBN>
+__device__ __forceinline__ void issue_qk(float (&s)[kBN / 2], const uint32_t (&q_frag)[D / 16][4],
+                                         uint32_t sK) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint32_t koff = uint32_t(kk % 4) * 32u;  // 16 elements further in the 128-byte row
+    const uint64_t db = gmma_desc(sK + uint32_t(kk / 4) * (kBN * 128u) + koff, 16u, 1024u);
+    wgmma_s_rs<T, kBN>(s, q_frag[kk], db, kk > 0 ? 1 : 0);
+  }
+}
+
+// ---- the softmax of one key block, per thread (the kernel's steps, inlined into it)
+// Where this thread's accumulator elements sit: rows row_base + 8 * hh (hh = 0, 1) of the
+// (batch, head) slice bh, columns 8t + col_q + {0, 1} of each 8-column tile t.
+struct ThreadRows {
+  int64_t bh, bhk;  // (batch, head) of Q/O and of K/V
+  int row_base, col_q, lane;
+};
+
+// S = -inf where the key is past seq_k or (causal) after the query row.
+template <int kBN>
+__device__ __forceinline__ void mask_scores(float (&s)[kBN / 2], const AttnParams& p, const ThreadRows& t,
+                                            int n0) {
+#pragma unroll
+  for (int nt = 0; nt < kBN / 8; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int col = n0 + nt * 8 + t.col_q + (i & 1);
+      const int row = t.row_base + (i >> 1) * 8;
+      if (col >= p.seq_k || (p.causal && col > row)) s[nt * 4 + i] = -INFINITY;
+    }
+}
+
+// The row max of this block and the stale-max rule: acc_scale = ex2(a) with a = (m_old - m_new)
+// * scale_log2, kept at 1 (and the old max kept) when tau > 0 and a >= -tau. The first block
+// only sets the max. Returns the warp's vote: whether any of its 16 rows has acc_scale < 1.
+template <int kBN>
+__device__ __forceinline__ bool update_row_max(const float (&s)[kBN / 2], float (&row_max)[2],
+                                               float (&acc_scale)[2], bool first, float scale_log2,
+                                               float tau) {
+  constexpr int kNT = kBN / 8;
+  bool want_rescale = false;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float mt[kNT];  // a tree of maxima (max is exact and associative: any order gives the same bits)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) mt[nt] = fmaxf(s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]);
+#pragma unroll
+    for (int w = kNT / 2; w >= 1; w /= 2)
+#pragma unroll
+      for (int nt = 0; nt < w; ++nt) mt[nt] = fmaxf(mt[nt], mt[nt + w]);
+    float m = mt[0];
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    const float m_old = row_max[hh];
+    const float m_new = fmaxf(m_old, m);
+    float sc = 1.f;
+    if (first) {
+      row_max[hh] = m_new;
+    } else {
+      const float m_safe = m_new == -INFINITY ? 0.f : m_new;
+      const float a = (m_old - m_safe) * scale_log2;
+      sc = ex2_mufu(a);
+      if (tau > 0.f && a >= -tau) {
+        sc = 1.f;
+      } else {
+        row_max[hh] = m_new;
+      }
+    }
+    acc_scale[hh] = sc;
+    want_rescale |= sc < 1.f;
+  }
+  return __any_sync(0xffffffffu, want_rescale);
+}
+
+template <int kDT>
+__device__ __forceinline__ void rescale_o(float (&o_acc)[kDT * 4], const float (&acc_scale)[2]) {
+#pragma unroll
+  for (int dt = 0; dt < kDT; ++dt) {
+    o_acc[dt * 4 + 0] *= acc_scale[0];
+    o_acc[dt * 4 + 1] *= acc_scale[0];
+    o_acc[dt * 4 + 2] *= acc_scale[1];
+    o_acc[dt * 4 + 3] *= acc_scale[1];
+  }
+}
+
+// P = exp2(fma(s, scale_log2, max_offset - row_max * scale_log2)), by MUFU or emulation per
+// 8-column tile; row_sum = row_sum * acc_scale + P in column order; P cast to the MMA's input
+// (or FP8) and packed as the A fragment `pa` of the next P V. INSTR: saturation counts and the
+// S / P / P_cast dumps.
+template <typename T, int kBN, bool INSTR, int EMU>
+__device__ __forceinline__ void softmax_p(const float (&s)[kBN / 2], const float (&row_max)[2],
+                                          float (&row_sum)[2], const float (&acc_scale)[2],
+                                          uint32_t (&pa)[kBN / 16][4], uint32_t (&sat_count)[2],
+                                          const AttnParams& p, const ThreadRows& t, int n0,
+                                          float scale_log2) {
+  constexpr int kNT = kBN / 8;
+  float bias[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const float rm = row_max[hh] == -INFINITY ? 0.f : row_max[hh];
+    bias[hh] = p.max_offset - rm * scale_log2;
+    row_sum[hh] = row_sum[hh] * acc_scale[hh];
+  }
+#pragma unroll
+  for (int nt = 0; nt < kNT; ++nt) {
+    float pv[4];
+    // warp-uniform (Note [Emulation granularity]); a constant when EMU >= 0
+    const bool emu = EMU < 0 ? bool((p.emu_mask >> nt) & 1u) : (nt * EMU) % kNT < EMU;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float x = __fmaf_rn(s[nt * 4 + i], scale_log2, bias[i >> 1]);
+      pv[i] = emu ? ex2_emu_ptx<3>(x) : ex2_mufu(x);
+    }
+    row_sum[0] = row_sum[0] + pv[0];
+    row_sum[0] = row_sum[0] + pv[1];
+    row_sum[1] = row_sum[1] + pv[2];
+    row_sum[1] = row_sum[1] + pv[3];
+    uint16_t cv[4];
+    const uint32_t lo = pack_p<T>(pv[0], pv[1], p.p_cast, &cv[0], &cv[1]);
+    const uint32_t hi = pack_p<T>(pv[2], pv[3], p.p_cast, &cv[2], &cv[3]);
+    // A fragment of the 16-key step nt/2: regs 0/1 = keys 0-7 (rows g, g+8), 2/3 = keys 8-15
+    pa[nt / 2][(nt % 2) * 2 + 0] = lo;
+    pa[nt / 2][(nt % 2) * 2 + 1] = hi;
+    if constexpr (INSTR) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (pv[i] >= p.p_max_finite) ++sat_count[i >> 1];
+        const int row = t.row_base + (i >> 1) * 8;
+        const int col = n0 + nt * 8 + t.col_q + (i & 1);
+        if (p.s_dump != nullptr && row < p.seq_q && col < p.seq_k) {
+          const int64_t idx = (t.bh * p.seq_q + row) * p.seq_k + col;
+          p.s_dump[idx] = s[nt * 4 + i];
+          p.p_dump[idx] = pv[i];
+          p.pc_dump[idx] = cv[i];
+        }
+      }
+    }
+  }
+}
+
+// Instrumented build: per (row, key block) flags (1 seen | 2 acc_scale < 1 | 4 the warp
+// rescaled O) and the row max after the block.
+__device__ __forceinline__ void write_block_flags(const AttnParams& p, const ThreadRows& t, int n_blocks_total,
+                                                  int nb, const float (&row_max)[2],
+                                                  const float (&acc_scale)[2], bool warp_rescale) {
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int row = t.row_base + hh * 8;
+    if (t.lane % 4 == 0 && row < p.seq_q) {
+      const int64_t idx = (t.bh * p.seq_q + row) * n_blocks_total + nb;
+      p.flags[idx] = uint8_t(1u | (acc_scale[hh] < 1.f ? 2u : 0u) | (warp_rescale ? 4u : 0u));
+      p.row_max_out[idx] = row_max[hh];
+    }
+  }
+}
+
+// The epilogue: O = O_acc / row_sum * v_descale as bf16 (0 for an empty row), LSE in nats, and
+// (INSTR) the per-row saturation counts.
+template <int D, bool INSTR>
+__device__ __forceinline__ void store_o_lse(const float (&o_acc)[D / 8 * 4], const float (&row_max)[2],
+                                            const float (&row_sum)[2], const uint32_t (&sat_count)[2],
+                                            const AttnParams& p, const ThreadRows& t, float scale_log2) {
+  constexpr int kDT = D / 8;
+  const float v_scale = p.v_descale != nullptr ? p.v_descale[t.bhk] : 1.f;
+  __nv_bfloat16* gO = static_cast<__nv_bfloat16*>(p.o) + t.bh * p.seq_q * D;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float rs = row_sum[hh];
+    rs = rs + __shfl_xor_sync(0xffffffffu, rs, 1);
+    rs = rs + __shfl_xor_sync(0xffffffffu, rs, 2);
+    const int row = t.row_base + hh * 8;
+    const float inv_ok = rs > 0.f ? 1.f : 0.f;
+    const float denom = rs > 0.f ? rs : 1.f;
+    if (row < p.seq_q) {
+#pragma unroll
+      for (int dt = 0; dt < kDT; ++dt) {
+        const float o0 = o_acc[dt * 4 + 2 * hh] / denom * v_scale * inv_ok;
+        const float o1 = o_acc[dt * 4 + 2 * hh + 1] / denom * v_scale * inv_ok;
+        *reinterpret_cast<__nv_bfloat162*>(gO + int64_t(row) * D + dt * 8 + t.col_q) =
+            __floats2bfloat162_rn(o0, o1);
+      }
+      if (t.lane % 4 == 0) {
+        const float rm = row_max[hh] == -INFINITY ? 0.f : row_max[hh];
+        p.lse[t.bh * p.seq_q + row] =
+            rs > 0.f ? (rm * scale_log2 + log2f(rs) - p.max_offset) * 0.6931471805599453f
+                     : -INFINITY;
+      }
+    }
+    if constexpr (INSTR) {
+      uint32_t sc = sat_count[hh];
+      sc += __shfl_xor_sync(0xffffffffu, sc, 1);
+      sc += __shfl_xor_sync(0xffffffffu, sc, 2);
+      if (t.lane % 4 == 0 && row < p.seq_q) p.saturated[t.bh * p.seq_q + row] = sc;
+    }
+  }
+}
+
 // ---- the kernel
 // T: __nv_bfloat16 or __half (MMA input type). D: head dim. INSTR: instrumented build.
 // 2 warpgroups (256 threads); warpgroup g owns query rows m0 + 64g .. m0 + 64g + 63, warp w of
@@ -229,7 +462,6 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[N / 2], const uint32_t (&a)[
 template <typename T, int D, bool INSTR, int kBN, int EMU>
 __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams p) {
   constexpr int kThreads = 256, kBM = 128, kStages = 3;
-  constexpr int kNT = kBN / 8;   // S n8 tiles per key block
   constexpr int kDT = D / 8;     // O n8 tiles
   constexpr uint32_t kQBytes = kBM * D * 2, kKVBytes = kBN * D * 2;
   extern __shared__ char smem_raw[];
@@ -252,16 +484,12 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   if (p.qk_descale != nullptr) scale_log2 = scale_log2 * p.qk_descale[bhk];
 
   const int n_blocks_total = (p.seq_k + kBN - 1) / kBN;
-  int n_blocks = n_blocks_total;
-  if (p.causal) {
-    const int last_key = min(p.seq_k, m0 + kBM);  // keys < last_key can be visible
-    n_blocks = min(n_blocks_total, (last_key + kBN - 1) / kBN);
-  }
+  const int n_blocks = visible_blocks<kBM, kBN>(p, m0, n_blocks_total);
   if (n_blocks == 0) return;  // seq_k == 0 never reaches here (validated)
 
   // Rows of this thread: row_base + 8 * hh.
   const int row_base = m0 + warp * 16 + lane / 4;
-  const int col_q = (lane % 4) * 2;
+  const ThreadRows thr{bh, bhk, row_base, (lane % 4) * 2, lane};
 
   float o_acc[kDT * 4];
 #pragma unroll
@@ -270,17 +498,8 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   uint32_t sat_count[2] = {0u, 0u};
 
   auto block_of = [&](int it) { return p.reverse_blocks ? n_blocks - 1 - it : it; };
-  // mbarriers: full[st] completes when every thread's cp.asyncs of a stage have landed
-  // (cp.async.mbarrier.arrive.noinc), empty[st] when every thread has finished the P V that
-  // read it.
   const uint32_t bar_full = sK(kStages), bar_empty = bar_full + 8u * kStages;
-  if (tid == 0) {
-#pragma unroll
-    for (int i = 0; i < kStages; ++i) {
-      mbar_init(bar_full + 8u * i, kThreads);
-      mbar_init(bar_empty + 8u * i, kThreads);
-    }
-  }
+  if (tid == 0) init_stage_barriers<kStages, kThreads>(bar_full, bar_empty);
   __syncthreads();
   auto load_block = [&](int j) {  // block j (iteration order) into stage j % kStages
     const int st = j % kStages;
@@ -292,14 +511,6 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   };
   load_tile<kBM, D, kThreads>(sQ, gQ, m0, p.seq_q, tid);
   load_block(0);
-
-  auto issue_pv = [&](int st, const uint32_t (&pa)[kBN / 16][4]) {
-#pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) {
-      const uint64_t db = gmma_desc(sV(st) + uint32_t(kk) * 16u * 128u, kBN * 128u, 1024u);
-      wgmma_pv<T, D>(o_acc, pa[kk], db);
-    }
-  };
 
   // Ping-pong (Note [Why wgmma, and how]): a warpgroup's "MMA phase" issues P V of the previous
   // block and S = Q K^T of this one, then hands the tensor cores to the other warpgroup (named
@@ -326,13 +537,8 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
     reg_fence_u(pa);
     reg_fence_u(q_frag);
     wgmma_fence();
-    if constexpr (kHasPV) issue_pv((it - 1) % kStages, pa);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t koff = uint32_t(kk % 4) * 32u;  // 16 elements further in the 128-byte row
-      const uint64_t db = gmma_desc(sK(st) + uint32_t(kk / 4) * (kBN * 128u) + koff, 16u, 1024u);
-      wgmma_s_rs<T, kBN>(s, q_frag[kk], db, kk > 0 ? 1 : 0);
-    }
+    if constexpr (kHasPV) issue_pv<T, D, kBN>(o_acc, pa, sV((it - 1) % kStages));
+    issue_qk<T, D, kBN>(s, q_frag, sK(st));
     wgmma_commit();
     if (wg == 0 || it + 1 < n_blocks) named_arrive(2 - wg, kThreads);
     wgmma_wait0();
@@ -342,116 +548,16 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
     if (it + 1 < n_blocks) load_block(it + 1);
 
     // ---- mask (key tail, causal)
-    const bool need_mask = (n0 + kBN > p.seq_k) || (p.causal && n0 + kBN - 1 > m0);
-    if (need_mask) {
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int col = n0 + nt * 8 + col_q + (i & 1);
-          const int row = row_base + (i >> 1) * 8;
-          if (col >= p.seq_k || (p.causal && col > row)) s[nt * 4 + i] = -INFINITY;
-        }
-    }
+    if ((n0 + kBN > p.seq_k) || (p.causal && n0 + kBN - 1 > m0)) mask_scores<kBN>(s, p, thr, n0);
 
-    // ---- row max, stale-max rule
+    // ---- row max, stale-max rule, O rescale vote
     float acc_scale[2];
-    bool want_rescale = false;
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      float mt[kNT];  // a tree of maxima (max is exact and associative: any order gives the same bits)
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt) mt[nt] = fmaxf(s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]);
-#pragma unroll
-      for (int w = kNT / 2; w >= 1; w /= 2)
-#pragma unroll
-        for (int nt = 0; nt < w; ++nt) mt[nt] = fmaxf(mt[nt], mt[nt + w]);
-      float m = mt[0];
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      const float m_old = row_max[hh];
-      const float m_new = fmaxf(m_old, m);
-      float sc = 1.f;
-      if (it == 0) {
-        row_max[hh] = m_new;
-      } else {
-        const float m_safe = m_new == -INFINITY ? 0.f : m_new;
-        const float a = (m_old - m_safe) * scale_log2;
-        sc = ex2_mufu(a);
-        if (p.tau > 0.f && a >= -p.tau) {
-          sc = 1.f;
-        } else {
-          row_max[hh] = m_new;
-        }
-      }
-      acc_scale[hh] = sc;
-      want_rescale |= sc < 1.f;
-    }
-    const bool warp_rescale = __any_sync(0xffffffffu, want_rescale);
-    if (warp_rescale) {
-#pragma unroll
-      for (int dt = 0; dt < kDT; ++dt) {
-        o_acc[dt * 4 + 0] *= acc_scale[0];
-        o_acc[dt * 4 + 1] *= acc_scale[0];
-        o_acc[dt * 4 + 2] *= acc_scale[1];
-        o_acc[dt * 4 + 3] *= acc_scale[1];
-      }
-    }
+    const bool warp_rescale = update_row_max<kBN>(s, row_max, acc_scale, it == 0, scale_log2, p.tau);
+    if (warp_rescale) rescale_o<kDT>(o_acc, acc_scale);
 
     // ---- P = exp2(s * scale_log2 + bias), per-tile MUFU or emulation; row sums; cast
-    float bias[2];
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const float rm = row_max[hh] == -INFINITY ? 0.f : row_max[hh];
-      bias[hh] = p.max_offset - rm * scale_log2;
-      row_sum[hh] = row_sum[hh] * acc_scale[hh];
-    }
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt) {
-      float pv[4];
-      // warp-uniform (Note [Emulation granularity]); a constant when EMU >= 0
-      const bool emu = EMU < 0 ? bool((p.emu_mask >> nt) & 1u) : (nt * EMU) % kNT < EMU;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float x = __fmaf_rn(s[nt * 4 + i], scale_log2, bias[i >> 1]);
-        pv[i] = emu ? ex2_emu_ptx<3>(x) : ex2_mufu(x);
-      }
-      row_sum[0] = row_sum[0] + pv[0];
-      row_sum[0] = row_sum[0] + pv[1];
-      row_sum[1] = row_sum[1] + pv[2];
-      row_sum[1] = row_sum[1] + pv[3];
-      uint16_t cv[4];
-      const uint32_t lo = pack_p<T>(pv[0], pv[1], p.p_cast, &cv[0], &cv[1]);
-      const uint32_t hi = pack_p<T>(pv[2], pv[3], p.p_cast, &cv[2], &cv[3]);
-      // A fragment of the 16-key step nt/2: regs 0/1 = keys 0-7 (rows g, g+8), 2/3 = keys 8-15
-      pa[nt / 2][(nt % 2) * 2 + 0] = lo;
-      pa[nt / 2][(nt % 2) * 2 + 1] = hi;
-      if constexpr (INSTR) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          if (pv[i] >= p.p_max_finite) ++sat_count[i >> 1];
-          const int row = row_base + (i >> 1) * 8;
-          const int col = n0 + nt * 8 + col_q + (i & 1);
-          if (p.s_dump != nullptr && row < p.seq_q && col < p.seq_k) {
-            const int64_t idx = (bh * p.seq_q + row) * p.seq_k + col;
-            p.s_dump[idx] = s[nt * 4 + i];
-            p.p_dump[idx] = pv[i];
-            p.pc_dump[idx] = cv[i];
-          }
-        }
-      }
-    }
-    if constexpr (INSTR) {
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int row = row_base + hh * 8;
-        if (lane % 4 == 0 && row < p.seq_q) {
-          const int64_t idx = (bh * p.seq_q + row) * n_blocks_total + nb;
-          p.flags[idx] = uint8_t(1u | (acc_scale[hh] < 1.f ? 2u : 0u) | (warp_rescale ? 4u : 0u));
-          p.row_max_out[idx] = row_max[hh];
-        }
-      }
-    }
+    softmax_p<T, kBN, INSTR, EMU>(s, row_max, row_sum, acc_scale, pa, sat_count, p, thr, n0, scale_log2);
+    if constexpr (INSTR) write_block_flags(p, thr, n_blocks_total, nb, row_max, acc_scale, warp_rescale);
     reg_fence_u(pa);
   };
   mbar_wait(bar_full, 0u);  // Q arrived with block 0
@@ -464,44 +570,13 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   // ---- the last block's P V
   reg_fence(o_acc);
   wgmma_fence();
-  issue_pv((n_blocks - 1) % kStages, pa);
+  issue_pv<T, D, kBN>(o_acc, pa, sV((n_blocks - 1) % kStages));
   wgmma_commit();
   wgmma_wait0();
   reg_fence(o_acc);
 
   // ---- epilogue: O / row_sum (times V's descale), LSE
-  const float v_scale = p.v_descale != nullptr ? p.v_descale[bhk] : 1.f;
-  __nv_bfloat16* gO = static_cast<__nv_bfloat16*>(p.o) + bh * p.seq_q * D;
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    float rs = row_sum[hh];
-    rs = rs + __shfl_xor_sync(0xffffffffu, rs, 1);
-    rs = rs + __shfl_xor_sync(0xffffffffu, rs, 2);
-    const int row = row_base + hh * 8;
-    const float inv_ok = rs > 0.f ? 1.f : 0.f;
-    const float denom = rs > 0.f ? rs : 1.f;
-    if (row < p.seq_q) {
-#pragma unroll
-      for (int dt = 0; dt < kDT; ++dt) {
-        const float o0 = o_acc[dt * 4 + 2 * hh] / denom * v_scale * inv_ok;
-        const float o1 = o_acc[dt * 4 + 2 * hh + 1] / denom * v_scale * inv_ok;
-        *reinterpret_cast<__nv_bfloat162*>(gO + int64_t(row) * D + dt * 8 + col_q) =
-            __floats2bfloat162_rn(o0, o1);
-      }
-      if (lane % 4 == 0) {
-        const float rm = row_max[hh] == -INFINITY ? 0.f : row_max[hh];
-        p.lse[bh * p.seq_q + row] =
-            rs > 0.f ? (rm * scale_log2 + log2f(rs) - p.max_offset) * 0.6931471805599453f
-                     : -INFINITY;
-      }
-    }
-    if constexpr (INSTR) {
-      uint32_t sc = sat_count[hh];
-      sc += __shfl_xor_sync(0xffffffffu, sc, 1);
-      sc += __shfl_xor_sync(0xffffffffu, sc, 2);
-      if (lane % 4 == 0 && row < p.seq_q) p.saturated[bh * p.seq_q + row] = sc;
-    }
-  }
+  store_o_lse<D, INSTR>(o_acc, row_max, row_sum, sat_count, p, thr, scale_log2);
 }
 
 }  // namespace fa4sim::cuda
