@@ -80,7 +80,9 @@ int result_hex_digits(gpu::Op op) {
 
 std::string cpu_model_name(const GpuVerifyTarget& t) {
   switch (t.op) {
-    case gpu::Op::ex2_emu: return fmt::format("ex2_emu(x, {})", t.degree);
+    case gpu::Op::ex2_emu:
+      return t.coeffs.empty() ? fmt::format("ex2_emu(x, {})", t.degree)
+                              : fmt::format("ex2_emu_poly(x, --coeffs, {})", t.degree);
     case gpu::Op::cvt_e4m3_satfinite: return "encode(kE4M3, x, satfinite)";
     case gpu::Op::cvt_e5m2_satfinite: return "encode(kE5M2, x, satfinite)";
     case gpu::Op::cvt_bf16: return "encode(kBF16, x, ieee)";
