@@ -9,23 +9,36 @@
 
 namespace fa4sim::cli {
 
+namespace {
+constexpr int64_t kMaxDim = 1 << 20;
+}  // namespace
+
 void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
   // ---- geometry
-  sub->add_option("--batch", o.batch, "Batch size")->type_name("B")->capture_default_str()->group("Geometry");
-  sub->add_option("--heads", o.heads, "Query heads")->type_name("H")->capture_default_str()->group("Geometry");
-  sub->add_option("--kv-heads", o.kv_heads, "Key/value heads (GQA: heads must be a multiple; default = heads)")
+  int_in(sub->add_option("--batch", o.batch, "Batch size"), 1, kMaxDim)
+      ->type_name("B")->capture_default_str()->group("Geometry");
+  int_in(sub->add_option("--heads", o.heads, "Query heads"), 1, 4096)
+      ->type_name("H")->capture_default_str()->group("Geometry");
+  int_in(sub->add_option("--kv-heads", o.kv_heads, "Key/value heads (GQA: heads must be a multiple; default = heads)"),
+         1, 4096)
       ->type_name("HKV")->group("Geometry");
-  sub->add_option("--seq", o.seq, "Sequence length(s), one run per value (seq_q = seq_k)")
+  ints_in(sub->add_option("--seq", o.seq, "Sequence length(s) in tokens, one run per value (seq_q = seq_k)"), 1,
+          kMaxDim)
       ->type_name("N[,N...]")->capture_default_str()->group("Geometry");
-  sub->add_option("--seq-q", o.seq_q, "Query length (instead of --seq)")->type_name("N")->group("Geometry");
-  sub->add_option("--seq-k", o.seq_k, "Key length (default = the query length)")->type_name("N")->group("Geometry");
-  sub->add_option("--d", o.d, "Head dimension")->type_name("D")->capture_default_str()->group("Geometry");
+  int_in(sub->add_option("--seq-q", o.seq_q, "Query length in tokens (instead of --seq)"), 1, kMaxDim)
+      ->type_name("N")->group("Geometry");
+  int_in(sub->add_option("--seq-k", o.seq_k, "Key length in tokens (default = the query length)"), 1, kMaxDim)
+      ->type_name("N")->group("Geometry");
+  int_in(sub->add_option("--d", o.d, "Head dimension"), 1, 1024)->type_name("D")->capture_default_str()->group("Geometry");
   sub->add_flag("--causal", o.causal, "Causal mask (top-left: query i sees keys j <= i)")->group("Geometry");
-  sub->add_option("--softmax-scale", o.softmax_scale, "Softmax scale (default 1/sqrt(d))")
+  positive(sub->add_option("--softmax-scale", o.softmax_scale, "Softmax scale (natural units; default 1/sqrt(d))"),
+           "")
       ->type_name("X")->group("Geometry");
   // ---- inputs
-  sub->add_option("--seed", o.seed, "Seed of the N(0,1) inputs")->type_name("S")->capture_default_str()->group("Inputs");
-  sub->add_option("--q-scale", o.q_scale, "Multiply Q by ALPHA before quantisation (larger = peaked rows)")
+  int_in(sub->add_option("--seed", o.seed, "Seed of the N(0,1) inputs"), 0, int64_t(1) << 53)
+      ->type_name("S")->capture_default_str()->group("Inputs");
+  positive(sub->add_option("--q-scale", o.q_scale, "Multiply Q by ALPHA before quantisation (larger = peaked rows)"),
+           "")
       ->type_name("ALPHA")->capture_default_str()->group("Inputs");
   sub->add_option("--q", o.q, "Q from a .npy file (batch, seq, heads, d): float32, float16, or bfloat16 saved as uint16")
       ->type_name("FILE.npy")->group("Inputs");
@@ -33,21 +46,24 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_option("--v", o.v, "V from a .npy file (batch, seq_k, kv_heads, d)")->type_name("FILE.npy")->group("Inputs");
   // ---- kernel
   sub->add_option("--dtype", o.dtype, "Input dtype(s): bf16, fp16, e4m3, e5m2 (one run per value)")
-      ->type_name("T[,T...]")->capture_default_str()->group("Kernel");
+      ->type_name("DTYPE[,DTYPE...]")->capture_default_str()->group("Kernel");
   sub->add_option("--preset", o.preset,
                   "Per-dtype tau/max_offset defaults: upstream (current), fp8-tau4 (before issue #2716)")
       ->type_name("NAME")->capture_default_str()->group("Kernel");
-  sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units (default: the preset's per dtype)")
+  log2_knobs(sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units (default: the preset's per dtype)"))
       ->type_name("T[,T...]")->group("Kernel");
-  sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's: 8 FP8, 0 16-bit)")
+  log2_knob(sub->add_option("--max-offset", o.max_offset,
+                            "P offset in log2 units (default: the preset's: 8 FP8, 0 16-bit)"))
       ->type_name("M")->group("Kernel");
   sub->add_option("--descale", o.descale, "FP8 descales: amax (amax / fp8_max per (batch, kv_head)) or one")
       ->type_name("amax|one")->capture_default_str()->group("Kernel");
-  sub->add_option("--block-n", o.block_n, "Keys per tile")->type_name("N")->capture_default_str()->group("Kernel");
-  sub->add_option("--block-m", o.block_m, "Query rows per tile (the CTA's M; sets where tiles start)")
+  int_in(sub->add_option("--block-n", o.block_n, "Keys per tile"), 1, 4096)
       ->type_name("N")->capture_default_str()->group("Kernel");
-  sub->add_option("--warp-rows", o.warp_rows,
-                  "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)")
+  int_in(sub->add_option("--block-m", o.block_m, "Query rows per tile (the CTA's M; sets where tiles start)"), 1, 4096)
+      ->type_name("N")->capture_default_str()->group("Kernel");
+  int_in(sub->add_option("--warp-rows", o.warp_rows,
+                         "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)"),
+         1, 4096)
       ->type_name("N")->capture_default_str()->group("Kernel");
   sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG")
       ->type_name("MODE")->capture_default_str()->group("Kernel");
@@ -61,7 +77,6 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
 
 AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI::App* sub) {
   AttentionConfig c;
-  constexpr int64_t kMaxDim = 1 << 20;
   const bool files = !o.q.empty() || !o.k.empty() || !o.v.empty();
   if (files)
     for (const char* opt : {"--batch", "--heads", "--kv-heads", "--seq", "--seq-q", "--seq-k", "--d"})

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/parallel.h"
 #include "fa4sim/util/suggest.h"
@@ -114,14 +115,70 @@ const CLI::Validator& non_empty_path() {
   return v;
 }
 
+CLI::Option* checked(CLI::Option* o, const std::string& range, ValueCheck check) {
+  const std::string opt = o->get_name();
+  // The check throws fa4sim::Error, which CLI11 passes through to main (it catches only its own
+  // ValidationError), so the message is the command's, not CLI11's.
+  return o->check(CLI::Validator(
+      [opt, check = std::move(check)](std::string& value) {
+        if (!value.empty()) check(opt, value);
+        return std::string();
+      },
+      range));
+}
+
+namespace {
+std::string int_text(int64_t v) {
+  for (int k = 20; k < 63; ++k) {
+    if (v == (int64_t(1) << k)) return fmt::format("2^{}", k);
+    if (v == (int64_t(1) << k) - 1) return fmt::format("2^{}-1", k);
+  }
+  if (v == std::numeric_limits<int64_t>::max()) return "2^63-1";
+  return std::to_string(v);
+}
+}  // namespace
+
+std::string range_text(int64_t lo, int64_t hi) { return int_text(lo) + ".." + int_text(hi); }
+
+CLI::Option* int_in(CLI::Option* o, int64_t lo, int64_t hi) {
+  return checked(o, range_text(lo, hi),
+                 [lo, hi](const std::string& opt, const std::string& v) { parse_int(opt, v, lo, hi); });
+}
+
+CLI::Option* ints_in(CLI::Option* o, int64_t lo, int64_t hi) {
+  return checked(o, range_text(lo, hi),
+                 [lo, hi](const std::string& opt, const std::string& v) { parse_int_list(opt, v, lo, hi); });
+}
+
+CLI::Option* zero_ones(CLI::Option* o) {
+  return checked(o, "", [](const std::string& opt, const std::string& v) { parse_int_list(opt, v, 0, 1); })
+      ->type_name("0|1[,0|1...]");
+}
+
+CLI::Option* log2_knob(CLI::Option* o) {
+  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
+    check_log2_knob(opt, parse_double(opt, v));
+  });
+}
+
+CLI::Option* log2_knobs(CLI::Option* o) {
+  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
+    for (double x : parse_double_list(opt, v)) check_log2_knob(opt, x);
+  });
+}
+
+CLI::Option* positive(CLI::Option* o, const std::string& hint) {
+  return checked(o, ">0", [hint](const std::string& opt, const std::string& v) {
+    if (!(parse_double(opt, v) > 0)) throw Error(fmt::format("{} must be finite and > 0, got {}", opt, v), hint);
+  });
+}
+
 void add_common_options(CLI::App* sub, CommonOptions& o) {
   sub->add_option("--json", o.json_path,
                   "Write the JSON report to FILE (atomically), or to stdout with '-'")
       ->type_name("FILE|-")
       ->check(non_empty_path());
-  sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)")
-      ->type_name("T")
-      ->check(CLI::Range(0, 1024));
+  int_in(sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)"), 0, 1024)->type_name("T");
 }
 
 int resolved_threads(const CommonOptions& o) {

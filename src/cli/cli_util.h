@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,29 @@ const CLI::Validator& non_empty_path();
 CLI::Option* add_hidden_alias(CLI::App* sub, const std::string& old_name, std::string& var);
 // Whether the option was given under its name or its hidden alias.
 bool given(const CLI::App* sub, const std::string& name, const std::string& alias = "");
+
+// ---- numbers: the range in --help is the range that is checked
+//
+// An option that takes a number shows its range after its type name (`--batch N:1..65535`,
+// `--tau T:0..64`, `--q-scale ALPHA:>0`), and CLI11 checks the value as it parses it with the
+// function the command parses it with: the same message (`fa4sim: error: <what> (<hint>)`, exit 2)
+// as before, only earlier. An empty value is left to the command (several read '' as "the default").
+using ValueCheck = std::function<void(const std::string& opt, const std::string& value)>;
+// Adds `check` to `o` and shows `range` after its type name (none when empty: the help text
+// states it, e.g. for LO:HI:STEP).
+CLI::Option* checked(CLI::Option* o, const std::string& range, ValueCheck check);
+// An integer lo..hi (parse_int); a comma-separated list of them (parse_int_list).
+CLI::Option* int_in(CLI::Option* o, int64_t lo, int64_t hi);
+CLI::Option* ints_in(CLI::Option* o, int64_t lo, int64_t hi);
+// A comma-separated list of 0 and 1 (no and yes), shown as 0|1[,0|1...].
+CLI::Option* zero_ones(CLI::Option* o);
+// A threshold or offset in log2 units, 0..64 (check_log2_knob); a list of them.
+CLI::Option* log2_knob(CLI::Option* o);
+CLI::Option* log2_knobs(CLI::Option* o);
+// A finite number > 0 (parse_double); `hint` is the error's hint, e.g. "e.g. --q-scale 8" (or none).
+CLI::Option* positive(CLI::Option* o, const std::string& hint);
+// How --help writes lo..hi: "1..65535", "1..2^20", "0..2^53", "0..2^63-1".
+std::string range_text(int64_t lo, int64_t hi);
 
 // Adds the options every analysis command has: --json FILE|-, --threads T.
 struct CommonOptions {

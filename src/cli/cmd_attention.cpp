@@ -46,10 +46,10 @@ void add_check(CLI::App& root) {
       "The kernel's safety condition max_offset + tau < log2(dtype_max): worst P, verdict, largest "
       "safe tau. Exits 1 when unsafe (for CI scripts)");
   sub->add_option("--dtype", o.dtype, "Input dtype(s): bf16, fp16, e4m3, e5m2 (default: all four)")
+      ->type_name("DTYPE[,DTYPE...]");
+  log2_knobs(sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units (default: the preset's per dtype)"))
       ->type_name("T[,T...]");
-  sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units, 0..64 (default: the preset's per dtype)")
-      ->type_name("T[,T...]");
-  sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's per dtype)")
+  log2_knob(sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's per dtype)"))
       ->type_name("M");
   sub->add_option("--preset", o.preset, "upstream (current) or fp8-tau4 (before issue #2716)")
       ->type_name("NAME")

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -17,20 +18,35 @@
 
 namespace fa4sim::cli {
 
+static_assert(kExp2MaxSamples == 100'000'000'000ull, "--samples shows 1..1e11 in --help");
+
 void add_exp2(CLI::App& root) {
   static Exp2Options o;
   auto* sub = root.add_subcommand(
       "exp2",
       "Error of the emulated exp2 (FA4's ex2_emulation, degrees 0-5) vs 2^x, in float32 and after "
       "rounding to bf16/fp16");
-  sub->add_option("--degree", o.degree, "Polynomial degrees, comma-separated, each 0..5")
-      ->type_name("LIST")
+  ints_in(sub->add_option("--degree", o.degree, "Polynomial degrees, comma-separated, each 0..5"), 0, 5)
+      ->type_name("N[,N...]")
       ->capture_default_str();
-  sub->add_option("--range", o.range,
-                  "Inputs x in [LO, HI), within [-1022, 128] (write --range=-20,8 or --range -20,8)")
+  checked(sub->add_option("--range", o.range,
+                          "Inputs x of 2^x in [LO, HI), within [-1022, 128] (write --range=-20,8 or "
+                          "--range -20,8)"),
+          fmt::format("{:g}..{:g}", kExp2RangeMin, kExp2RangeMax),
+          [](const std::string& opt, const std::string& v) {
+            Exp2Config e;  // the defaults with this range, checked by the analysis' own rules
+            std::tie(e.lo, e.hi) = parse_range(opt, v);
+            validate(e);
+          })
       ->type_name("LO,HI")
       ->capture_default_str();
-  sub->add_option("--samples", o.samples, "Number of sampled inputs (1 .. 1e11); ignored with --exhaustive")
+  checked(sub->add_option("--samples", o.samples,
+                          "Number of sampled inputs, 1 .. 1e11; ignored with --exhaustive"),
+          "1..1e11", [](const std::string&, const std::string& v) {
+            Exp2Config e;
+            e.samples = parse_exp2_samples(v);
+            validate(e);
+          })
       ->type_name("N")
       ->capture_default_str();
   sub->add_option("--sampling", o.sampling,
@@ -44,7 +60,8 @@ void add_exp2(CLI::App& root) {
   sub->add_option("--out-dtype", o.out_dtype, "Format the results are rounded to (P's MMA input type)")
       ->type_name("bf16|fp16")
       ->capture_default_str();
-  sub->add_option("--seed", o.seed, "Seed of the counter-based input generator")
+  int_in(sub->add_option("--seed", o.seed, "Seed of the counter-based input generator"), 0,
+         std::numeric_limits<int64_t>::max() / 2)
       ->type_name("S")
       ->capture_default_str();
   sub->add_option("--reference", o.reference,

@@ -1,11 +1,13 @@
 // `fa4sim fit`: fit the float32 polynomial of ex2_emulation for an objective, and prove it
 // (include/fa4sim/analysis/fit.h). Parsing only; the fit is src/analysis/fit.cpp.
 #include <fstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/analysis/exp2_analysis.h"
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/analysis/roofline.h"
 #include "fa4sim/util/error.h"
@@ -45,14 +47,23 @@ void add_fit(CLI::App& root) {
       "fit",
       "Fit the float32 polynomial p(f) ~ 2^f of the emulated exp2 for an objective (Remez in "
       "multiprecision, float32 rounding, exact local search) and score it against upstream's");
-  sub->add_option("--degree", o.degree, "Polynomial degree, 1..5")->type_name("N")->capture_default_str();
+  int_in(sub->add_option("--degree", o.degree, "Polynomial degree"), kFitMinDegree, kFitMaxDegree)
+      ->type_name("N")
+      ->capture_default_str();
   sub->add_option("--objective", o.objective,
                   "fp32-maxrel | fp32-meanrel (every float of [0, 1)) | bf16-identical | "
                   "fp16-identical | bf16-max-ulp (value-weighted over --range)")
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option("--range", o.range,
-                  "Inputs x in [LO, HI) of the bf16/fp16 objectives (write --range=-20,8 or --range -20,8)")
+  checked(sub->add_option("--range", o.range,
+                          "Inputs x of 2^x in [LO, HI) of the bf16/fp16 objectives, within [-1022, 128] "
+                          "(write --range=-20,8 or --range -20,8)"),
+          fmt::format("{:g}..{:g}", kExp2RangeMin, kExp2RangeMax),
+          [](const std::string& opt, const std::string& v) {
+            FitConfig f;  // the defaults with this range, checked by the fit's own rules
+            std::tie(f.lo, f.hi) = parse_range(opt, v);
+            validate(f);
+          })
       ->type_name("LO,HI")
       ->capture_default_str();
   sub->add_flag("--fix-c0", o.fix_c0, "Keep c0 = 1 exactly (p(0) = 1, as upstream's fit)");

@@ -128,8 +128,8 @@ void add_gpu(CLI::App& root) {
                                        "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), all")
       ->type_name("SET")
       ->capture_default_str();
-  auto* vdeg = verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees (0..5)");
-  vdeg->type_name("LIST")->capture_default_str();
+  auto* vdeg = ints_in(verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees"), 0, 5);
+  vdeg->type_name("N[,N...]")->capture_default_str();
   verify->add_option("--coeffs", o.verify_coeffs,
                      "Verify the emulation with these float32 coefficients (c0,c1,... or a file, as "
                      "`fa4sim exp2 --coeffs`) instead of POLY_EX2; sets the degree")
@@ -144,13 +144,13 @@ void add_gpu(CLI::App& root) {
       "bench-exp",
       "Measure exp2 throughput (exps per clock per SM): MUFU, emulation, mixtures f = 0..1 in 1/16 "
       "steps and the upstream interleaving rule; writes the roofline's measured-data file");
-  auto* bdeg = bench->add_option("--degree", o.bench_degree, "Emulation degrees (0..5)");
-  bdeg->type_name("LIST")->capture_default_str();
+  auto* bdeg = ints_in(bench->add_option("--degree", o.bench_degree, "Emulation degrees"), 0, 5);
+  bdeg->type_name("N[,N...]")->capture_default_str();
   bench->add_option("--coeffs", o.bench_coeffs,
                     "Time the emulation with these float32 coefficients at f = 0..1 (the mix points; "
                     "the interleaving-rule points keep POLY_EX2); sets the degree")
       ->type_name("FILE|c0,c1,...");
-  bench->add_option("--reps", o.reps, "Timed launches per point (median)")
+  int_in(bench->add_option("--reps", o.reps, "Timed launches per point (median)"), 1, 101)
       ->type_name("N")
       ->capture_default_str();
   bench->add_option("--out", o.out,

@@ -27,6 +27,12 @@ struct UpstreamCli {
   CommonOptions info_common, exp2_common, check_common, bench_common;
 };
 
+double parse_q_scale(const std::string& s) {
+  const double q = parse_double("--q-scale", s);
+  if (!(q > 0) || q > 1e6) throw Error("--q-scale must be in (0, 1e6]", "e.g. --q-scale 8");
+  return q;
+}
+
 UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   UpstreamRunConfig r;
   const std::string d = parse_choice("--dtype", c.dtype, {"bf16", "fp16", "e4m3", "e5m2"});
@@ -41,8 +47,7 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.shape.seq_k = c.seq_k.empty() ? r.shape.seq_q : int(parse_int("--seq-k", c.seq_k, 1, 1 << 20));
   r.shape.causal = c.causal;
   r.shape.causal_bottom_right = true;  // upstream's alignment
-  r.q_scale = parse_double("--q-scale", c.q_scale);
-  if (!(r.q_scale > 0) || r.q_scale > 1e6) throw Error("--q-scale must be in (0, 1e6]", "e.g. --q-scale 8");
+  r.q_scale = parse_q_scale(c.q_scale);
   r.seed = uint64_t(parse_int("--seed", c.seed, 0, int64_t(1) << 53));
   r.label = "custom";
   upstream_validate(r.shape, r.dtype);
@@ -59,26 +64,39 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   return r;
 }
 
-}  // namespace
+constexpr int64_t kMaxGrid = 65535;  // batch and heads
+constexpr int64_t kMaxSeq = 1 << 20;
 
-void add_gpu_upstream(CLI::App& gpu) {
-  static UpstreamCli c;
-  auto* up = gpu.add_subcommand(
-      "upstream",
-      "Upstream FlashAttention-4 (the flash-attn-4 package) on the GPU as the reference: its "
-      "ex2_emulation and its sm90 forward against fa4sim (needs scripts/upstream_install.sh)");
-  up->require_subcommand(1);
-  auto python_opt = [](CLI::App* s) {
-    s->add_option("--python", c.python, "Python with torch and flash-attn-4 (runs scripts/fa4_upstream.py)")
-        ->type_name("PATH")
-        ->capture_default_str();
-  };
+// --d: parsed as 1..4096, then upstream's own rule on sm90 (8..256, a multiple of 8) with its message.
+void check_head_dims(const std::string& opt, const std::string& v) {
+  for (int64_t d : parse_int_list(opt, v, 1, 4096)) {
+    GpuAttnShape s;
+    s.head_dim = int(d);
+    upstream_validate(s, GpuAttnDtype::bf16);
+  }
+}
 
+// --tau, --max-offset: the variant's own rule (0..64 in log2 units) with its message.
+void check_variant_knobs(const std::string& opt, const std::string& v) {
+  for (double x : parse_double_list(opt, v)) {
+    UpstreamTricks t;
+    (opt == "--max-offset" ? t.max_offset : t.tau) = float(x);
+    upstream_validate_tricks(t, GpuAttnDtype::bf16);
+  }
+}
+
+void add_python_option(CLI::App* s, UpstreamCli& c) {
+  s->add_option("--python", c.python, "Python with torch and flash-attn-4 (runs scripts/fa4_upstream.py)")
+      ->type_name("PATH")
+      ->capture_default_str();
+}
+
+void add_info(CLI::App* up, UpstreamCli& c) {
   auto* info = up->add_subcommand("info", "Versions of the pinned upstream packages, torch and the device "
                                           "(exit 3 without a GPU, 2 when upstream is not installed)");
-  python_opt(info);
+  add_python_option(info, c);
   add_common_options(info, c.info_common);
-  info->callback([] {
+  info->callback([&c] {
     Stopwatch sw;
     check_report_path(c.info_common.json_path);
     const json env = upstream_env(c.python);
@@ -103,17 +121,21 @@ void add_gpu_upstream(CLI::App& gpu) {
     emit(r, usable ? c.info_common.json_path : std::string(), sw.seconds());
     upstream_require(env);
   });
+}
 
+void add_exp2(CLI::App* up, UpstreamCli& c) {
   auto* ex = up->add_subcommand(
       "exp2", "Upstream's own ex2_emulation, compiled by the CuTe DSL on the GPU, against fa4sim's ex2_emu on "
               "every float32 input, per degree (exit 1 on any mismatch)");
-  ex->add_option("--degree", c.degrees, "Degrees of upstream's POLY_EX2 (0..5)")->type_name("LIST")->capture_default_str();
-  ex->add_option("--inputs-log2", c.inputs_log2, "Compare inputs 0 .. 2^K-1 (8..32; 32 = every bit pattern)")
+  ints_in(ex->add_option("--degree", c.degrees, "Degrees of upstream's POLY_EX2"), 0, 5)
+      ->type_name("N[,N...]")
+      ->capture_default_str();
+  int_in(ex->add_option("--inputs-log2", c.inputs_log2, "Compare inputs 0 .. 2^K-1 (32 = every bit pattern)"), 8, 32)
       ->type_name("K")
       ->capture_default_str();
-  python_opt(ex);
+  add_python_option(ex, c);
   add_common_options(ex, c.exp2_common);
-  ex->callback([] {
+  ex->callback([&c] {
     Stopwatch sw;
     UpstreamExp2Options o;
     o.degrees.clear();
@@ -127,89 +149,127 @@ void add_gpu_upstream(CLI::App& gpu) {
     if (!r.results.value("bit_exact", false))
       throw Error("upstream's ex2_emulation and fa4sim's ex2_emu differ", "see the mismatches above", kExitCheckFailed);
   });
+}
 
+void add_check_shape_options(CLI::App* ck, UpstreamCli& c) {
+  ck->add_option("--dtype", c.dtype, "Q/K/V type: bf16 or fp16 (FP8 is sm100-only upstream)")
+      ->type_name("DTYPE")
+      ->capture_default_str();
+  checked(ck->add_option("--d", c.head_dim, "Head dimension, a multiple of 8"), "8..256", check_head_dims)
+      ->type_name("D")
+      ->capture_default_str();
+  add_hidden_alias(ck, "--head-dim", c.head_dim);
+  int_in(ck->add_option("--batch", c.batch, "Batch size"), 1, kMaxGrid)->type_name("N")->capture_default_str();
+  int_in(ck->add_option("--heads", c.heads, "Query heads"), 1, kMaxGrid)->type_name("N")->capture_default_str();
+  int_in(ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)"), 1, kMaxGrid)->type_name("N");
+  int_in(ck->add_option("--seq", c.seq, "Query length in tokens (and key length unless --seq-k)"), 1, kMaxSeq)
+      ->type_name("N")
+      ->capture_default_str();
+  int_in(ck->add_option("--seq-k", c.seq_k, "Key length in tokens (default = --seq)"), 1, kMaxSeq)->type_name("N");
+  ck->add_flag("--causal", c.causal, "Causal mask, bottom-right aligned as upstream's");
+  checked(ck->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)"), "(0,1e6]",
+          [](const std::string&, const std::string& v) { parse_q_scale(v); })
+      ->type_name("ALPHA")
+      ->capture_default_str();
+  int_in(ck->add_option("--seed", c.seed, "Seed of the inputs"), 0, int64_t(1) << 53)
+      ->type_name("S")
+      ->capture_default_str();
+}
+
+void add_check_variant_options(CLI::App* ck, UpstreamCli& c) {
+  ck->add_flag("--variant", c.variant, "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
+                                       "(scripts/fa4_tricks.py); implied by --tau/--max-offset/--emu");
+  checked(ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (FA4 uses 8)"), "0..64",
+          check_variant_knobs)
+      ->type_name("T");
+  checked(ck->add_option("--max-offset", c.max_offset, "Variant: P offset in log2 units (FA4 uses 0 for 16-bit)"),
+          "0..64", check_variant_knobs)
+      ->type_name("M");
+  int_in(ck->add_option("--emu", c.emu, "Variant: eighths of each key block's n8 tiles through ex2_emulation"), 0, 8)
+      ->type_name("K");
+  ck->add_flag("--count-rescales", c.count_rescales,
+               "Variant runs also count their rescale decisions on the GPU (returned in place of the LSE, so the "
+               "LSE criteria are skipped) and compare the shares with the CPU model's");
+}
+
+void run_check(const UpstreamCli& c) {
+  Stopwatch sw;
+  UpstreamCheckOptions o;
+  if (c.suite && c.suite_tricks) throw Error("--suite and --suite-tricks exclude each other", "run one, then the other");
+  if (c.suite) {
+    o.runs = upstream_suite();
+  } else if (c.suite_tricks) {
+    o.runs = upstream_tricks_suite();
+  } else {
+    o.runs.push_back(run_from_options(c));
+  }
+  if (c.count_rescales) {
+    bool any = false;
+    for (auto& run : o.runs) {
+      run.tricks.count = run.tricks.variant;
+      any = any || run.tricks.variant;
+    }
+    if (!any) throw Error("--count-rescales counts in fa4sim's variant only", "add --variant, --tau or --emu, or --suite-tricks");
+  }
+  o.python = c.python;
+  o.threads = resolved_threads(c.check_common);
+  check_report_path(c.check_common.json_path);
+  Report r = run_upstream_check(o);
+  emit(r, c.check_common.json_path, sw.seconds());
+  if (!r.results.value("pass", false))
+    throw Error("a criterion failed for upstream vs the CPU model", "see the table above", kExitCheckFailed);
+}
+
+void add_check(CLI::App* up, UpstreamCli& c) {
   auto* ck = up->add_subcommand(
       "check", "Upstream's forward (flash_attn_func; sm90 path on Hopper) on seeded inputs against float64 and the "
                "CPU model configured as that kernel (exit 1 when a criterion fails)");
   ck->add_flag("--suite", c.suite, "Run the standard 19 configurations (bf16/fp16, d 64/128, causal, GQA, "
                                    "ragged 300x333, seq 8192) instead of the shape options");
-  ck->add_option("--dtype", c.dtype, "Q/K/V type: bf16 or fp16 (FP8 is sm100-only upstream)")->capture_default_str();
-  ck->add_option("--d", c.head_dim, "Head dimension: 8..256, a multiple of 8")->type_name("D")->capture_default_str();
-  add_hidden_alias(ck, "--head-dim", c.head_dim);
-  ck->add_option("--batch", c.batch, "Batch size")->capture_default_str();
-  ck->add_option("--heads", c.heads, "Query heads")->capture_default_str();
-  ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)");
-  ck->add_option("--seq", c.seq, "Query length (and key length unless --seq-k)")->capture_default_str();
-  ck->add_option("--seq-k", c.seq_k, "Key length (default = --seq)");
-  ck->add_flag("--causal", c.causal, "Causal mask, bottom-right aligned as upstream's");
-  ck->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)")->capture_default_str();
-  ck->add_option("--seed", c.seed, "Seed of the inputs")->capture_default_str();
-  ck->add_flag("--variant", c.variant, "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
-                                       "(scripts/fa4_tricks.py); implied by --tau/--max-offset/--emu");
-  ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (0..64; FA4 uses 8)");
-  ck->add_option("--max-offset", c.max_offset, "Variant: P offset in log2 units (0..64; FA4 uses 0 for 16-bit)");
-  ck->add_option("--emu", c.emu, "Variant: eighths of each key block's n8 tiles through ex2_emulation (0..8)");
-  ck->add_flag("--count-rescales", c.count_rescales,
-               "Variant runs also count their rescale decisions on the GPU (returned in place of the LSE, so the "
-               "LSE criteria are skipped) and compare the shares with the CPU model's");
+  add_check_shape_options(ck, c);
+  add_check_variant_options(ck, c);
   ck->add_flag("--suite-tricks", c.suite_tricks, "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
                                                  "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
-  python_opt(ck);
+  add_python_option(ck, c);
   add_common_options(ck, c.check_common);
-  ck->callback([] {
-    Stopwatch sw;
-    UpstreamCheckOptions o;
-    if (c.suite && c.suite_tricks) throw Error("--suite and --suite-tricks exclude each other", "run one, then the other");
-    if (c.suite) {
-      o.runs = upstream_suite();
-    } else if (c.suite_tricks) {
-      o.runs = upstream_tricks_suite();
-    } else {
-      o.runs.push_back(run_from_options(c));
-    }
-    if (c.count_rescales) {
-      bool any = false;
-      for (auto& run : o.runs) {
-        run.tricks.count = run.tricks.variant;
-        any = any || run.tricks.variant;
-      }
-      if (!any) throw Error("--count-rescales counts in fa4sim's variant only", "add --variant, --tau or --emu, or --suite-tricks");
-    }
-    o.python = c.python;
-    o.threads = resolved_threads(c.check_common);
-    check_report_path(c.check_common.json_path);
-    Report r = run_upstream_check(o);
-    emit(r, c.check_common.json_path, sw.seconds());
-    if (!r.results.value("pass", false))
-      throw Error("a criterion failed for upstream vs the CPU model", "see the table above", kExitCheckFailed);
-  });
+  ck->callback([&c] { run_check(c); });
+}
 
+void add_bench(CLI::App* up, UpstreamCli& c) {
   auto* bn = up->add_subcommand(
       "bench", "Time upstream's sm90 forward with FA4's softmax tricks (tau x emulated fraction) next to the stock "
                "kernel and SDPA cuDNN, bf16, in one run");
-  bn->add_option("--batch", c.b_batch, "Batch size")->capture_default_str();
-  bn->add_option("--heads", c.b_heads, "Heads")->capture_default_str();
-  bn->add_option("--seq", c.b_seq, "Sequence lengths (list)")->type_name("LIST")->capture_default_str();
-  bn->add_option("--d", c.b_d, "Head dims (list; 8..256, multiples of 8)")->type_name("D[,D...]")->capture_default_str();
+  int_in(bn->add_option("--batch", c.b_batch, "Batch size"), 1, kMaxGrid)->type_name("N")->capture_default_str();
+  int_in(bn->add_option("--heads", c.b_heads, "Heads"), 1, kMaxGrid)->type_name("N")->capture_default_str();
+  ints_in(bn->add_option("--seq", c.b_seq, "Sequence lengths in tokens"), 1, kMaxSeq)
+      ->type_name("N[,N...]")
+      ->capture_default_str();
+  checked(bn->add_option("--d", c.b_d, "Head dims, multiples of 8"), "8..256", check_head_dims)
+      ->type_name("D[,D...]")
+      ->capture_default_str();
   add_hidden_alias(bn, "--head-dim", c.b_d);
-  bn->add_option("--causal", c.b_causal, "Causal values (list of 0/1)")->type_name("LIST")->capture_default_str();
-  bn->add_option("--tau", c.b_tau, "Variant thresholds (list, log2 units)")->type_name("LIST")->capture_default_str();
-  bn->add_option("--emu", c.b_emu, "Variant emulated eighths (list, 0..8)")->type_name("LIST")->capture_default_str();
-  bn->add_option("--warmup", c.b_warmup, "Untimed calls per point")->capture_default_str();
-  bn->add_option("--iters", c.b_iters, "Timed calls per point (median)")->capture_default_str();
-  python_opt(bn);
+  zero_ones(bn->add_option("--causal", c.b_causal, "Causal values"))->capture_default_str();
+  checked(bn->add_option("--tau", c.b_tau, "Variant thresholds in log2 units"), "0..64", check_variant_knobs)
+      ->type_name("T[,T...]")
+      ->capture_default_str();
+  ints_in(bn->add_option("--emu", c.b_emu, "Variant emulated eighths"), 0, 8)->type_name("K[,K...]")->capture_default_str();
+  int_in(bn->add_option("--warmup", c.b_warmup, "Untimed calls per point"), 0, 1000)->type_name("N")->capture_default_str();
+  int_in(bn->add_option("--iters", c.b_iters, "Timed calls per point (median)"), 1, 10000)
+      ->type_name("N")
+      ->capture_default_str();
+  add_python_option(bn, c);
   add_common_options(bn, c.bench_common);
-  bn->callback([] {
+  bn->callback([&c] {
     Stopwatch sw;
     UpstreamBenchOptions o;
-    o.batch = int(parse_int("--batch", c.b_batch, 1, 65535));
-    o.heads = int(parse_int("--heads", c.b_heads, 1, 65535));
+    o.batch = int(parse_int("--batch", c.b_batch, 1, kMaxGrid));
+    o.heads = int(parse_int("--heads", c.b_heads, 1, kMaxGrid));
     auto ints = [](const std::string& opt, const std::string& v, int64_t lo, int64_t hi) {
       std::vector<int> out;
       for (int64_t x : parse_int_list(opt, v, lo, hi)) out.push_back(int(x));
       return out;
     };
-    o.seqs = ints("--seq", c.b_seq, 1, 1 << 20);
+    o.seqs = ints("--seq", c.b_seq, 1, kMaxSeq);
     o.head_dims = ints("--d", c.b_d, 1, 4096);
     o.causal = ints("--causal", c.b_causal, 0, 1);
     o.taus.clear();
@@ -222,6 +282,21 @@ void add_gpu_upstream(CLI::App& gpu) {
     Report r = run_upstream_bench(o);
     emit(r, c.bench_common.json_path, sw.seconds());
   });
+}
+
+}  // namespace
+
+void add_gpu_upstream(CLI::App& gpu) {
+  static UpstreamCli c;
+  auto* up = gpu.add_subcommand(
+      "upstream",
+      "Upstream FlashAttention-4 (the flash-attn-4 package) on the GPU as the reference: its "
+      "ex2_emulation and its sm90 forward against fa4sim (needs scripts/upstream_install.sh)");
+  up->require_subcommand(1);
+  add_info(up, c);
+  add_exp2(up, c);
+  add_check(up, c);
+  add_bench(up, c);
 }
 
 }  // namespace fa4sim::cli

@@ -89,14 +89,9 @@ struct StreamedEnvelope {
   }
 };
 
-}  // namespace
+// ---- the options, the values, the checks
 
-void add_quantize(CLI::App& root) {
-  static QuantizeCliOptions c;
-  auto* sub = root.add_subcommand(
-      "quantize",
-      "Convert float32 values to a number format: bits (hex and s/exp/man fields), decoded value, "
-      "abs/rel error, saturated or flushed");
+void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
   sub->add_option("--dtype", c.dtype, "Target format: fp32, bf16, fp16, e4m3 (E4M3FN), e5m2")
       ->type_name("NAME")
       ->capture_default_str();
@@ -109,7 +104,8 @@ void add_quantize(CLI::App& root) {
                   "nearest (ties to even, the hardware's) or stochastic (seeded, see --seed)")
       ->type_name("nearest|stochastic")
       ->capture_default_str();
-  sub->add_option("--seed", c.seed, "Seed of the stochastic rounding stream (default 0)")->type_name("N");
+  int_in(sub->add_option("--seed", c.seed, "Seed of the stochastic rounding stream (default 0)"), 0, INT64_MAX)
+      ->type_name("S");
   // VALUES are taken from the unparsed arguments, in order, so that -inf, -nan and negative
   // numbers work anywhere (a CLI11 positional would read "-inf" as an unknown option).
   sub->allow_extras();
@@ -129,114 +125,143 @@ void add_quantize(CLI::App& root) {
                   "bytes) to FILE, or to stdout with '-'")
       ->type_name("FILE|-")
       ->check(non_empty_path());
+}
+
+// VALUES: the unparsed arguments, in order; an unknown `--option` is a typo, not a value.
+void collect_values(CLI::App* sub, QuantizeCliOptions& c) {
+  c.values.clear();
+  for (const auto& a : sub->remaining()) {
+    if (a.rfind("--", 0) == 0) {  // an option typo, not a value
+      std::vector<std::string> names;
+      for (const auto* o : sub->get_options()) names.push_back(o->get_name());
+      throw_unknown_choice("option", a, names);
+    }
+    c.values.push_back(a);
+  }
+}
+
+// Everything is validated before any work; returns the conversion and the rounding's name.
+std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions& c) {
+  QuantizeConfig qc;
+  qc.format = &format_by_name(c.dtype);
+  qc.overflow = overflow_by_name(c.overflow);
+  const std::string rounding = parse_choice("--rounding", c.rounding, {"nearest", "stochastic"});
+  if (!c.seed.empty() && rounding != "stochastic")
+    throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
+  if (rounding == "stochastic")
+    qc.stochastic_seed = c.seed.empty() ? 0u : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
+  if (c.binary && !c.from_stdin) throw Error("--binary describes stdin", "add --stdin");
+  const int sources = int(!c.values.empty()) + int(c.from_stdin) + int(c.all_float32);
+  if (sources == 0)
+    throw Error("nothing to quantize", "give VALUES, --stdin or --all-float32, e.g. fa4sim quantize --dtype e4m3 1.5 500");
+  if (sources > 1)
+    throw Error("give the values one way: VALUES, --stdin or --all-float32", "drop all but one");
+  if (c.all_float32 && c.binary_out.empty())
+    throw Error("--all-float32 writes 2^32 encodings and needs --binary-out FILE|-",
+                "e.g. --all-float32 --binary-out e4m3.bin");
+  if (c.all_float32 && qc.stochastic_seed)
+    throw Error("--all-float32 converts with round to nearest only", "drop --rounding stochastic");
+  if (!c.binary_out.empty() && qc.stochastic_seed)
+    throw Error("--binary-out writes round-to-nearest encodings only", "drop --rounding stochastic");
+  if (same_output_target(c.binary_out, c.common.json_path))
+    throw Error(fmt::format("--binary-out '{}' and --json '{}' name the same file", c.binary_out,
+                            c.common.json_path),
+                "send one of them elsewhere");
+  check_output_path(c.binary_out, "--binary-out");
+  check_report_path(c.common.json_path);
+  return {qc, rounding};
+}
+
+// --all-float32: every float32 bit pattern in order, raw encodings only.
+void write_all_float32(const QuantizeCliOptions& c, const QuantizeConfig& qc, int threads, const Stopwatch& sw) {
+  write_output(c.binary_out, [&](std::FILE* f) {
+    write_encoded_all_float32(*qc.format, qc.overflow, f, threads);
+  }, "--binary-out");
+  std::fprintf(stderr, "fa4sim quantize: wrote 2^32 %s encodings (%s) to %s in %.1f s\n",
+               qc.format->name, overflow_name(qc.overflow), c.binary_out.c_str(), sw.seconds());
+}
+
+// ---- one pass over the values, in chunks: the raw encodings, the JSON values and the summary
+// are written as the values arrive (Note [Output targets] for where they go).
+void quantize_values(const QuantizeCliOptions& c, const QuantizeConfig& qc, const std::string& rounding,
+                     const Stopwatch& sw) {
+  std::vector<float> arg_values;
+  for (size_t i = 0; i < c.values.size(); ++i)
+    arg_values.push_back(parse_float32(c.values[i], fmt::format("value {}", i + 1)));
+  ValueReader reader(stdin, "stdin", c.binary);
+  std::vector<float> chunk;
+  bool args_done = false;
+  auto next = [&]() -> bool {
+    if (!c.from_stdin) {
+      if (args_done) return false;
+      chunk = arg_values;
+      args_done = true;
+      return !chunk.empty();
+    }
+    return reader.next(chunk, kChunk);
+  };
+  if (!next())  // read before any output is opened: an empty input writes nothing
+    throw Error("stdin holds no values", c.binary ? "pipe raw float32 bytes" : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
+  const json params = {{"dtype", qc.format->name},
+                       {"overflow", overflow_name(qc.overflow)},
+                       {"rounding", rounding},
+                       {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
+                       {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"}};
+  QuantizeAccumulator acc(qc);
+  std::vector<uint8_t> codes;
+  const size_t width = qc.format->total_bits <= 8 ? 1 : (qc.format->total_bits <= 16 ? 2 : 4);
+  const bool want_report = c.binary_out != "-" && !is_stdout_target(c.binary_out);
+  const bool want_json = want_report && !c.common.json_path.empty();
+  StreamedEnvelope env(params);
+  auto run = [&](std::FILE* bin, std::FILE* js) {
+    if (js) put(js, env.prefix);
+    do {
+      if (bin) {
+        codes.resize(chunk.size() * width);
+        const std::span<const float> in(chunk);
+        if (width == 1) encode_array(*qc.format, in, std::span<uint8_t>(codes.data(), chunk.size()), qc.overflow);
+        if (width == 2) encode_array(*qc.format, in, std::span<uint16_t>(reinterpret_cast<uint16_t*>(codes.data()), chunk.size()), qc.overflow);
+        if (width == 4) encode_array(*qc.format, in, std::span<uint32_t>(reinterpret_cast<uint32_t*>(codes.data()), chunk.size()), qc.overflow);
+        if (std::fwrite(codes.data(), 1, codes.size(), bin) != codes.size())
+          throw Error("writing the encoded values failed", std::strerror(errno));
+      }
+      if (want_report) {
+        if (js) acc.add(chunk, [&](const json& v) { env.value(js, v); });
+        else acc.add(chunk);
+      }
+    } while (next());
+    if (js) env.finish(js, acc.summary(), provenance(1, sw.seconds()));
+  };
+  auto with_json = [&](std::FILE* bin) {
+    if (want_json) write_output(c.common.json_path, [&](std::FILE* js) { run(bin, js); });
+    else run(bin, nullptr);
+  };
+  if (!c.binary_out.empty()) write_output(c.binary_out, with_json, "--binary-out");
+  else with_json(nullptr);
+  if (!want_report || is_stdout_target(c.common.json_path)) return;
+  std::fputs(render_text(acc.table()).c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void add_quantize(CLI::App& root) {
+  static QuantizeCliOptions c;
+  auto* sub = root.add_subcommand(
+      "quantize",
+      "Convert float32 values to a number format: bits (hex and s/exp/man fields), decoded value, "
+      "abs/rel error, saturated or flushed");
+  add_quantize_options(sub, c);
   add_common_options(sub, c.common);
   sub->callback([sub] {
     Stopwatch sw;
-    c.values.clear();
-    for (const auto& a : sub->remaining()) {
-      if (a.rfind("--", 0) == 0) {  // an option typo, not a value
-        std::vector<std::string> names;
-        for (const auto* o : sub->get_options()) names.push_back(o->get_name());
-        throw_unknown_choice("option", a, names);
-      }
-      c.values.push_back(a);
-    }
-    // ---- validate everything before any work
-    QuantizeConfig qc;
-    qc.format = &format_by_name(c.dtype);
-    qc.overflow = overflow_by_name(c.overflow);
-    const std::string rounding = parse_choice("--rounding", c.rounding, {"nearest", "stochastic"});
-    if (!c.seed.empty() && rounding != "stochastic")
-      throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
-    if (rounding == "stochastic")
-      qc.stochastic_seed = c.seed.empty() ? 0u : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
-    if (c.binary && !c.from_stdin) throw Error("--binary describes stdin", "add --stdin");
-    const int sources = int(!c.values.empty()) + int(c.from_stdin) + int(c.all_float32);
-    if (sources == 0)
-      throw Error("nothing to quantize", "give VALUES, --stdin or --all-float32, e.g. fa4sim quantize --dtype e4m3 1.5 500");
-    if (sources > 1)
-      throw Error("give the values one way: VALUES, --stdin or --all-float32", "drop all but one");
-    if (c.all_float32 && c.binary_out.empty())
-      throw Error("--all-float32 writes 2^32 encodings and needs --binary-out FILE|-",
-                  "e.g. --all-float32 --binary-out e4m3.bin");
-    if (c.all_float32 && qc.stochastic_seed)
-      throw Error("--all-float32 converts with round to nearest only", "drop --rounding stochastic");
-    if (!c.binary_out.empty() && qc.stochastic_seed)
-      throw Error("--binary-out writes round-to-nearest encodings only", "drop --rounding stochastic");
-    if (same_output_target(c.binary_out, c.common.json_path))
-      throw Error(fmt::format("--binary-out '{}' and --json '{}' name the same file", c.binary_out,
-                              c.common.json_path),
-                  "send one of them elsewhere");
-    check_output_path(c.binary_out, "--binary-out");
-    check_report_path(c.common.json_path);
+    collect_values(sub, c);
+    const auto [qc, rounding] = validate_options(c);
     const int threads = resolved_threads(c.common);
-
-    if (c.all_float32) {
-      write_output(c.binary_out, [&](std::FILE* f) {
-        write_encoded_all_float32(*qc.format, qc.overflow, f, threads);
-      }, "--binary-out");
-      std::fprintf(stderr, "fa4sim quantize: wrote 2^32 %s encodings (%s) to %s in %.1f s\n",
-                   qc.format->name, overflow_name(qc.overflow), c.binary_out.c_str(), sw.seconds());
-      return;
-    }
-    // ---- one pass over the values, in chunks: the raw encodings, the JSON values and the
-    // summary are written as the values arrive (Note [Output targets] for where they go).
-    std::vector<float> arg_values;
-    for (size_t i = 0; i < c.values.size(); ++i)
-      arg_values.push_back(parse_float32(c.values[i], fmt::format("value {}", i + 1)));
-    ValueReader reader(stdin, "stdin", c.binary);
-    std::vector<float> chunk;
-    bool args_done = false;
-    auto next = [&]() -> bool {
-      if (!c.from_stdin) {
-        if (args_done) return false;
-        chunk = arg_values;
-        args_done = true;
-        return !chunk.empty();
-      }
-      return reader.next(chunk, kChunk);
-    };
-    if (!next())  // read before any output is opened: an empty input writes nothing
-      throw Error("stdin holds no values", c.binary ? "pipe raw float32 bytes" : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
-    const json params = {{"dtype", qc.format->name},
-                         {"overflow", overflow_name(qc.overflow)},
-                         {"rounding", rounding},
-                         {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
-                         {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"}};
-    QuantizeAccumulator acc(qc);
-    std::vector<uint8_t> codes;
-    const size_t width = qc.format->total_bits <= 8 ? 1 : (qc.format->total_bits <= 16 ? 2 : 4);
-    const bool want_report = c.binary_out != "-" && !is_stdout_target(c.binary_out);
-    const bool want_json = want_report && !c.common.json_path.empty();
-    StreamedEnvelope env(params);
-    auto run = [&](std::FILE* bin, std::FILE* js) {
-      if (js) put(js, env.prefix);
-      do {
-        if (bin) {
-          codes.resize(chunk.size() * width);
-          const std::span<const float> in(chunk);
-          if (width == 1) encode_array(*qc.format, in, std::span<uint8_t>(codes.data(), chunk.size()), qc.overflow);
-          if (width == 2) encode_array(*qc.format, in, std::span<uint16_t>(reinterpret_cast<uint16_t*>(codes.data()), chunk.size()), qc.overflow);
-          if (width == 4) encode_array(*qc.format, in, std::span<uint32_t>(reinterpret_cast<uint32_t*>(codes.data()), chunk.size()), qc.overflow);
-          if (std::fwrite(codes.data(), 1, codes.size(), bin) != codes.size())
-            throw Error("writing the encoded values failed", std::strerror(errno));
-        }
-        if (want_report) {
-          if (js) acc.add(chunk, [&](const json& v) { env.value(js, v); });
-          else acc.add(chunk);
-        }
-      } while (next());
-      if (js) env.finish(js, acc.summary(), provenance(1, sw.seconds()));
-    };
-    auto with_json = [&](std::FILE* bin) {
-      if (want_json) write_output(c.common.json_path, [&](std::FILE* js) { run(bin, js); });
-      else run(bin, nullptr);
-    };
-    if (!c.binary_out.empty()) write_output(c.binary_out, with_json, "--binary-out");
-    else with_json(nullptr);
-    if (!want_report || is_stdout_target(c.common.json_path)) return;
-    std::fputs(render_text(acc.table()).c_str(), stdout);
-    std::fflush(stdout);
+    if (c.all_float32)
+      write_all_float32(c, qc, threads, sw);
+    else
+      quantize_values(c, qc, rounding, sw);
   });
 }
 

@@ -162,7 +162,7 @@ void add_report(CLI::App& root) {
       ->check(non_empty_path())
       ->capture_default_str();
   sub->add_option("--only", o.only, fmt::format("Comma-separated sections to run, of: {} (default: all)", fmt::join(names, ", ")))
-      ->type_name("LIST");
+      ->type_name("SECTION[,SECTION...]");
   sub->add_option("--baseline", o.baseline,
                   "A previous report's --out folder: compare every result with it; exit 1 when one "
                   "moved beyond its tolerance (4 standard errors where the result states one, else "

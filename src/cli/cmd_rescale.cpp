@@ -35,14 +35,19 @@ struct RescaleCliOptions {
 
 constexpr int64_t kMaxDim = 1 << 20;
 
-RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
-  RescaleConfig c;
-  c.taus.clear();
-  for (const auto& t : split(o.tau, ',')) {
+std::vector<double> parse_taus(const std::string& s) {
+  std::vector<double> taus;
+  for (const auto& t : split(s, ',')) {
     if (t == "nan" || t == "NaN" || t == "-nan")
       throw Error(fmt::format("--tau must be a number, got '{}'", t), "e.g. --tau 0,8");
-    c.taus.push_back(parse_double("--tau", t));
+    taus.push_back(parse_double("--tau", t));
   }
+  return taus;
+}
+
+RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
+  RescaleConfig c;
+  c.taus = parse_taus(o.tau);
   c.dtypes.clear();
   for (const auto& t : split(o.dtype, ','))
     c.dtypes.push_back(parse_choice("--dtype", t, {"bf16", "fp16", "e4m3", "e5m2", "fp32"}));
@@ -89,27 +94,31 @@ void add_rescale(CLI::App& root) {
       "rescale",
       "Online softmax with conditional rescaling (FA4's tau): rescale counts per row and per "
       "warp, output and LSE error vs float64, FP8 saturation");
-  sub->add_option("--tau", o.tau, "Rescale thresholds in log2 units (0 = rescale on every increase)")
-      ->type_name("LIST")
+  checked(sub->add_option("--tau", o.tau, "Rescale thresholds in log2 units (0 = rescale on every increase)"),
+          fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
+            for (double t : parse_taus(v)) check_log2_knob(opt, t);
+          })
+      ->type_name("T[,T...]")
       ->capture_default_str();
   sub->add_option("--dtype", o.dtype, "P's MMA input types: bf16, fp16, e4m3, e5m2 (fp32 = no cast)")
-      ->type_name("LIST")
+      ->type_name("DTYPE[,DTYPE...]")
       ->capture_default_str();
-  sub->add_option("--max-offset", o.max_offset,
-                  "P is scaled by 2^N before the cast (default: the kernel's, 8 for FP8, 0 otherwise)")
-      ->type_name("N");
+  log2_knob(sub->add_option("--max-offset", o.max_offset,
+                            "P is scaled by 2^M before the cast, M in log2 units (default: the kernel's, 8 "
+                            "for FP8, 0 otherwise)"))
+      ->type_name("M");
   sub->add_option("--dist", o.dist,
                   "Score distributions (log2 units): normal:SIGMA, rise:TOTAL[:SIGMA] (N(0,SIGMA^2) + "
                   "TOTAL*k/keys, SIGMA 1.5), peaked (N(0,6^2)), file:PATH.npy (2-D float32)")
-      ->type_name("LIST")
+      ->type_name("DIST[,DIST...]")
       ->capture_default_str();
-  sub->add_option("--rows", o.rows, "Query rows")->type_name("N")->capture_default_str();
-  sub->add_option("--keys", o.keys, "Keys per row")->type_name("N")->capture_default_str();
-  sub->add_option("--block-n", o.block, "Keys per block, >= 1 (a ragged last block is masked)")
+  int_in(sub->add_option("--rows", o.rows, "Query rows"), 1, kMaxDim)->type_name("N")->capture_default_str();
+  int_in(sub->add_option("--keys", o.keys, "Keys per row"), 1, kMaxDim)->type_name("N")->capture_default_str();
+  int_in(sub->add_option("--block-n", o.block, "Keys per block (a ragged last block is masked)"), 1, kMaxDim)
       ->type_name("N")
       ->capture_default_str();
   add_hidden_alias(sub, "--block", o.block);
-  sub->add_option("--d", o.d, "Head dimension (columns of V)")->type_name("N")->capture_default_str();
+  int_in(sub->add_option("--d", o.d, "Head dimension (columns of V)"), 1, 4096)->type_name("D")->capture_default_str();
   sub->add_option("--v-dist", o.v_dist, "V's entries: normal (N(0,1)) or uniform (U[-1,1))")
       ->type_name("DIST")
       ->capture_default_str();
@@ -118,9 +127,10 @@ void add_rescale(CLI::App& root) {
                   "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ,RES,START_FRG (upstream's mix)")
       ->type_name("MODE")
       ->capture_default_str();
-  sub->add_option("--softmax-scale", o.scale,
-                  "Softmax scale (natural units, > 0): scale_log2 = SCALE * log2(e); default: scores are "
-                  "log2 units (scale_log2 = 1)")
+  positive(sub->add_option("--softmax-scale", o.scale,
+                           "Softmax scale (natural units): scale_log2 = SCALE * log2(e); default: scores "
+                           "are log2 units (scale_log2 = 1)"),
+           "e.g. 0.0883883 = 1/sqrt(128)")
       ->type_name("X");
   add_hidden_alias(sub, "--scale", o.scale);
   sub->add_option("--order", o.order,
@@ -128,16 +138,16 @@ void add_rescale(CLI::App& root) {
                   "forward for synthetic scores, reverse for file: scores")
       ->type_name("ORDER")
       ->capture_default_str();
-  sub->add_option("--warp-rows", o.warp_rows, "Rows per warp for the rescale vote (sm100: 32)")
+  int_in(sub->add_option("--warp-rows", o.warp_rows, "Rows per warp for the rescale vote (sm100: 32)"), 1, 1024)
       ->type_name("N")
       ->capture_default_str();
-  sub->add_option("--seed", o.seed, "First seed")->type_name("S")->capture_default_str();
-  sub->add_option("--seeds", o.seeds, "Repeat over N seeds (S..S+N-1): mean, sd, min, max")
+  int_in(sub->add_option("--seed", o.seed, "First seed"), 0, int64_t(1) << 53)->type_name("S")->capture_default_str();
+  int_in(sub->add_option("--seeds", o.seeds, "Repeat over N seeds (S..S+N-1): mean, sd, min, max"), 1, 10000)
       ->type_name("N")
       ->capture_default_str();
   sub->add_option("--rng", o.rng,
                   "Generator: fa4sim (own, thread-count independent) or numpy:SEED (NumPy's "
-                  "default_rng(SEED) streams, bit for bit: the seed article's draws)")
+                  "default_rng(SEED) streams, bit for bit: the seed article's draws; SEED 0..2^53)")
       ->type_name("GEN")
       ->capture_default_str();
   sub->add_flag("--allow-saturation", o.allow_saturation,
@@ -174,21 +184,12 @@ const json* find_run(const Report& r, const std::string& dist, double tau, const
   return nullptr;
 }
 
-}  // namespace
+// The two score distributions of the error tables.
+const std::vector<std::string> kErrorDists = {"normal:1.5", "peaked"};
+const std::vector<std::string> kErrorDistNames = {"iid N(0, 1.5²)", "peaked N(0, 6²)"};
 
-void report_rescale(ReportContext& ctx) {
-  std::string md = "## Conditional rescaling (`fa4sim rescale`)\n\n";
-  md +=
-      "Modelling choices (the article's, per its independent reproduction): one V ~ N(0,1) of shape "
-      "(8192, 128) shared by all rows and by the float64 reference, not quantised; peaked = i.i.d. "
-      "N(0, 6^2); rise:T = N(0, 1.5^2) + T*k/keys; row_sum from the float32 P; P cast "
-      "round-to-nearest-even with subnormals and satfinite; key blocks walked forward (the article's "
-      "order; the sm100 kernel walks them in reverse, `--order reverse`). The simulator's own choices: "
-      "scores stored as float32 (the kernel's S), P @ V accumulated in key order with one fma per key, "
-      "exp2 = correctly rounded float32 (`--exp mufu`). rows % = row rescales / (rows x (blocks - 1)), "
-      "warps % = warps of 32 rows with any rescale / (warps x (blocks - 1)).\n\n";
-
-  // ---- rescale counts, 20 seeds of fa4sim's generator and NumPy's default_rng(1)
+// Rescale counts, 20 seeds of fa4sim's generator and NumPy's default_rng(1).
+std::string counts_section(ReportContext& ctx) {
   const std::vector<std::string> dists1 = {"normal:1.5", "peaked", "rise:24", "rise:96"};
   const std::vector<std::string> names1 = {"iid N(0, 1.5²)", "iid N(0, 6²)", "noise + rise of 24",
                                            "noise + rise of 96"};
@@ -233,9 +234,12 @@ void report_rescale(ReportContext& ctx) {
       "For i.i.d. scores and tau 0 the expected rows % is (1/2 + ... + 1/64) / 63 = {:.2f} %: the "
       "published 6.2 / 6.1 are single draws (NumPy's default_rng(1) gives 6.24 / 6.09, as above).",
       100.0 * expect_iid / 63.0));
-  md += render_markdown(t1) + "\n";
+  return render_markdown(t1) + "\n";
 
-  // ---- bf16 output error, and the one-shot experiment
+}
+
+// bf16 output error, and the one-shot experiment.
+std::string bf16_error_section(ReportContext& ctx) {
   auto err_cfg = [&](RngChoice::Kind rng) {
     RescaleConfig c;
     c.dists = {parse_score_dist("normal:1.5"), parse_score_dist("peaked")};
@@ -253,14 +257,12 @@ void report_rescale(ReportContext& ctx) {
   t2.title = "bf16 output rel-L2, τ = 0 → 8 (published / fa4sim --rng numpy:1 / fa4sim seed 1)";
   t2.columns = {"scores", "τ = 0", "τ = 8"};
   const double pub2[2][2] = {{0.0016, 0.0017}, {0.0005, 0.0013}};
-  const std::vector<std::string> d2 = {"normal:1.5", "peaked"};
-  const std::vector<std::string> n2 = {"iid N(0, 1.5²)", "peaked N(0, 6²)"};
   for (size_t i = 0; i < 2; ++i) {
-    std::vector<std::string> row = {n2[i]};
+    std::vector<std::string> row = {kErrorDistNames[i]};
     for (int j = 0; j < 2; ++j) {
       const double tau = j == 0 ? 0.0 : 8.0;
-      const json* a = find_run(e_np, d2[i], tau, "bf16");
-      const json* b = find_run(e_own, d2[i], tau, "bf16");
+      const json* a = find_run(e_np, kErrorDists[i], tau, "bf16");
+      const json* b = find_run(e_own, kErrorDists[i], tau, "bf16");
       row.push_back(fmt::format("{:g} / {} / {}", pub2[i][j], a ? cell((*a)["rel_l2"], "{:.5f}") : "?",
                                 b ? cell((*b)["rel_l2"], "{:.5f}") : "?"));
     }
@@ -277,9 +279,12 @@ void report_rescale(ReportContext& ctx) {
                      "--rng). The one-shot row: one tile of all keys, dominant P = 1.0 exactly vs 2^u, "
                      "u ~ U[0,1) per row (NumPy mode: a fresh default_rng(1) draws V, the N(0,6²) "
                      "scores, then u).");
-  md += render_markdown(t2) + "\n";
+  return render_markdown(t2) + "\n";
 
-  // ---- FP8, max_offset 8, tau 0 / 4
+}
+
+// FP8, max_offset 8, tau 0 / 4.
+std::string fp8_section(ReportContext& ctx) {
   auto fp8_cfg = [&](RngChoice::Kind rng) {
     RescaleConfig c;
     c.dists = {parse_score_dist("normal:1.5"), parse_score_dist("peaked")};
@@ -300,12 +305,12 @@ void report_rescale(ReportContext& ctx) {
   t3.columns = {"scores", "E4M3 τ=0", "E4M3 τ=4", "E5M2 τ=0", "E5M2 τ=4", "E4M3 τ=4 saturated P"};
   const double pub3[2][4] = {{0.025, 0.188, 0.050, 0.053}, {0.008, 0.393, 0.016, 0.037}};
   for (size_t i = 0; i < 2; ++i) {
-    std::vector<std::string> row = {n2[i]};
+    std::vector<std::string> row = {kErrorDistNames[i]};
     for (int j = 0; j < 4; ++j) {
-      const json* a = find_run(f_np, d2[i], j % 2 == 0 ? 0.0 : 4.0, j < 2 ? "e4m3" : "e5m2");
+      const json* a = find_run(f_np, kErrorDists[i], j % 2 == 0 ? 0.0 : 4.0, j < 2 ? "e4m3" : "e5m2");
       row.push_back(fmt::format("{:g} / {}", pub3[i][j], a ? cell((*a)["rel_l2"], "{:.3f}") : "?"));
     }
-    const json* s = find_run(f_np, d2[i], 4.0, "e4m3");
+    const json* s = find_run(f_np, kErrorDists[i], 4.0, "e4m3");
     row.push_back(s ? fmt::format("{} ({}%)", cell((*s)["saturated"], "{:.0f}"),
                                   cell((*s)["saturated_pct"], "{:.3f}"))
                     : "?");
@@ -314,7 +319,26 @@ void report_rescale(ReportContext& ctx) {
   t3.notes.push_back("Command: `fa4sim rescale --dist normal:1.5,peaked --dtype e4m3,e5m2 --tau 0,4 "
                      "--max-offset 8 --allow-saturation --rng numpy:1`. Without --allow-saturation "
                      "it refuses E4M3 with tau 4: 8 + 4 >= log2(448) = 8.807.");
-  md += render_markdown(t3) + "\n";
+  return render_markdown(t3) + "\n";
+}
+
+}  // namespace
+
+void report_rescale(ReportContext& ctx) {
+  std::string md = "## Conditional rescaling (`fa4sim rescale`)\n\n";
+  md +=
+      "Modelling choices (the article's, per its independent reproduction): one V ~ N(0,1) of shape "
+      "(8192, 128) shared by all rows and by the float64 reference, not quantised; peaked = i.i.d. "
+      "N(0, 6^2); rise:T = N(0, 1.5^2) + T*k/keys; row_sum from the float32 P; P cast "
+      "round-to-nearest-even with subnormals and satfinite; key blocks walked forward (the article's "
+      "order; the sm100 kernel walks them in reverse, `--order reverse`). The simulator's own choices: "
+      "scores stored as float32 (the kernel's S), P @ V accumulated in key order with one fma per key, "
+      "exp2 = correctly rounded float32 (`--exp mufu`). rows % = row rescales / (rows x (blocks - 1)), "
+      "warps % = warps of 32 rows with any rescale / (warps x (blocks - 1)).\n\n";
+
+  md += counts_section(ctx);
+  md += bf16_error_section(ctx);
+  md += fp8_section(ctx);
   ctx.markdown += md;
 }
 

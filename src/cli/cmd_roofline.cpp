@@ -34,26 +34,34 @@ void add_roofline(CLI::App& root) {
                   "Add a custom architecture JSON (schema fa4sim/arch-v1, format of data/archs/b200.json); "
                   "may be repeated")
       ->type_name("FILE");
-  sub->add_option("--d", c.d, "Head dimension(s), comma-separated, 1..1024 (default 128)")->type_name("D[,D...]");
-  sub->add_option("--sweep-d", c.sweep_d, "Head dimensions LO:HI:STEP, e.g. 32:256:32")->type_name("LO:HI:STEP");
+  ints_in(sub->add_option("--d", c.d, "Head dimension(s), comma-separated (default 128)"), 1, kRooflineMaxD)
+      ->type_name("D[,D...]");
+  checked(sub->add_option("--sweep-d", c.sweep_d, "Head dimensions LO:HI:STEP, each 1..1024, e.g. 32:256:32"), "",
+          [](const std::string&, const std::string& v) { parse_sweep(v); })
+      ->type_name("LO:HI:STEP");
   sub->add_option("--dtype", c.dtype, "MMA operand type: bf16 (stands for fp16 too: same bytes, same rate), fp8, or all")
       ->type_name("bf16|fp8|all")
       ->capture_default_str();
-  sub->add_option("--tile", c.tile, "Tile: M queries x N keys (N is also the schedule's row width)")
+  checked(sub->add_option("--tile", c.tile,
+                          "Tile: M queries x N keys, each 1..4096 (N is also the schedule's row width)"),
+          "", [](const std::string&, const std::string& v) { parse_tile(v); })
       ->type_name("MxN")
       ->capture_default_str();
   sub->add_option("--direction", c.direction, "fwd, bwd (1-CTA and 2-CTA rows) or all")
       ->type_name("fwd|bwd|all")
       ->capture_default_str();
-  sub->add_option("--emu-fraction", c.emu_fraction,
-                  "Also give each tile's exp and softmax cycles with this fraction of exps emulated (pipe model)")
+  checked(sub->add_option("--emu-fraction", c.emu_fraction,
+                          "Also give each tile's exp and softmax cycles with this fraction of exps emulated "
+                          "(pipe model)"),
+          "0..1", [](const std::string&, const std::string& v) { parse_emu_fraction(v); })
       ->type_name("F");
-  sub->add_option("--degree", c.degree, "Polynomial degree(s) of the emulated exp2 for the pipe model, 0..5")
+  ints_in(sub->add_option("--degree", c.degree, "Polynomial degree(s) of the emulated exp2 for the pipe model"), 0, 5)
       ->type_name("N[,N...]")
       ->capture_default_str();
   sub->add_option("--schedule", c.schedule,
-                  "Emulation schedule: with freq[,res[,start_frg]] (defaults res 4, start_frg 0) compute that "
-                  "one; alone, list every entry of data/fa4_tuning.json")
+                  "Emulation schedule: with freq[,res[,start_frg]] (in columns, each 0..2^20, res < freq; "
+                  "defaults res 4, start_frg 0) compute that one; alone, list every entry of "
+                  "data/fa4_tuning.json")
       ->type_name("[FREQ,RES,START]")
       ->expected(0, 1);
   sub->add_option("--measured", c.measured,

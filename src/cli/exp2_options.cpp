@@ -10,6 +10,15 @@
 
 namespace fa4sim::cli {
 
+uint64_t parse_exp2_samples(const std::string& s) {
+  const int64_t n = parse_int("--samples", s, std::numeric_limits<int64_t>::min() / 2,
+                              std::numeric_limits<int64_t>::max() / 2);
+  if (n <= 0)
+    throw Error(fmt::format("--samples must be at least 1, got '{}'", s),
+                "e.g. --samples 4194304 (the default)");
+  return static_cast<uint64_t>(n);
+}
+
 Exp2Config parse_exp2_options(const Exp2Options& o) {
   Exp2Config c;
   c.degrees.clear();
@@ -17,12 +26,7 @@ Exp2Config parse_exp2_options(const Exp2Options& o) {
   const auto [lo, hi] = parse_range("--range", o.range);
   c.lo = lo;
   c.hi = hi;
-  const int64_t n = parse_int("--samples", o.samples, std::numeric_limits<int64_t>::min() / 2,
-                              std::numeric_limits<int64_t>::max() / 2);
-  if (n <= 0)
-    throw Error(fmt::format("--samples must be at least 1, got '{}'", o.samples),
-                "e.g. --samples 4194304 (the default)");
-  c.samples = static_cast<uint64_t>(n);
+  c.samples = parse_exp2_samples(o.samples);
   c.sampling = parse_choice("--sampling", o.sampling, {"uniform", "bits"}) == "bits"
                    ? Exp2Sampling::bits
                    : Exp2Sampling::uniform;

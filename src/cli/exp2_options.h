@@ -26,6 +26,9 @@ struct Exp2Options {
   CommonOptions common;
 };
 
+// --samples: an integer >= 1 (the limit kExp2MaxSamples is validate(Exp2Config)'s).
+uint64_t parse_exp2_samples(const std::string& s);
+
 // Validates every option (validate(Exp2Config) included) and builds the analysis' config.
 Exp2Config parse_exp2_options(const Exp2Options& o);
 

@@ -3,7 +3,6 @@
 //   0 ok, 1 a check ran and failed, 2 bad input (usage, config, files), 3 no CUDA device.
 #include <cstdio>
 #include <exception>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,23 +37,6 @@ int main(int argc, char** argv) {
     c.add(app);
     names.push_back(c.name);
   }
-
-  // Every option shows what it takes in --help: none is left as CLI11's "TEXT".
-  const std::function<void(CLI::App*)> name_types = [&](CLI::App* a) {
-    static const std::vector<std::pair<std::string, std::string>> kTypes = {
-        {"--batch", "N"}, {"--heads", "N"}, {"--kv-heads", "N"}, {"--seq", "N"}, {"--seq-k", "N"},
-        {"--seq-q", "N"}, {"--rows", "N"}, {"--keys", "N"}, {"--q-scale", "ALPHA"}, {"--seed", "S"},
-        {"--dtype", "T"}, {"--tau", "T"}, {"--max-offset", "M"}, {"--d", "D"}};
-    for (CLI::Option* o : a->get_options()) {
-      if (o->get_type_name() != "TEXT") continue;
-      std::string t = "VALUE";
-      for (const auto& [n, tn] : kTypes)
-        if (!o->get_lnames().empty() && "--" + o->get_lnames().front() == n) t = tn;
-      o->type_name(t);
-    }
-    for (CLI::App* s : a->get_subcommands([](CLI::App*) { return true; })) name_types(s);
-  };
-  name_types(&app);
 
   // No arguments: the usage, and exit 2 (nothing was done).
   if (argc <= 1) {

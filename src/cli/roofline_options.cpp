@@ -12,7 +12,7 @@ namespace fa4sim::cli {
 
 namespace {
 
-constexpr int kMaxD = 1024;     // FA4 supports d <= 256; the model is kept sane up to 1024
+constexpr int kMaxD = kRooflineMaxD;
 constexpr int kMaxTile = 4096;
 
 std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std::string>& files) {
@@ -45,6 +45,8 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
   return out;
 }
 
+}  // namespace
+
 std::pair<int, int> parse_tile(const std::string& s) {
   const auto x = s.find('x');
   if (x == std::string::npos || s.find('x', x + 1) != std::string::npos)
@@ -68,6 +70,15 @@ std::vector<int> parse_sweep(const std::string& s) {
   for (int d = lo; d <= hi; d += step) out.push_back(d);
   return out;
 }
+
+double parse_emu_fraction(const std::string& s) {
+  const double f = parse_double("--emu-fraction", s);
+  if (f < 0 || f > 1)
+    throw Error(fmt::format("--emu-fraction = {} is outside [0, 1]", s), "e.g. --emu-fraction 0.1875");
+  return f;
+}
+
+namespace {
 
 ScheduleResult parse_schedule(const std::string& s, int row_width) {
   const auto parts = split(s, ',');
@@ -105,12 +116,7 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
                  : dir == "bwd" ? std::vector<Direction>{Direction::bwd}
                                 : std::vector<Direction>{Direction::fwd, Direction::bwd};
   std::tie(o.tile_m, o.tile_n) = parse_tile(c.tile);
-  if (!c.emu_fraction.empty()) {
-    const double f = parse_double("--emu-fraction", c.emu_fraction);
-    if (f < 0 || f > 1)
-      throw Error(fmt::format("--emu-fraction = {} is outside [0, 1]", c.emu_fraction), "e.g. --emu-fraction 0.1875");
-    o.emu_fraction = f;
-  }
+  if (!c.emu_fraction.empty()) o.emu_fraction = parse_emu_fraction(c.emu_fraction);
   o.degrees.clear();
   for (auto v : parse_int_list("--degree", c.degree, 0, 5)) o.degrees.push_back(static_cast<int>(v));
   if (c.schedule_given) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_util.h"
@@ -26,6 +27,13 @@ struct RooflineCliOptions {
   std::string measured;
   CommonOptions common;
 };
+
+inline constexpr int kRooflineMaxD = 1024;  // FA4 supports d <= 256; the model is kept sane up to 1024
+
+// The parts build_options() parses, also checked by the CLI as each option is read.
+std::pair<int, int> parse_tile(const std::string& s);  // MxN, each 1..4096
+std::vector<int> parse_sweep(const std::string& s);    // LO:HI:STEP, each 1..kRooflineMaxD
+double parse_emu_fraction(const std::string& s);       // 0..1
 
 // Validates every option before any work and builds the analysis' options (params included).
 RooflineOptions build_options(const RooflineCliOptions& c);
