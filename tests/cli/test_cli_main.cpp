@@ -1,7 +1,14 @@
 // The CLI shell: subcommand table, did-you-mean, --version, --help, exit codes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -129,4 +136,159 @@ TEST(CliMain, MessagesNameTheRightThing) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("pass another --binary-out path"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
+}
+
+// ---- every option's --help line: its type, its range, and that the range is the one checked
+
+namespace {
+
+struct HelpOption {
+  std::string name;     // --batch
+  std::string type;     // N:1..65535 (empty for a flag)
+  std::string deflt;    // 1 (after '='; empty when none is shown)
+  std::string text;     // the description
+};
+
+// The options of `fa4sim <cmd> --help` (CLI11's layout: "  --name TYPE=DEFAULT  text", the text
+// on the next line when the first is full) and the subcommands it lists.
+void read_help(const std::string& cmd, std::vector<HelpOption>& opts, std::vector<std::string>& subs) {
+  const auto h = run_cli(cmd + " --help");
+  ASSERT_EQ(h.code, 0) << cmd << ": " << h.err;
+  std::istringstream in(h.out);
+  std::string line;
+  bool in_subs = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("Subcommands:", 0) == 0) in_subs = true;
+    if (line.rfind("  ", 0) != 0) continue;
+    const auto b = line.find_first_not_of(' ');
+    if (line[b] != '-') {
+      if (in_subs && b == 2) subs.push_back(line.substr(b, line.find(' ', b) - b));
+      else if (!opts.empty()) opts.back().text += " " + line.substr(b);  // a wrapped description
+      continue;
+    }
+    HelpOption o;
+    auto e = line.find(' ', b);
+    o.name = line.substr(b, e - b);
+    o.name = o.name.substr(o.name.rfind(',') == std::string::npos ? 0 : o.name.rfind(',') + 1);
+    if (e != std::string::npos && e + 1 < line.size() && line[e + 1] != ' ') {  // "--name TYPE"
+      const auto t = line.find(' ', e + 1);
+      std::string type = line.substr(e + 1, t - e - 1);
+      const auto eq = type.find('=');
+      if (eq != std::string::npos) o.deflt = type.substr(eq + 1), type = type.substr(0, eq);
+      o.type = type;
+      e = t;
+    }
+    if (e != std::string::npos) o.text = line.substr(std::min(line.size(), line.find_first_not_of(' ', e)));
+    opts.push_back(o);
+  }
+}
+
+// Every command and subcommand, by walking the Subcommands: sections from the top.
+std::vector<std::string> all_commands() {
+  std::vector<std::string> out, todo = {""};
+  while (!todo.empty()) {
+    const std::string cmd = todo.back();
+    todo.pop_back();
+    std::vector<HelpOption> opts;
+    std::vector<std::string> subs;
+    read_help(cmd, opts, subs);
+    if (!cmd.empty()) out.push_back(cmd);
+    for (const auto& s : subs) todo.push_back(cmd.empty() ? s : cmd + " " + s);
+  }
+  return out;
+}
+
+// Whether an option takes a number: its type says so (N, D, T, ..., LO,HI, MxN, CLI11's INT and
+// FLOAT) or its default is one.
+bool takes_number(const HelpOption& o) {
+  static const std::regex kNumericType(
+      R"(^(N|D|T|M|K|S|B|H|HKV|ALPHA|X|F|INT|FLOAT|NUMBER|LO,HI|MxN|LO:HI:STEP|\[FREQ,RES,START\])(\[,.*\])?$)");
+  static const std::regex kNumber(R"(^-?[0-9.]+(e[0-9]+)?(,-?[0-9.]+)*$)");
+  const std::string base = o.type.substr(0, o.type.find(':'));
+  return std::regex_match(base, kNumericType) || std::regex_match(o.deflt, kNumber);
+}
+
+// Where the range shows: after the type (`N:1..65535`), as an enumeration (`0|1`), or in the text.
+bool shows_range(const HelpOption& o) {
+  static const std::regex kInText(R"([0-9]\.\.[-0-9]|> ?0|\[-?[0-9.]+, ?-?[0-9.]+[)\]])");
+  const std::string base = o.type.substr(0, o.type.find(':'));
+  return o.type.find(':') != std::string::npos && o.type.find(':') + 1 < o.type.size() ? true
+         : base.find('|') != std::string::npos                                         ? true
+                                                                                       : std::regex_search(o.text, kInText);
+}
+
+// "2^53" -> 9007199254740992, "2^62-1", "1e11", "64".
+double bound_value(const std::string& s) {
+  static const std::regex kPow(R"(^2\^([0-9]+)(-1)?$)");
+  std::smatch m;
+  if (std::regex_match(s, m, kPow)) return std::ldexp(1.0, std::stoi(m[1])) - (m[2].matched ? 1 : 0);
+  return std::strtod(s.c_str(), nullptr);
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+// Every option that takes a value names it in --help: never CLI11's TEXT, nor a bare VALUE or
+// LIST (a list shows its element, N[,N...]); every option that takes a number shows its range.
+TEST(CliMain, HelpTypesEveryValueAndShowsEveryRange) {
+  const auto commands = all_commands();
+  ASSERT_GE(commands.size(), 20u);  // the walk found the nested ones too (gpu upstream bench)
+  size_t numeric = 0;
+  for (const auto& cmd : commands) {
+    std::vector<HelpOption> opts;
+    std::vector<std::string> subs;
+    read_help(cmd, opts, subs);
+    for (const auto& o : opts) {
+      if (o.type.empty()) continue;  // a flag
+      const std::string base = o.type.substr(0, o.type.find(':'));
+      for (const char* vague : {"TEXT", "VALUE", "LIST"})
+        EXPECT_EQ(base.find(vague), std::string::npos) << "fa4sim " << cmd << " " << o.name << " " << o.type;
+      if (!takes_number(o)) continue;
+      ++numeric;
+      EXPECT_TRUE(shows_range(o)) << "fa4sim " << cmd << " " << o.name << " " << o.type
+                                  << " states no range: " << o.text;
+    }
+  }
+  EXPECT_GE(numeric, 80u);
+}
+
+// The range --help shows after a type is the range that is checked: just outside it, the value
+// is refused when the option is read (exit 2, the house message naming the option), before the
+// unknown option that follows it is even looked at.
+TEST(CliMain, HelpRangesAreTheCheckedRanges) {
+  static const std::regex kRange(R"(^([^:]*):(-?[0-9.e^]+(?:-1)?)\.\.(-?[0-9.e^]+(?:-1)?)$)");
+  static const std::regex kPositive(R"(^([^:]*):>0$)");
+  size_t tried = 0;
+  for (const auto& cmd : all_commands()) {
+    std::vector<HelpOption> opts;
+    std::vector<std::string> subs;
+    read_help(cmd, opts, subs);
+    for (const auto& o : opts) {
+      std::smatch m;
+      std::vector<std::string> outside;
+      if (std::regex_match(o.type, m, kRange) && m[1] != "LO,HI") {  // a pair is not one number
+        const double lo = bound_value(m[2]), hi = bound_value(m[3]);
+        outside.push_back(number_text(hi + (hi >= 9e15 ? hi : 1)));
+        outside.push_back(number_text(lo - 1));
+      } else if (std::regex_match(o.type, m, kPositive)) {
+        outside = {"0", "-1"};
+      }
+      for (const auto& v : outside) {
+        const auto r = run_cli(cmd + " " + o.name + "=" + v + " --no-such-option-after-it");
+        ++tried;
+        EXPECT_EQ(r.code, 2) << "fa4sim " << cmd << " " << o.name << "=" << v;
+        EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(o.name), std::string::npos) << "fa4sim " << cmd << " " << o.name << "=" << v << ": " << r.err;
+        EXPECT_EQ(r.err.find("unknown option"), std::string::npos)
+            << "fa4sim " << cmd << " " << o.name << "=" << v << " was accepted: " << r.err;
+      }
+    }
+  }
+  EXPECT_GE(tried, 100u);
 }
