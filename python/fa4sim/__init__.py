@@ -14,6 +14,7 @@ CLI's thread pool (``threads=0``: all cores); results do not depend on the threa
 """
 
 import json as _json
+import math as _math
 import os as _os
 
 import numpy as _np
@@ -102,6 +103,16 @@ def _check_out(out, shape, dtype, name="out"):
     return out
 
 
+def _empty(shape, dtype):
+    """A new output array for an elementwise call. Large ones reuse the memory of dropped outputs
+    (no page zeroing by the kernel: src/python/module.cpp, Note [Output buffers])."""
+    dtype = _np.dtype(dtype)
+    nbytes = _math.prod(shape) * dtype.itemsize
+    if nbytes < _ext.output_buffer_min_bytes:
+        return _np.empty(shape, dtype)
+    return _ext.output_buffer(nbytes).view(dtype).reshape(shape)
+
+
 def _code_dtype(total_bits):
     return {8: _np.uint8, 16: _np.uint16, 32: _np.uint32}[total_bits]
 
@@ -150,7 +161,7 @@ def ex2_emu(x, degree=3, *, out=None, threads=0):
     """
     a = _float32(x, "x")
     if out is None:
-        out = _np.empty(a.shape, _np.float32)
+        out = _empty(a.shape, _np.float32)
     else:
         _check_out(out, a.shape, _np.float32)
     _ext.ex2_emu(a.reshape(-1), out.reshape(-1), int(degree), int(threads))
@@ -222,7 +233,7 @@ def encode(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *
     a = _float32(x, "x")
     dt = _code_dtype(_ext.format_info(fmt)["total_bits"])
     if out is None:
-        out = _np.empty(a.shape, dt)
+        out = _empty(a.shape, dt)
     else:
         _check_out(out, a.shape, dt)
     _ext.encode(a.reshape(-1), out.reshape(-1), fmt, overflow, rounding,
@@ -259,7 +270,7 @@ def decode(codes, fmt="e4m3", *, out=None, threads=0):
         raise TypeError(f"codes has dtype {a.dtype}, expected uint8, uint16 or uint32")
     a = _contig(a)
     if out is None:
-        out = _np.empty(a.shape, _np.float32)
+        out = _empty(a.shape, _np.float32)
     else:
         _check_out(out, a.shape, _np.float32)
     _ext.decode(a.reshape(-1), out.reshape(-1), fmt, int(threads))
@@ -284,7 +295,7 @@ def quantize(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None,
     """
     a = _float32(x, "x")
     if out is None:
-        out = _np.empty(a.shape, _np.float32)
+        out = _empty(a.shape, _np.float32)
     else:
         _check_out(out, a.shape, _np.float32)
     _ext.quantize(a.reshape(-1), out.reshape(-1), fmt, overflow, rounding,

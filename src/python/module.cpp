@@ -6,7 +6,9 @@
 // Conventions:
 //   * arrays arrive 1-D (flattened by the package), C-contiguous float32/uint*, CPU, never
 //     converted here (noconvert: an output array that nanobind copied would lose the results);
-//     outputs are allocated by the package (numpy.empty) and filled in place;
+//     outputs are allocated by the package and filled in place: large ones (>= 4 MiB) from
+//     output_buffer() below, which reuses the memory of dropped outputs (Note [Output buffers]),
+//     smaller ones by numpy.empty;
 //   * the GIL is released around every loop over the data;
 //   * elementwise work runs through parallel_chunks (the CLI's thread pool) in chunks of
 //     kChunk elements: the same bits for every thread count (stochastic rounding numbers its
@@ -14,7 +16,10 @@
 //   * fa4sim::Error becomes ValueError with the CLI's message ("<what> (<hint>)").
 //   * analyses return their report as a JSON string (the package json.loads it): the same
 //     results the CLI's --json writes.
+#include <sys/mman.h>
+
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,6 +71,115 @@ void for_chunks(size_t n, int threads, Body&& body) {
     return;
   }
   parallel_chunks(n, kChunk, threads, [&](uint64_t, uint64_t b, uint64_t e) { body(size_t(b), size_t(e)); });
+}
+
+// ---- output buffers
+//
+// Note [Output buffers]
+// A new output array of an elementwise function (ex2_emu, encode, decode, quantize without
+// out=) is written exactly once, by the workers that compute it. Fresh memory from the kernel
+// costs more than that write: every page is zero-filled on its first touch (with 4 KiB pages
+// also one fault per page), and glibc maps every block above 32 MiB anew on each allocation, so
+// a loop `y = fa4sim.ex2_emu(x)` on 2^24 floats paid for zeroing 64 MiB per call, about 0.7x
+// the exp2 itself (docs/python.md, "Speed"). Zero-filling fresh pages cannot be skipped; memory
+// the process already owns needs none. So outputs of 4 MiB and more come from here: 2 MiB
+// aligned anonymous mappings advised as huge pages (what NumPy does for large arrays, with
+// fewer faults), and when such an array is dropped its mapping is kept, at most kKeepBytes
+// of them, and handed to the next output that fits (capacity within 2x of the request). The
+// first call, and any call while the earlier outputs are alive, still gets fresh memory.
+// Contents of a reused buffer are stale until the workers overwrite every element.
+
+class OutputBuffers {
+ public:
+  static constexpr size_t kMinBytes = size_t(4) << 20;   // below: numpy.empty (malloc reuses these)
+  static constexpr size_t kKeepBytes = size_t(256) << 20;  // dropped buffers kept for reuse, at most
+  static constexpr size_t kAlign = size_t(2) << 20;       // huge page
+
+  static OutputBuffers& get() {
+    static auto* b = new OutputBuffers;  // never destroyed: arrays may outlive static destruction
+    return *b;
+  }
+
+  // A buffer of at least `bytes`; its capacity in *cap.
+  void* take(size_t bytes, size_t* cap) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      size_t best = free_.size();
+      for (size_t i = 0; i < free_.size(); ++i)
+        if (free_[i].cap >= bytes && free_[i].cap / 2 <= bytes && (best == free_.size() || free_[i].cap < free_[best].cap))
+          best = i;
+      if (best != free_.size()) {
+        const Block b = free_[best];
+        free_.erase(free_.begin() + std::ptrdiff_t(best));
+        kept_ -= b.cap;
+        *cap = b.cap;
+        return b.p;
+      }
+    }
+    *cap = (bytes + kAlign - 1) / kAlign * kAlign;
+    return map_aligned(*cap);
+  }
+
+  // Called when the last array on the buffer is dropped.
+  void give(void* p, size_t cap) noexcept {
+    std::vector<Block> evicted;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (cap > kKeepBytes) {
+        evicted.push_back({p, cap});
+      } else {
+        free_.push_back({p, cap});  // newest last; evict the oldest
+        kept_ += cap;
+        while (kept_ > kKeepBytes) {
+          evicted.push_back(free_.front());
+          kept_ -= free_.front().cap;
+          free_.erase(free_.begin());
+        }
+      }
+    }
+    for (const Block& b : evicted) munmap(b.p, b.cap);
+  }
+
+ private:
+  struct Block {
+    void* p;
+    size_t cap;
+  };
+
+  static void* map_aligned(size_t cap) {
+    const size_t len = cap + kAlign;
+    void* raw = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t a = (r + kAlign - 1) / kAlign * kAlign;
+    if (a > r) munmap(raw, a - r);  // trim to [a, a + cap)
+    if (r + len > a + cap) munmap(reinterpret_cast<void*>(a + cap), r + len - (a + cap));
+    void* p = reinterpret_cast<void*>(a);
+    (void)madvise(p, cap, MADV_HUGEPAGE);  // a hint: fine where transparent huge pages are off
+    return p;
+  }
+
+  std::mutex mu_;
+  std::vector<Block> free_;
+  size_t kept_ = 0;
+};
+
+// A uint8 array of `bytes` bytes (>= OutputBuffers::kMinBytes) on a reusable buffer; the package
+// views it as the output's dtype and shape.
+nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> output_buffer(size_t bytes) {
+  size_t cap = 0;
+  void* p = OutputBuffers::get().take(bytes, &cap);
+  struct Owner {
+    void* p;
+    size_t cap;
+  };
+  auto* owner = new Owner{p, cap};
+  nb::capsule c(owner, [](void* o) noexcept {
+    auto* w = static_cast<Owner*>(o);
+    OutputBuffers::get().give(w->p, w->cap);
+    delete w;
+  });
+  return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(p, {bytes}, c);
 }
 
 // ---- exp2
@@ -328,6 +442,8 @@ NB_MODULE(_fa4sim, m) {
   m.def("version", [] { return std::string(version()) + " (" + git_describe() + ")"; });
   m.def("ex2_emu_array_is_simd", &ex2_emu_array_is_simd);
   m.def("default_threads", &default_threads);
+  m.def("output_buffer", &output_buffer, "bytes"_a);
+  m.attr("output_buffer_min_bytes") = OutputBuffers::kMinBytes;
 
   m.def("ex2_emu", &ex2_emu_py, "x"_a.noconvert(), "out"_a.noconvert(), "degree"_a, "threads"_a);
 
