@@ -1,4 +1,5 @@
-"""ctest entry of the Python module's tests: runs pytest on tests/python, or exits 77 (a visible
+"""ctest entry of the Python module's tests: runs pytest on tests/python (listing skipped tests
+with their reasons, e.g. the PyTorch ones without torch), or exits 77 (a visible
 ctest "Skipped") when pytest or numpy is missing, saying which."""
 import sys
 
@@ -17,5 +18,6 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
-sys.exit(pytest.main([os.path.dirname(os.path.abspath(__file__)), "-q", "-p", "no:cacheprovider",
+sys.exit(pytest.main([os.path.dirname(os.path.abspath(__file__)), "-q", "-rs", "-p",
+                      "no:cacheprovider",
                       *sys.argv[1:]]))

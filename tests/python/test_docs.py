@@ -19,7 +19,7 @@ def test_numpy_example_runs():
 
 
 def test_torch_example_runs():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="torch is not installed: the PyTorch example is not run")
     [code] = [c for c in examples() if c.startswith("import torch")]
     assert len(code.strip().splitlines()) <= 10
     exec(compile(code, "docs/python.md", "exec"), {})
