@@ -50,7 +50,8 @@ def cpu_model():
 
 
 def busiest_processes(n=8):
-    """The machine's busiest processes at the start (nice, %CPU, command): who shares the cores."""
+    """The busiest processes at the start (nice, ps's %CPU over their lifetime, command): who
+    shares the cores."""
     try:
         r = subprocess.run(["ps", "-eo", "ni,pcpu,comm", "--sort=-pcpu"], capture_output=True,
                            text=True, check=True)
