@@ -100,14 +100,16 @@ class OutputBuffers {
     return *b;
   }
 
-  // A buffer of at least `bytes`; its capacity in *cap.
+  // A buffer of at least `bytes`; its capacity in *cap. Reuses the smallest kept buffer that
+  // fits, the most recently dropped of equals (warmest in cache).
   void* take(size_t bytes, size_t* cap) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       size_t best = free_.size();
-      for (size_t i = 0; i < free_.size(); ++i)
-        if (free_[i].cap >= bytes && free_[i].cap / 2 <= bytes && (best == free_.size() || free_[i].cap < free_[best].cap))
-          best = i;
+      for (size_t i = 0; i < free_.size(); ++i) {
+        const bool fits = free_[i].cap >= bytes && free_[i].cap / 2 <= bytes;
+        if (fits && (best == free_.size() || free_[i].cap <= free_[best].cap)) best = i;
+      }
       if (best != free_.size()) {
         const Block b = free_[best];
         free_.erase(free_.begin() + std::ptrdiff_t(best));
