@@ -157,7 +157,9 @@ class OutputBuffers {
     if (a > r) munmap(raw, a - r);  // trim to [a, a + cap)
     if (r + len > a + cap) munmap(reinterpret_cast<void*>(a + cap), r + len - (a + cap));
     void* p = reinterpret_cast<void*>(a);
-    (void)madvise(p, cap, MADV_HUGEPAGE);  // a hint: fine where transparent huge pages are off
+#ifdef MADV_HUGEPAGE  // Linux; a hint: fine where transparent huge pages are off
+    (void)madvise(p, cap, MADV_HUGEPAGE);
+#endif
     return p;
   }
 
