@@ -498,21 +498,117 @@ std::string column_ranges(const std::vector<int>& cols) {
   return s.empty() ? "none" : s;
 }
 
-}  // namespace
+const ArchSpec* find_arch(const std::vector<ArchSpec>& archs, const std::string& name) {
+  for (const auto& a : archs)
+    if (a.name == name) return &a;
+  return nullptr;
+}
 
-Report run_roofline(const RooflineOptions& o) {
-  if (o.archs.empty()) throw Error("no architecture selected", "e.g. --arch b200 or --arch all");
-  const PipeModelSpec pm = load_pipe_model();
-  const int deg0 = o.degrees.empty() ? 3 : o.degrees.front();
-  Report r;
-  r.command = "roofline";
-  r.params = o.params;
-  r.results["convention"] = "include/fa4sim/analysis/roofline.h, Note [Counting convention]";
-  json archs = json::array();
-  for (const auto& a : o.archs) archs.push_back(arch_json(a));
-  r.results["archs"] = archs;
+// ---- compute_roofline, part by part
 
-  // ---- tile rows
+std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const PipeModelSpec& pm, int deg0,
+                                            std::vector<std::string>& skipped) {
+  std::vector<RooflineTileRow> rows;
+  for (const auto& a : o.archs) {
+    for (OperandType dtype : o.dtypes)
+    for (Direction dir : o.directions) {
+      if (dtype == OperandType::fp8 && (dir == Direction::bwd || !a.mma_fp8_flop_per_clk_sm)) {
+        skipped.push_back(fmt::format("{} {} fp8", a.name, to_string(dir)));
+        continue;
+      }
+      for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
+        for (int d : o.ds) {
+          RooflineTileRow row;
+          row.cost = tile_cost(a, dir, dtype, cta, o.tile_m, o.tile_n, d);
+          // The tie under the pipe model: the softmax at f_tie (softmax_other included).
+          row.softmax_at_tie = pipe_point(pm, a, deg0, row.cost.emu_fraction_to_tie, true);
+          if (o.emu_fraction) {
+            row.exp_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, false);
+            row.softmax_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, true);
+          }
+          rows.push_back(row);
+        }
+      }
+    }
+  }
+  if (rows.empty())
+    throw Error(fmt::format("no tile to model: {} (no such path)", fmt::join(skipped, ", ")),
+                "fp8 needs an arch with fp8 MMA and --direction fwd");
+  return rows;
+}
+
+std::vector<RooflinePipeCountRow> roofline_pipe_counts(const PipeModelSpec& pm) {
+  ArchSpec scalar, packed;
+  packed.packed_f32x2 = true;
+  std::vector<RooflinePipeCountRow> rows;
+  // deg < 0: a path without a polynomial (every op of it has min_degree 0: counted at 0).
+  auto add = [&](const std::string& path, const std::vector<PipeOp>& ops, int deg) {
+    const int d = std::max(deg, 0);
+    rows.push_back({path, deg, pipe_counts(ops, scalar, d), pipe_counts(ops, packed, d)});
+  };
+  add("hardware exp2", pm.hardware_exp2, -1);
+  for (int deg = 0; deg <= 5; ++deg) add("emulated exp2", pm.emulated_exp2, deg);
+  add("softmax_other", pm.softmax_other, -1);
+  return rows;
+}
+
+// The curve (every arch and degree), the printed eighths and best f, and results.pipe_best.
+void roofline_pipe(const RooflineOptions& o, const PipeModelSpec& pm, RooflineResult& r) {
+  for (const auto& a : o.archs)
+    for (int deg : o.degrees) {
+      const int steps = static_cast<int>(std::lround(1.0 / o.f_step));
+      for (int i = 0; i <= steps; ++i) {
+        const double f = static_cast<double>(i) / steps;
+        r.curve.push_back({a.name, deg, pipe_point(pm, a, deg, f, false), pipe_point(pm, a, deg, f, true)});
+      }
+    }
+  r.arch_pipe.assign(o.archs.size(), {});
+  for (int ws = 0; ws < 2; ++ws)
+    for (size_t k = 0; k < o.archs.size(); ++k) {
+      for (int i = 0; i <= 8; ++i)
+        r.arch_pipe[k].eighths[ws].push_back(pipe_point(pm, o.archs[k], r.degree, i / 8.0, ws == 1));
+      r.arch_pipe[k].best[ws] = best_pipe_point(pm, o.archs[k], r.degree, ws == 1);
+    }
+  for (const auto& a : o.archs)
+    for (int deg : o.degrees)
+      for (bool with_softmax : {false, true})
+        r.best.push_back({a.name, deg, with_softmax, best_pipe_point(pm, a, deg, with_softmax),
+                          pipe_point(pm, a, deg, 0.0, with_softmax)});
+}
+
+std::vector<RooflineScheduleRow> roofline_schedule(const RooflineOptions& o, std::string& tuning_source) {
+  std::vector<RooflineScheduleRow> rows;
+  if (o.schedule) rows.push_back({*o.schedule, std::nullopt, "", false});
+  if (o.schedule_table) {
+    const TuningTable tt = load_tuning();
+    for (const auto& e : tt.entries) {
+      RooflineScheduleRow row;
+      row.schedule = compute_schedule(e.freq, e.res, e.start_frg, o.tile_n, tuning_key(e));
+      row.seed_fraction = e.seed_fraction;
+      row.seed_case = e.seed_case;
+      row.seed_matches = e.seed_fraction && o.tile_n == tt.row_width &&
+                         std::fabs(*e.seed_fraction - row.schedule.fraction) < 1e-12;
+      rows.push_back(row);
+    }
+    tuning_source = tt.source;
+  }
+  return rows;
+}
+
+std::optional<RooflineMeasured> roofline_measured(const RooflineOptions& o, const PipeModelSpec& pm) {
+  if (!o.measured_path) return std::nullopt;
+  RooflineMeasured m;
+  m.file = load_measured(*o.measured_path);
+  const auto it = std::find_if(o.archs.begin(), o.archs.end(), [&](const ArchSpec& a) { return a.name == m.file.arch; });
+  const ArchSpec arch = it != o.archs.end() ? *it : load_known_arch(m.file.arch);
+  m.arch = arch.name;
+  for (const auto& p : m.file.points) m.predicted.push_back(pipe_point(pm, arch, p.degree, p.f, false));
+  return m;
+}
+
+// ---- roofline_report, table by table
+
+void render_tiles(const RooflineOptions& o, const RooflineResult& res, Report& r) {
   Table tiles{"Tile costs (cycles per SM per tile; Note [Counting convention] in roofline.h)",
               {"arch", "dir", "dtype", "cta", "d", "tile", "MMA", "exp", "smem", "exp/MMA", "smem/MMA",
                "bottleneck", "f to tie", "softmax@tie/MMA"},
@@ -523,249 +619,225 @@ Report run_roofline(const RooflineOptions& o) {
     tiles.columns.push_back(fmt::format("softmax@f={:g}", *o.emu_fraction));
   }
   json rows = json::array();
-  std::vector<std::string> skipped;
-  for (const auto& a : o.archs) {
-    for (OperandType dtype : o.dtypes)
-    for (Direction dir : o.directions) {
-      if (dtype == OperandType::fp8 && (dir == Direction::bwd || !a.mma_fp8_flop_per_clk_sm)) {
-        skipped.push_back(fmt::format("{} {} fp8", a.name, to_string(dir)));
-        continue;
-      }
-      for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
-        for (int d : o.ds) {
-          const TileCost c = tile_cost(a, dir, dtype, cta, o.tile_m, o.tile_n, d);
-          const double elems = static_cast<double>(c.tile_m) * c.tile_n;
-          // The tie under the pipe model: the softmax at f_tie (softmax_other included).
-          const PipePoint at_tie = pipe_point(pm, a, deg0, c.emu_fraction_to_tie, true);
-          const double sm_tie = elems / at_tie.exps_per_clk_sm;
-          json row = {{"arch", c.arch},
-                      {"d", c.d},
-                      {"direction", to_string(c.direction)},
-                      {"dtype", to_string(c.dtype)},
-                      {"cta_group", c.cta_group},
-                      {"tile_m", c.tile_m},
-                      {"tile_n", c.tile_n},
-                      {"cycles_mma", c.cycles_mma},
-                      {"cycles_exp", c.cycles_exp},
-                      {"cycles_smem", c.cycles_smem},
-                      {"exp_over_mma", c.exp_over_mma},
-                      {"smem_over_mma", c.smem_over_mma},
-                      {"bottleneck", c.bottleneck},
-                      {"emu_fraction_to_tie", c.emu_fraction_to_tie},
-                      {"cycles_softmax_at_tie", sm_tie},
-                      {"softmax_over_mma_at_tie", sm_tie / c.cycles_mma},
-                      {"softmax_bound_at_tie", at_tie.bound}};
-          std::vector<std::string> cells = {
-              c.arch, to_string(c.direction), to_string(c.dtype), std::to_string(c.cta_group),
-              std::to_string(c.d), fmt::format("{}x{}", c.tile_m, c.tile_n), fmt_num(c.cycles_mma),
-              fmt_num(c.cycles_exp), fmt_num(c.cycles_smem), fmt_ratio(c.exp_over_mma),
-              fmt_ratio(c.smem_over_mma), c.bottleneck, fmt_percent(100.0 * c.emu_fraction_to_tie, 2, " %"),
-              fmt::format("{} ({})", fmt_ratio(sm_tie / c.cycles_mma), at_tie.bound)};
-          if (o.emu_fraction) {
-            const PipePoint pe = pipe_point(pm, a, deg0, *o.emu_fraction, false);
-            const PipePoint ps = pipe_point(pm, a, deg0, *o.emu_fraction, true);
-            row["emu_fraction"] = *o.emu_fraction;
-            row["cycles_exp_at_f"] = elems / pe.exps_per_clk_sm;
-            row["cycles_softmax_at_f"] = elems / ps.exps_per_clk_sm;
-            cells.push_back(fmt_num(elems / pe.exps_per_clk_sm));
-            cells.push_back(fmt_num(elems / ps.exps_per_clk_sm));
-          }
-          rows.push_back(row);
-          tiles.rows.push_back(cells);
-        }
-      }
+  for (const auto& t : res.tiles) {
+    const TileCost& c = t.cost;
+    const double elems = static_cast<double>(c.tile_m) * c.tile_n;
+    const PipePoint& at_tie = t.softmax_at_tie;
+    const double sm_tie = elems / at_tie.exps_per_clk_sm;
+    json row = {{"arch", c.arch},
+                {"d", c.d},
+                {"direction", to_string(c.direction)},
+                {"dtype", to_string(c.dtype)},
+                {"cta_group", c.cta_group},
+                {"tile_m", c.tile_m},
+                {"tile_n", c.tile_n},
+                {"cycles_mma", c.cycles_mma},
+                {"cycles_exp", c.cycles_exp},
+                {"cycles_smem", c.cycles_smem},
+                {"exp_over_mma", c.exp_over_mma},
+                {"smem_over_mma", c.smem_over_mma},
+                {"bottleneck", c.bottleneck},
+                {"emu_fraction_to_tie", c.emu_fraction_to_tie},
+                {"cycles_softmax_at_tie", sm_tie},
+                {"softmax_over_mma_at_tie", sm_tie / c.cycles_mma},
+                {"softmax_bound_at_tie", at_tie.bound}};
+    std::vector<std::string> cells = {
+        c.arch, to_string(c.direction), to_string(c.dtype), std::to_string(c.cta_group),
+        std::to_string(c.d), fmt::format("{}x{}", c.tile_m, c.tile_n), fmt_num(c.cycles_mma),
+        fmt_num(c.cycles_exp), fmt_num(c.cycles_smem), fmt_ratio(c.exp_over_mma),
+        fmt_ratio(c.smem_over_mma), c.bottleneck, fmt_percent(100.0 * c.emu_fraction_to_tie, 2, " %"),
+        fmt::format("{} ({})", fmt_ratio(sm_tie / c.cycles_mma), at_tie.bound)};
+    if (o.emu_fraction) {
+      const double exp_cycles = elems / t.exp_at_f->exps_per_clk_sm;
+      const double softmax_cycles = elems / t.softmax_at_f->exps_per_clk_sm;
+      row["emu_fraction"] = *o.emu_fraction;
+      row["cycles_exp_at_f"] = exp_cycles;
+      row["cycles_softmax_at_f"] = softmax_cycles;
+      cells.push_back(fmt_num(exp_cycles));
+      cells.push_back(fmt_num(softmax_cycles));
     }
+    rows.push_back(row);
+    tiles.rows.push_back(cells);
   }
-  if (rows.empty())
-    throw Error(fmt::format("no tile to model: {} (no such path)", fmt::join(skipped, ", ")),
-                "fp8 needs an arch with fp8 MMA and --direction fwd");
-  if (!skipped.empty())
+  if (!res.skipped.empty())
     tiles.notes.push_back(fmt::format("skipped (no such path: fp8 needs fp8 MMA, the backward is 16-bit only): {}",
-                                      fmt::join(skipped, ", ")));
+                                      fmt::join(res.skipped, ", ")));
   tiles.notes.push_back(fmt::format(
       "f to tie = fraction of exps that must leave the MUFU so that exp = MMA; softmax@tie/MMA = the "
       "whole softmax at that f under the pipe model (degree {}, with scale FMA, row sum, row max, "
       "cvt), and its binding pipe",
-      deg0));
+      res.degree));
   for (const auto& a : o.archs)
     if (!a.assumptions.empty())
       tiles.notes.push_back(fmt::format("{}: assumptions (not sourced exactly): {}", a.name, fmt::join(a.assumptions, ", ")));
   r.results["rows"] = rows;
   r.tables.push_back(tiles);
+}
 
-  // ---- pipe model: instruction counts per element
-  {
-    Table t{"Exp pipe model: instructions per element (data/exp_pipe_model.json)",
-            {"path", "degree", "FMA-pipe lane ops", "ALU ops", "MUFU ops", "issue (scalar)", "issue (f32x2)"},
+void render_pipe_counts(const RooflineResult& res, Report& r) {
+  Table t{"Exp pipe model: instructions per element (data/exp_pipe_model.json)",
+          {"path", "degree", "FMA-pipe lane ops", "ALU ops", "MUFU ops", "issue (scalar)", "issue (f32x2)"},
+          {},
+          {"issue = warp instructions per element-lane; f32x2 packs two elements per FMA-pipe instruction "
+           "(Blackwell); lane ops are the same either way",
+           "softmax_other (per element, every path): scale-subtract FMA, row-sum add, row max, 1/2 cvt"}};
+  json counts = json::array();
+  for (const auto& row : res.pipe_counts) {
+    const PipeCounts &s = row.scalar, &p = row.packed;
+    const int deg = row.degree;
+    t.rows.push_back({row.path, deg < 0 ? "-" : std::to_string(deg), fmt_num(s.fma), fmt_num(s.alu),
+                      fmt_num(s.mufu), fmt_num(s.issue), fmt_num(p.issue)});
+    counts.push_back({{"path", row.path}, {"degree", deg < 0 ? json(nullptr) : json(deg)}, {"fma_lane_ops", s.fma},
+                      {"alu_ops", s.alu}, {"mufu_ops", s.mufu}, {"issue_scalar", s.issue},
+                      {"issue_f32x2", p.issue}});
+  }
+  const PipeModelSpec& pm = res.pipe_model;
+  for (const auto* ops : {&pm.hardware_exp2, &pm.emulated_exp2, &pm.softmax_other})
+    for (const auto& op : *ops)
+      if (op.assumption) t.notes.push_back(fmt::format("assumption: {} ({})", op.op, op.source));
+  r.results["pipe_counts"] = counts;
+  r.tables.push_back(t);
+}
+
+void render_pipe_model(const RooflineOptions& o, const RooflineResult& res, Report& r) {
+  json curve = json::array();
+  for (const auto& c : res.curve)
+    curve.push_back({{"arch", c.arch}, {"degree", c.degree}, {"f", c.exp_only.f},
+                     {"exps_per_clk_sm", c.exp_only.exps_per_clk_sm}, {"bound", c.exp_only.bound},
+                     {"softmax_elems_per_clk_sm", c.softmax.exps_per_clk_sm}, {"softmax_bound", c.softmax.bound}});
+  r.results["pipe_model"] = curve;
+
+  for (int ws = 0; ws < 2; ++ws) {
+    Table t{fmt::format("Predicted {} per clock per SM vs emulated fraction f (degree {})",
+                        ws == 1 ? "softmax elements (exp + other softmax work)" : "exps (exp2 only)", res.degree),
+            {"f"},
             {},
-            {"issue = warp instructions per element-lane; f32x2 packs two elements per FMA-pipe instruction "
-             "(Blackwell); lane ops are the same either way",
-             "softmax_other (per element, every path): scale-subtract FMA, row-sum add, row max, 1/2 cvt"}};
-    ArchSpec scalar, packed;
-    packed.packed_f32x2 = true;
-    json counts = json::array();
-    // deg < 0: a path without a polynomial (every op of it has min_degree 0: counted at 0).
-    auto add = [&](const std::string& path, const std::vector<PipeOp>& ops, int deg) {
-      const int d = std::max(deg, 0);
-      const PipeCounts s = pipe_counts(ops, scalar, d), p = pipe_counts(ops, packed, d);
-      t.rows.push_back({path, deg < 0 ? "-" : std::to_string(deg), fmt_num(s.fma), fmt_num(s.alu),
-                        fmt_num(s.mufu), fmt_num(s.issue), fmt_num(p.issue)});
-      counts.push_back({{"path", path}, {"degree", deg < 0 ? json(nullptr) : json(deg)}, {"fma_lane_ops", s.fma},
-                        {"alu_ops", s.alu}, {"mufu_ops", s.mufu}, {"issue_scalar", s.issue},
-                        {"issue_f32x2", p.issue}});
-    };
-    add("hardware exp2", pm.hardware_exp2, -1);
-    for (int deg = 0; deg <= 5; ++deg) add("emulated exp2", pm.emulated_exp2, deg);
-    add("softmax_other", pm.softmax_other, -1);
-    for (const auto& ops : {pm.hardware_exp2, pm.emulated_exp2, pm.softmax_other})
-      for (const auto& op : ops)
-        if (op.assumption) t.notes.push_back(fmt::format("assumption: {} ({})", op.op, op.source));
-    r.results["pipe_counts"] = counts;
+            {}};
+    for (const auto& a : o.archs) t.columns.push_back(a.name);
+    for (int i = 0; i <= 8; ++i) {
+      std::vector<std::string> cells = {fmt::format("{:.3f}", i / 8.0)};
+      for (const auto& ap : res.arch_pipe) {
+        const PipePoint& p = ap.eighths[ws][i];
+        cells.push_back(fmt::format("{:.2f} {}", p.exps_per_clk_sm, p.bound));
+      }
+      t.rows.push_back(cells);
+    }
+    std::vector<std::string> best_cells = {"best"};
+    for (const auto& ap : res.arch_pipe)
+      best_cells.push_back(fmt::format("{:.2f} @ f={:.3f}", ap.best[ws].exps_per_clk_sm, ap.best[ws].f));
+    t.rows.push_back(best_cells);
+    t.notes.push_back("each cell: predicted rate and the binding pipe(s); the full curve (step " +
+                      fmt::format("{:g}", o.f_step) + ", every degree asked) is results.pipe_model in --json");
     r.tables.push_back(t);
   }
 
-  // ---- pipe model: curve and best f
-  {
-    json curve = json::array();
-    for (const auto& a : o.archs)
-      for (int deg : o.degrees) {
-        const int steps = static_cast<int>(std::lround(1.0 / o.f_step));
-        for (int i = 0; i <= steps; ++i) {
-          const double f = static_cast<double>(i) / steps;
-          const PipePoint e = pipe_point(pm, a, deg, f, false), s = pipe_point(pm, a, deg, f, true);
-          curve.push_back({{"arch", a.name}, {"degree", deg}, {"f", f}, {"exps_per_clk_sm", e.exps_per_clk_sm},
-                           {"bound", e.bound}, {"softmax_elems_per_clk_sm", s.exps_per_clk_sm},
-                           {"softmax_bound", s.bound}});
-        }
-      }
-    r.results["pipe_model"] = curve;
+  json best = json::array();
+  for (const auto& b : res.best)
+    best.push_back({{"arch", b.arch}, {"degree", b.degree}, {"mode", b.with_softmax ? "softmax" : "exp_only"},
+                    {"f_best", b.best.f}, {"per_clk_sm_best", b.best.exps_per_clk_sm}, {"bound", b.best.bound},
+                    {"per_clk_sm_mufu_only", b.mufu_only.exps_per_clk_sm},
+                    {"gain", b.best.exps_per_clk_sm / b.mufu_only.exps_per_clk_sm}});
+  r.results["pipe_best"] = best;
+}
 
-    for (bool with_softmax : {false, true}) {
-      Table t{fmt::format("Predicted {} per clock per SM vs emulated fraction f (degree {})",
-                          with_softmax ? "softmax elements (exp + other softmax work)" : "exps (exp2 only)", deg0),
-              {"f"},
-              {},
-              {}};
-      for (const auto& a : o.archs) t.columns.push_back(a.name);
-      for (int i = 0; i <= 8; ++i) {
-        const double f = i / 8.0;
-        std::vector<std::string> cells = {fmt::format("{:.3f}", f)};
-        for (const auto& a : o.archs) {
-          const PipePoint p = pipe_point(pm, a, deg0, f, with_softmax);
-          cells.push_back(fmt::format("{:.2f} {}", p.exps_per_clk_sm, p.bound));
-        }
-        t.rows.push_back(cells);
-      }
-      std::vector<std::string> best_cells = {"best"};
-      for (const auto& a : o.archs) {
-        const PipePoint b = best_pipe_point(pm, a, deg0, with_softmax);
-        best_cells.push_back(fmt::format("{:.2f} @ f={:.3f}", b.exps_per_clk_sm, b.f));
-      }
-      t.rows.push_back(best_cells);
-      t.notes.push_back("each cell: predicted rate and the binding pipe(s); the full curve (step " +
-                        fmt::format("{:g}", o.f_step) + ", every degree asked) is results.pipe_model in --json");
-      r.tables.push_back(t);
-    }
-
-    json best = json::array();
-    for (const auto& a : o.archs)
-      for (int deg : o.degrees)
-        for (bool with_softmax : {false, true}) {
-          const PipePoint b = best_pipe_point(pm, a, deg, with_softmax);
-          const PipePoint z = pipe_point(pm, a, deg, 0.0, with_softmax);
-          best.push_back({{"arch", a.name}, {"degree", deg}, {"mode", with_softmax ? "softmax" : "exp_only"},
-                          {"f_best", b.f}, {"per_clk_sm_best", b.exps_per_clk_sm}, {"bound", b.bound},
-                          {"per_clk_sm_mufu_only", z.exps_per_clk_sm}, {"gain", b.exps_per_clk_sm / z.exps_per_clk_sm}});
-        }
-    r.results["pipe_best"] = best;
-  }
-
-  // ---- schedule
+void render_schedule(const RooflineOptions& o, const RooflineResult& res, Report& r) {
   json sched = json::array();
-  auto sched_json = [](const ScheduleResult& s) {
-    return json{{"key", s.key}, {"freq", s.freq}, {"res", s.res}, {"start_frg", s.start_frg},
-                {"row_width", s.row_width}, {"emulated", s.emulated},
-                {"emulated_count", s.emulated.size()}, {"fraction", s.fraction}};
-  };
-  if (o.schedule_table || o.schedule) {
-    Table t{"Exp2 emulation schedule (apply_exp2_convert; include/fa4sim/core/exp2_schedule.h)",
-            {"key", "freq", "res", "start_frg", "row", "emulated", "fraction", "emulated columns", "seed"},
-            {},
-            {}};
-    auto add_row = [&](const ScheduleResult& s, const std::string& seed) {
-      sched.push_back(sched_json(s));
-      t.rows.push_back({s.key, std::to_string(s.freq), std::to_string(s.res), std::to_string(s.start_frg),
-                        std::to_string(s.row_width), std::to_string(s.emulated.size()), fmt_percent(100.0 * s.fraction, 2, " %"),
-                        column_ranges(s.emulated), seed});
-    };
-    if (o.schedule) add_row(*o.schedule, "");
-    if (o.schedule_table) {
-      const TuningTable tt = load_tuning();
-      for (const auto& e : tt.entries) {
-        const ScheduleResult s = compute_schedule(e.freq, e.res, e.start_frg, o.tile_n, tuning_key(e));
-        std::string seed;
-        if (e.seed_fraction) {
-          const bool same = o.tile_n == tt.row_width && std::fabs(*e.seed_fraction - s.fraction) < 1e-12;
-          seed = fmt::format("{}: {} ({})", same ? "match" : "DIFFERS", fmt_percent(100.0 * *e.seed_fraction, 2, " %"), e.seed_case);
-        }
-        add_row(s, seed);
-        if (e.seed_fraction) {
-          sched.back()["seed_fraction"] = *e.seed_fraction;
-          sched.back()["seed_case"] = e.seed_case;
-        }
-      }
-      t.notes.push_back("tuning table: " + tt.source);
-      t.notes.push_back("key = use_2cta, causal, head_dim_padded, sm100/sm103, input dtype; seed = the seed article's fraction of a 128-wide row");
+  Table t{"Exp2 emulation schedule (apply_exp2_convert; include/fa4sim/core/exp2_schedule.h)",
+          {"key", "freq", "res", "start_frg", "row", "emulated", "fraction", "emulated columns", "seed"},
+          {},
+          {}};
+  for (const auto& row : res.schedule) {
+    const ScheduleResult& s = row.schedule;
+    sched.push_back(json{{"key", s.key}, {"freq", s.freq}, {"res", s.res}, {"start_frg", s.start_frg},
+                         {"row_width", s.row_width}, {"emulated", s.emulated},
+                         {"emulated_count", s.emulated.size()}, {"fraction", s.fraction}});
+    std::string seed;
+    if (row.seed_fraction) {
+      seed = fmt::format("{}: {} ({})", row.seed_matches ? "match" : "DIFFERS",
+                         fmt_percent(100.0 * *row.seed_fraction, 2, " %"), row.seed_case);
+      sched.back()["seed_fraction"] = *row.seed_fraction;
+      sched.back()["seed_case"] = row.seed_case;
     }
-    r.tables.push_back(t);
+    t.rows.push_back({s.key, std::to_string(s.freq), std::to_string(s.res), std::to_string(s.start_frg),
+                      std::to_string(s.row_width), std::to_string(s.emulated.size()), fmt_percent(100.0 * s.fraction, 2, " %"),
+                      column_ranges(s.emulated), seed});
   }
+  if (o.schedule_table) {
+    t.notes.push_back("tuning table: " + res.tuning_source);
+    t.notes.push_back("key = use_2cta, causal, head_dim_padded, sm100/sm103, input dtype; seed = the seed article's fraction of a 128-wide row");
+  }
+  if (o.schedule_table || o.schedule) r.tables.push_back(t);
   r.results["schedule"] = sched;
+}
 
-  // ---- measured
-  if (o.measured_path) {
-    const MeasuredFile m = load_measured(*o.measured_path);
-    const auto it = std::find_if(o.archs.begin(), o.archs.end(), [&](const ArchSpec& a) { return a.name == m.arch; });
-    const ArchSpec arch = it != o.archs.end() ? *it : load_known_arch(m.arch);
-    Table t{fmt::format("Measured vs predicted exps/clk/SM (exp only): {} ({}), predicted with {}",
-                        m.device, *o.measured_path, arch.name),
-            {"degree", "f", "measured", "predicted", "measured/predicted", "predicted bound"},
-            {},
-            {}};
-    json meas = json::array();
-    for (const auto& p : m.points) {
-      const PipePoint pp = pipe_point(pm, arch, p.degree, p.f, false);
-      const double ratio = p.exps_per_clk_sm / pp.exps_per_clk_sm;
-      meas.push_back({{"arch", arch.name}, {"degree", p.degree}, {"f", p.f},
-                      {"measured_exps_per_clk_sm", p.exps_per_clk_sm},
-                      {"predicted_exps_per_clk_sm", pp.exps_per_clk_sm}, {"ratio", ratio}, {"bound", pp.bound}});
-      t.rows.push_back({std::to_string(p.degree), fmt::format("{:.4f}", p.f), fmt::format("{:.2f}", p.exps_per_clk_sm),
-                        fmt::format("{:.2f}", pp.exps_per_clk_sm), fmt::format("{:.3f}", ratio), pp.bound});
-    }
-    if (!m.provenance.empty()) t.notes.push_back("measured provenance: " + m.provenance.dump());
-    r.results["measured"] = {{"file", *o.measured_path}, {"device", m.device}, {"arch", m.arch}, {"points", meas}};
-    r.tables.push_back(t);
+void render_measured(const RooflineOptions& o, const RooflineResult& res, Report& r) {
+  if (!res.measured) return;
+  const RooflineMeasured& m = *res.measured;
+  Table t{fmt::format("Measured vs predicted exps/clk/SM (exp only): {} ({}), predicted with {}",
+                      m.file.device, *o.measured_path, m.arch),
+          {"degree", "f", "measured", "predicted", "measured/predicted", "predicted bound"},
+          {},
+          {}};
+  json meas = json::array();
+  for (size_t i = 0; i < m.file.points.size(); ++i) {
+    const MeasuredPoint& p = m.file.points[i];
+    const PipePoint& pp = m.predicted[i];
+    const double ratio = p.exps_per_clk_sm / pp.exps_per_clk_sm;
+    meas.push_back({{"arch", m.arch}, {"degree", p.degree}, {"f", p.f},
+                    {"measured_exps_per_clk_sm", p.exps_per_clk_sm},
+                    {"predicted_exps_per_clk_sm", pp.exps_per_clk_sm}, {"ratio", ratio}, {"bound", pp.bound}});
+    t.rows.push_back({std::to_string(p.degree), fmt::format("{:.4f}", p.f), fmt::format("{:.2f}", p.exps_per_clk_sm),
+                      fmt::format("{:.2f}", pp.exps_per_clk_sm), fmt::format("{:.3f}", ratio), pp.bound});
   }
+  if (!m.file.provenance.empty()) t.notes.push_back("measured provenance: " + m.file.provenance.dump());
+  r.results["measured"] = {{"file", *o.measured_path}, {"device", m.file.device}, {"arch", m.file.arch}, {"points", meas}};
+  r.tables.push_back(t);
+}
+
+}  // namespace
+
+RooflineResult compute_roofline(const RooflineOptions& o) {
+  if (o.archs.empty()) throw Error("no architecture selected", "e.g. --arch b200 or --arch all");
+  RooflineResult r;
+  r.pipe_model = load_pipe_model();
+  r.degree = o.degrees.empty() ? 3 : o.degrees.front();
+  r.tiles = roofline_tiles(o, r.pipe_model, r.degree, r.skipped);
+  r.pipe_counts = roofline_pipe_counts(r.pipe_model);
+  roofline_pipe(o, r.pipe_model, r);
+  r.schedule = roofline_schedule(o, r.tuning_source);
+  r.measured = roofline_measured(o, r.pipe_model);
   return r;
 }
 
+Report roofline_report(const RooflineOptions& o, const RooflineResult& res) {
+  Report r;
+  r.command = "roofline";
+  r.params = o.params;
+  r.results["convention"] = "include/fa4sim/analysis/roofline.h, Note [Counting convention]";
+  json archs = json::array();
+  for (const auto& a : o.archs) archs.push_back(arch_json(a));
+  r.results["archs"] = archs;
+  render_tiles(o, res, r);
+  render_pipe_counts(res, r);
+  render_pipe_model(o, res, r);
+  render_schedule(o, res, r);
+  render_measured(o, res, r);
+  return r;
+}
+
+Report run_roofline(const RooflineOptions& o) { return roofline_report(o, compute_roofline(o)); }
+
 // ---- published figures next to the model's
 
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
-  auto find = [&](const std::string& name) -> const ArchSpec* {
-    for (const auto& a : archs)
-      if (a.name == name) return &a;
-    return nullptr;
-  };
-  Table t{"Published figures vs fa4sim roofline", {"quantity", "published", "fa4sim", "source", "match"}, {}, {}};
-  json out = json::array();
+std::vector<PublishedFigure> compute_published_comparison(const std::vector<ArchSpec>& archs) {
+  std::vector<PublishedFigure> out;
   auto add = [&](const std::string& q, double published, double model, const std::string& src) {
     const bool match = std::fabs(model - published) <= 1e-9 * std::max(1.0, std::fabs(published));
-    t.rows.push_back({q, fmt_num(published), fmt_num(model), src, match ? "yes" : "NO"});
-    out.push_back({{"quantity", q}, {"published", published}, {"model", model}, {"source", src}, {"match", match}});
+    out.push_back({q, published, model, src, match});
   };
   const std::string table1 = "FA4 paper Table 1 (seed article; docs/facts.md §4)";
   const std::string bwd = "FA4 paper, backward (docs/facts.md §4)";
-  if (const ArchSpec* b = find("b200")) {
+  if (const ArchSpec* b = find_arch(archs, "b200")) {
     const TileCost f128 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 128);
     const TileCost f64 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 64);
     const TileCost b1 = tile_cost(*b, Direction::bwd, OperandType::bf16, 1, 128, 128, 128);
@@ -782,13 +854,13 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
     add("B200 bwd 1-CTA: smem/MMA (+30 %)", 1.30, b1.smem_over_mma, "seed article; FA4 paper");
     add("B200 bwd 2-CTA: smem/MMA (+5 %)", 1.05, b2.smem_over_mma, "seed article; FA4 paper");
   }
-  if (const ArchSpec* h = find("h100_sxm")) {
+  if (const ArchSpec* h = find_arch(archs, "h100_sxm")) {
     add("H100 fwd d=64: T_exp/T_mma (64/d)", 1.0,
         tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
     add("H100 fwd d=128: T_exp/T_mma (64/d)", 0.5,
         tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 128).exp_over_mma, "seed article");
   }
-  if (const ArchSpec* b3 = find("b300"))
+  if (const ArchSpec* b3 = find_arch(archs, "b300"))
     add("B300 fwd d=64: T_exp/T_mma (64/d, MUFU 32/clk)", 1.0,
         tile_cost(*b3, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
   const TuningTable tt = load_tuning();
@@ -796,25 +868,32 @@ void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
     if (e.seed_fraction)
       add(fmt::format("schedule {} ({}): emulated fraction", tuning_key(e), e.seed_case), *e.seed_fraction,
           compute_schedule(e.freq, e.res, e.start_frg, tt.row_width, tuning_key(e)).fraction, "seed article");
+  return out;
+}
+
+void append_published_comparison(Report& r, const std::vector<PublishedFigure>& figures) {
+  Table t{"Published figures vs fa4sim roofline", {"quantity", "published", "fa4sim", "source", "match"}, {}, {}};
+  json out = json::array();
+  for (const auto& f : figures) {
+    t.rows.push_back({f.quantity, fmt_num(f.published), fmt_num(f.model), f.source, f.match ? "yes" : "NO"});
+    out.push_back({{"quantity", f.quantity}, {"published", f.published}, {"model", f.model}, {"source", f.source},
+                   {"match", f.match}});
+  }
   r.tables.push_back(t);
   r.results["published"] = out;
 }
 
+void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
+  append_published_comparison(r, compute_published_comparison(archs));
+}
+
 // ---- the 25-60 % investigation
 
-void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
-  auto find = [&](const std::string& name) -> const ArchSpec* {
-    for (const auto& a : archs)
-      if (a.name == name) return &a;
-    return nullptr;
-  };
-  struct Reading {
-    std::string reading, arch;
-    Direction dir;
-    OperandType t;
-    int cta, d;
-  };
-  std::vector<Reading> readings = {
+namespace {
+
+// Each reading of the claim: (reading, arch, direction, dtype, cta_group, d).
+std::vector<ExcessReading> excess_readings() {
+  return {
       {"paper Table 1: forward, bf16, d = 128", "b200", Direction::fwd, OperandType::bf16, 1, 128},
       {"backward 1-CTA, d = 128 (paper: +30 %)", "b200", Direction::bwd, OperandType::bf16, 1, 128},
       {"backward 2-CTA, d = 128 (paper: +5 %)", "b200", Direction::bwd, OperandType::bf16, 2, 128},
@@ -835,42 +914,11 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
       {"backward 1-CTA, d = 32", "b200", Direction::bwd, OperandType::bf16, 1, 32},
       {"forward, bf16, d = 80 (not an FA4 head dim)", "b200", Direction::fwd, OperandType::bf16, 1, 80},
   };
-  Table t{"Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\" (FA4 introduction)",
-          {"reading", "arch", "exp vs MMA", "smem vs MMA", "exp+smem serial vs MMA", "largest excess", "in 25..60 %"},
-          {},
-          {}};
-  json out = json::array();
-  std::vector<std::string> hit60, hit25;
-  for (const auto& rd : readings) {
-    const ArchSpec* a = find(rd.arch);
-    if (!a) continue;
-    const TileCost c = tile_cost(*a, rd.dir, rd.t, rd.cta, 128, 128, rd.d);
-    const double e = c.exp_over_mma - 1, s = c.smem_over_mma - 1;
-    const double serial = (c.cycles_exp + c.cycles_smem) / c.cycles_mma - 1;
-    const double largest = std::max(e, s);
-    const bool in_range = largest >= 0.25 - 1e-9 && largest <= 0.60 + 1e-9;
-    // Exact hits (to 0.5 %) of either end of the claim, on any of the three readings of "exceed".
-    for (const auto& [what, x] : {std::pair<const char*, double>{"exp", e}, {"smem", s}, {"exp+smem", serial}}) {
-      if (std::fabs(x - 0.60) < 5e-3) hit60.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
-      if (std::fabs(x - 0.25) < 5e-3) hit25.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
-    }
-    t.rows.push_back({rd.reading, rd.arch, fmt_signed_pct(e), fmt_signed_pct(s), fmt_signed_pct(serial),
-                      fmt_signed_pct(largest), in_range ? "yes" : "no"});
-    out.push_back({{"reading", rd.reading}, {"arch", rd.arch}, {"direction", to_string(rd.dir)},
-                   {"dtype", to_string(rd.t)}, {"cta_group", rd.cta}, {"d", rd.d},
-                   {"exp_excess", e}, {"smem_excess", s}, {"exp_plus_smem_excess", serial},
-                   {"largest_excess", largest}, {"in_25_60", in_range}});
-  }
-  t.notes.push_back("causal masking: per tile, MMA, exp and smem all scale with the computed tiles, so every ratio "
-                    "is the causal one too (no reading of its own)");
-  t.notes.push_back("exp+smem serial = the two non-MMA resources added as if they could not overlap (an upper reading)");
-  // Which head dim would give exactly +25 % / +60 %? For a fixed tile every ratio is a + b / d
-  // (MMA is linear in d, exp constant, smem affine in d), so two evaluations give a and b.
-  Table solve{"Head dim d at which a resource exceeds MMA by exactly +25 % / +60 % (128x128 tile)",
-              {"family", "arch", "resource", "ratio(d)", "d for +25 %", "d for +60 %"},
-              {},
-              {}};
-  json solved = json::array();
+}
+
+// Which head dim would give exactly +25 % / +60 %? For a fixed tile every ratio is a + b / d
+// (MMA is linear in d, exp constant, smem affine in d), so two evaluations give a and b.
+std::vector<ExcessSolve> excess_solve(const std::vector<ArchSpec>& archs) {
   struct Family {
     std::string name, arch;
     Direction dir;
@@ -887,8 +935,9 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
       {"forward fp8", "b300", Direction::fwd, OperandType::fp8, 1, false},
       {"backward 1-CTA", "b300", Direction::bwd, OperandType::bf16, 1, true},
   };
+  std::vector<ExcessSolve> solved;
   for (const auto& fam : families) {
-    const ArchSpec* a = find(fam.arch);
+    const ArchSpec* a = find_arch(archs, fam.arch);
     if (!a) continue;
     auto ratio = [&](int d) {
       const TileCost c = tile_cost(*a, fam.dir, fam.t, fam.cta, 128, 128, d);
@@ -900,27 +949,83 @@ void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
       if (target - a0 <= 0 || b <= 0) return std::nullopt;
       return b / (target - a0);
     };
-    const auto d25 = d_for(1.25), d60 = d_for(1.60);
-    auto show = [](const std::optional<double>& d) { return d ? fmt::format("{:.1f}", *d) : std::string("never"); };
-    solve.rows.push_back({fam.name, fam.arch, fam.smem ? "smem" : "exp", fmt::format("{:.4g} + {:.4g} / d", a0, b),
-                          show(d25), show(d60)});
-    solved.push_back({{"family", fam.name}, {"arch", fam.arch}, {"resource", fam.smem ? "smem" : "exp"},
-                      {"a", a0}, {"b", b}, {"d_for_25", d25 ? json(*d25) : json(nullptr)},
-                      {"d_for_60", d60 ? json(*d60) : json(nullptr)}});
+    solved.push_back({fam.name, fam.arch, fam.smem, a0, b, d_for(1.25), d_for(1.60)});
+  }
+  return solved;
+}
+
+}  // namespace
+
+ExcessInvestigation compute_excess_investigation(const std::vector<ArchSpec>& archs) {
+  ExcessInvestigation x;
+  for (ExcessReading rd : excess_readings()) {
+    const ArchSpec* a = find_arch(archs, rd.arch);
+    if (!a) continue;
+    const TileCost c = tile_cost(*a, rd.direction, rd.dtype, rd.cta_group, 128, 128, rd.d);
+    rd.exp_excess = c.exp_over_mma - 1;
+    rd.smem_excess = c.smem_over_mma - 1;
+    rd.serial_excess = (c.cycles_exp + c.cycles_smem) / c.cycles_mma - 1;
+    rd.largest_excess = std::max(rd.exp_excess, rd.smem_excess);
+    rd.in_range = rd.largest_excess >= 0.25 - 1e-9 && rd.largest_excess <= 0.60 + 1e-9;
+    // Exact hits (to 0.5 %) of either end of the claim, on any of the three readings of "exceed".
+    for (const auto& [what, v] : {std::pair<const char*, double>{"exp", rd.exp_excess},
+                                  {"smem", rd.smem_excess}, {"exp+smem", rd.serial_excess}}) {
+      if (std::fabs(v - 0.60) < 5e-3) x.hit60.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
+      if (std::fabs(v - 0.25) < 5e-3) x.hit25.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
+    }
+    x.readings.push_back(rd);
+  }
+  x.solved = excess_solve(archs);
+  x.finding = x.hit60.empty() ? "no reading gives +60 %" : fmt::format("+60 % comes only from: {}", fmt::join(x.hit60, "; "));
+  x.finding += x.hit25.empty() ? ". No reading gives +25 %" : fmt::format(". +25 % comes from: {}", fmt::join(x.hit25, "; "));
+  x.finding += ". So the range is not derivable from one consistent reading at the head dims FA4 tunes for "
+               "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
+               "(backward 1-/2-CTA), which the table above reproduces.";
+  return x;
+}
+
+void append_excess_investigation(Report& r, const ExcessInvestigation& x) {
+  Table t{"Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\" (FA4 introduction)",
+          {"reading", "arch", "exp vs MMA", "smem vs MMA", "exp+smem serial vs MMA", "largest excess", "in 25..60 %"},
+          {},
+          {}};
+  json out = json::array();
+  for (const auto& rd : x.readings) {
+    t.rows.push_back({rd.reading, rd.arch, fmt_signed_pct(rd.exp_excess), fmt_signed_pct(rd.smem_excess),
+                      fmt_signed_pct(rd.serial_excess), fmt_signed_pct(rd.largest_excess), rd.in_range ? "yes" : "no"});
+    out.push_back({{"reading", rd.reading}, {"arch", rd.arch}, {"direction", to_string(rd.direction)},
+                   {"dtype", to_string(rd.dtype)}, {"cta_group", rd.cta_group}, {"d", rd.d},
+                   {"exp_excess", rd.exp_excess}, {"smem_excess", rd.smem_excess},
+                   {"exp_plus_smem_excess", rd.serial_excess}, {"largest_excess", rd.largest_excess},
+                   {"in_25_60", rd.in_range}});
+  }
+  t.notes.push_back("causal masking: per tile, MMA, exp and smem all scale with the computed tiles, so every ratio "
+                    "is the causal one too (no reading of its own)");
+  t.notes.push_back("exp+smem serial = the two non-MMA resources added as if they could not overlap (an upper reading)");
+  t.notes.push_back("finding: " + x.finding);
+  Table solve{"Head dim d at which a resource exceeds MMA by exactly +25 % / +60 % (128x128 tile)",
+              {"family", "arch", "resource", "ratio(d)", "d for +25 %", "d for +60 %"},
+              {},
+              {}};
+  json solved = json::array();
+  auto show = [](const std::optional<double>& d) { return d ? fmt::format("{:.1f}", *d) : std::string("never"); };
+  for (const auto& s : x.solved) {
+    solve.rows.push_back({s.family, s.arch, s.smem ? "smem" : "exp", fmt::format("{:.4g} + {:.4g} / d", s.a, s.b),
+                          show(s.d_for_25), show(s.d_for_60)});
+    solved.push_back({{"family", s.family}, {"arch", s.arch}, {"resource", s.smem ? "smem" : "exp"},
+                      {"a", s.a}, {"b", s.b}, {"d_for_25", s.d_for_25 ? json(*s.d_for_25) : json(nullptr)},
+                      {"d_for_60", s.d_for_60 ? json(*s.d_for_60) : json(nullptr)}});
   }
   solve.notes.push_back("the backward's d-dependence rests on our reconstruction of the per-item smem traffic "
                         "(Note [Counting convention]); only its totals at d = 128 are published");
-
-  std::string finding = hit60.empty() ? "no reading gives +60 %" : fmt::format("+60 % comes only from: {}", fmt::join(hit60, "; "));
-  finding += hit25.empty() ? ". No reading gives +25 %" : fmt::format(". +25 % comes from: {}", fmt::join(hit25, "; "));
-  finding += ". So the range is not derivable from one consistent reading at the head dims FA4 tunes for "
-             "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
-             "(backward 1-/2-CTA), which the table above reproduces.";
-  t.notes.push_back("finding: " + finding);
   r.tables.push_back(t);
   r.tables.push_back(solve);
   r.results["excess_solve_d"] = solved;
-  r.results["excess_investigation"] = {{"readings", out}, {"finding", finding}};
+  r.results["excess_investigation"] = {{"readings", out}, {"finding", x.finding}};
+}
+
+void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
+  append_excess_investigation(r, compute_excess_investigation(archs));
 }
 
 }  // namespace fa4sim

@@ -216,14 +216,103 @@ struct RooflineOptions {
   json params = json::object();        // the CLI's options, echoed into the report
 };
 
-Report run_roofline(const RooflineOptions& o);
+// What compute_roofline finds, before any rendering. The pipe-model figures are evaluated at the
+// first of o.degrees (`degree`) unless a field says otherwise.
+struct RooflineTileRow {
+  TileCost cost;
+  PipePoint softmax_at_tie;           // the whole softmax at f = cost.emu_fraction_to_tie
+  std::optional<PipePoint> exp_at_f;  // with o.emu_fraction: exp only / softmax at that f
+  std::optional<PipePoint> softmax_at_f;
+};
+struct RooflinePipeCountRow {
+  std::string path;
+  int degree = -1;  // -1: a path without a polynomial (counted at degree 0)
+  PipeCounts scalar, packed;  // on an arch without / with packed f32x2
+};
+struct RooflineCurvePoint {  // one point of results.pipe_model (every arch, every degree)
+  std::string arch;
+  int degree = 3;
+  PipePoint exp_only, softmax;
+};
+struct RooflineBestPoint {  // one entry of results.pipe_best
+  std::string arch;
+  int degree = 3;
+  bool with_softmax = false;
+  PipePoint best, mufu_only;  // mufu_only: f = 0
+};
+struct RooflineArchPipe {  // per arch at `degree`, for the printed tables; index 0 exp only, 1 softmax
+  std::vector<PipePoint> eighths[2];  // f = 0, 1/8, ..., 1
+  PipePoint best[2];
+};
+struct RooflineScheduleRow {
+  ScheduleResult schedule;
+  std::optional<double> seed_fraction;  // the tuning entry's published fraction, if any
+  std::string seed_case;
+  bool seed_matches = false;  // same row width as the table and the same fraction
+};
+struct RooflineMeasured {
+  MeasuredFile file;
+  std::string arch;                    // the arch predicted with
+  std::vector<PipePoint> predicted;    // one per file.points, exp only
+};
+struct RooflineResult {
+  int degree = 3;
+  std::vector<RooflineTileRow> tiles;
+  std::vector<std::string> skipped;  // "b200 bwd fp8": paths that do not exist
+  PipeModelSpec pipe_model;
+  std::vector<RooflinePipeCountRow> pipe_counts;
+  std::vector<RooflineCurvePoint> curve;
+  std::vector<RooflineArchPipe> arch_pipe;  // parallel to o.archs
+  std::vector<RooflineBestPoint> best;
+  std::vector<RooflineScheduleRow> schedule;  // the user's schedule first, then the tuning table
+  std::string tuning_source;                  // when the tuning table was listed
+  std::optional<RooflineMeasured> measured;
+};
+
+// Throws Error when no arch is selected or no tile exists (every one an fp8 path without fp8 MMA).
+RooflineResult compute_roofline(const RooflineOptions& o);
+Report roofline_report(const RooflineOptions& o, const RooflineResult& r);
+Report run_roofline(const RooflineOptions& o);  // roofline_report(o, compute_roofline(o))
 
 // The paper's and the seed's published figures next to the model's (B200/H100/B300 tiles, the
-// backward, the schedule fractions). Appended to the report's tables and results.
+// backward, the schedule fractions).
+struct PublishedFigure {
+  std::string quantity;
+  double published = 0, model = 0;
+  std::string source;
+  bool match = false;  // equal to 1e-9 relative
+};
+std::vector<PublishedFigure> compute_published_comparison(const std::vector<ArchSpec>& archs);
+void append_published_comparison(Report& r, const std::vector<PublishedFigure>& figures);
+// Both: appended to the report's tables and results.
 void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs);
 
 // The "exceed MMA compute by 25-60 %" investigation: one row per reading of the claim, with the
-// largest non-MMA resource over MMA. Appended to the report's tables and results.
+// largest non-MMA resource over MMA, and per family the head dim at which a resource exceeds MMA
+// by exactly +25 % / +60 %.
+struct ExcessReading {
+  std::string reading, arch;
+  Direction direction = Direction::fwd;
+  OperandType dtype = OperandType::bf16;
+  int cta_group = 1, d = 128;
+  double exp_excess = 0, smem_excess = 0, serial_excess = 0, largest_excess = 0;
+  bool in_range = false;  // largest_excess in [25 %, 60 %]
+};
+struct ExcessSolve {  // ratio(d) = a + b / d for a 128x128 tile
+  std::string family, arch;
+  bool smem = false;  // the resource: smem, else exp
+  double a = 0, b = 0;
+  std::optional<double> d_for_25, d_for_60;  // none: never
+};
+struct ExcessInvestigation {
+  std::vector<ExcessReading> readings;
+  std::vector<ExcessSolve> solved;
+  std::vector<std::string> hit60, hit25;  // exact hits (to 0.5 %) of either end of the claim
+  std::string finding;
+};
+ExcessInvestigation compute_excess_investigation(const std::vector<ArchSpec>& archs);
+void append_excess_investigation(Report& r, const ExcessInvestigation& x);
+// Both: appended to the report's tables and results.
 void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs);
 
 }  // namespace fa4sim
