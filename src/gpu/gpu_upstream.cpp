@@ -131,6 +131,9 @@ json shape_json(const GpuAttnShape& s) {
 
 std::string fmt_e(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan"); }
 
+// a / b in percent (0 when b = 0): a share of rescale decisions.
+double share_pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
+
 }  // namespace
 
 std::string upstream_script_path() { return scripts_dir() + "/fa4_upstream.py"; }
@@ -295,7 +298,6 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
     r.o_equal_to_model += (up == model.o[i]) ? 1 : 0;
     r.max_abs_o_vs_model = std::max(r.max_abs_o_vs_model, double(std::fabs(up - model.o[i])));
   }
-  auto share = [](uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   if (c.tricks.count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
     r.counted = true;
     const int S = c.shape.seq_q, BM = tiling.block_m, W = tiling.warp_rows;
@@ -306,12 +308,12 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
         r.gpu_row_rescales += uint64_t(v - warps * kUpstreamCountWarpUnit);
         if ((row % BM) % W == 0) r.gpu_warp_rescales += uint64_t(warps);  // a warp's first row
       }
-    r.rows_tol_pp = gpu_attn_share_tolerance(share(r.row_rescales, r.row_decisions), r.row_decisions);
-    r.warps_tol_pp = gpu_attn_share_tolerance(share(r.warp_rescales, r.warp_decisions), r.warp_decisions);
+    r.rows_tol_pp = gpu_attn_share_tolerance(share_pct(r.row_rescales, r.row_decisions), r.row_decisions);
+    r.warps_tol_pp = gpu_attn_share_tolerance(share_pct(r.warp_rescales, r.warp_decisions), r.warp_decisions);
     r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol &&
-             std::fabs(share(r.gpu_row_rescales, r.row_decisions) - share(r.row_rescales, r.row_decisions)) <=
+             std::fabs(share_pct(r.gpu_row_rescales, r.row_decisions) - share_pct(r.row_rescales, r.row_decisions)) <=
                  r.rows_tol_pp &&
-             std::fabs(share(r.gpu_warp_rescales, r.warp_decisions) - share(r.warp_rescales, r.warp_decisions)) <=
+             std::fabs(share_pct(r.gpu_warp_rescales, r.warp_decisions) - share_pct(r.warp_rescales, r.warp_decisions)) <=
                  r.warps_tol_pp;
     return r;
   }
@@ -340,24 +342,16 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
   return r;
 }
 
-Report run_upstream_check(const UpstreamCheckOptions& o) {
-  for (const auto& c : o.runs) {
-    upstream_validate(c.shape, c.dtype);
-    upstream_validate_check_size(c.shape);
-    if (c.tricks.variant) upstream_validate_tricks(c.tricks, c.dtype);
-  }
-  gpu_attn_device_name();  // exit 3 without a GPU
-  upstream_require(upstream_env(o.python));
-  Report rep;
-  rep.command = "gpu upstream check";
-  rep.threads = o.threads;
-  TempDir tmp;
+namespace {
+
+// Seeds each run's inputs, writes them and the driver's manifest under `dir`; returns the inputs.
+std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o, const std::string& dir) {
   json manifest = json::array();
   std::vector<GpuAttnInputs> inputs;
   for (size_t i = 0; i < o.runs.size(); ++i) {
     const auto& c = o.runs[i];
     inputs.push_back(gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed));
-    const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
+    const std::string base = dir + "/r" + std::to_string(i) + "_";
     write_raw(base + "q.bin", inputs.back().q);
     write_raw(base + "k.bin", inputs.back().k);
     write_raw(base + "v.bin", inputs.back().v);
@@ -371,16 +365,81 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
                             {"causal", c.shape.causal}, {"q", base + "q.bin"}, {"k", base + "k.bin"},
                             {"v", base + "v.bin"}, {"o", base + "o.bin"}, {"lse", base + "lse.bin"}});
   }
-  {
-    std::ofstream m(tmp.path + "/manifest.json");
-    m << manifest.dump();
+  std::ofstream m(dir + "/manifest.json");
+  m << manifest.dump();
+  return inputs;
+}
+
+// One entry of results.runs.
+json check_run_json(const UpstreamRunResult& r) {
+  const auto& c = r.config;
+  json j{{"label", c.label}, {"shape", shape_json(c.shape)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
+         {"q_scale", c.q_scale}, {"seed", c.seed}, {"kernel", c.tricks.variant ? "variant" : "stock"},
+         {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset}, {"emu_eighths", c.tricks.emu_eighths},
+         {"tiling", {{"block_m", r.tiling.block_m}, {"block_n", r.tiling.block_n}, {"warp_rows", r.tiling.warp_rows},
+                     {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
+         {"ran", r.ran}};
+  if (!r.ran) {
+    j["error"] = r.error;
+    return j;
   }
+  j.update(json{{"upstream_rel_l2", r.upstream_rel_l2}, {"model_rel_l2", r.model_rel_l2}, {"ratio", r.ratio},
+                {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref}, {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
+                {"lse_max_abs_upstream_vs_model", r.lse_upstream_vs_model},
+                {"lse_max_ulp_upstream_vs_f64", r.lse_upstream_vs_ref_ulp},
+                {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
+                {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
+                {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
+                {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass},
+                {"model_rescale", {{"row_decisions", r.row_decisions}, {"row_rescales", r.row_rescales},
+                                   {"warp_decisions", r.warp_decisions}, {"warp_rescales", r.warp_rescales},
+                                   {"warp_rows", r.tiling.warp_rows}}}});
+  if (r.counted) {
+    j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales}, {"warp_rescales", r.gpu_warp_rescales},
+                        {"rows_tol_pp", r.rows_tol_pp}, {"warps_tol_pp", r.warps_tol_pp}};
+    j["lse_note"] = "count mode: the LSE output held the rescale counts; LSE criteria not applied";
+  }
+  return j;
+}
+
+// One row of the check's table.
+std::vector<std::string> check_run_cells(const UpstreamRunResult& r) {
+  const auto& c = r.config;
+  if (!r.ran) return {c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"};
+  const std::string model_shares =
+      fmt::format("{:.2f}/{:.2f}", share_pct(r.row_rescales, r.row_decisions), share_pct(r.warp_rescales, r.warp_decisions));
+  return {c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
+          fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio),
+          r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
+          r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+          r.counted ? std::string("-")
+                    : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+          fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
+          r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares, share_pct(r.gpu_row_rescales, r.row_decisions),
+                                  share_pct(r.gpu_warp_rescales, r.warp_decisions))
+                    : model_shares,
+          r.pass ? "ok" : "FAIL"};
+}
+
+}  // namespace
+
+UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
+  for (const auto& c : o.runs) {
+    upstream_validate(c.shape, c.dtype);
+    upstream_validate_check_size(c.shape);
+    if (c.tricks.variant) upstream_validate_tricks(c.tricks, c.dtype);
+  }
+  gpu_attn_device_name();  // exit 3 without a GPU
+  upstream_require(upstream_env(o.python));
+  TempDir tmp;
+  const std::vector<GpuAttnInputs> inputs = write_check_inputs(o, tmp.path);
   Pipe p(driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
   const std::string out = read_all(p.f);
   const int rc = p.close();
   const json drv = parse_driver_line(out.substr(0, out.find('\n')));
   if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
-  std::vector<UpstreamRunResult> results;
+  UpstreamCheckResult res;
+  res.env = drv.value("env", json::object());
   for (size_t i = 0; i < o.runs.size(); ++i) {
     const auto& c = o.runs[i];
     json run = json::object();
@@ -392,7 +451,7 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
       r.config = c;
       r.tiling = tiling;
       r.error = run.value("error", std::string("no result from the driver"));
-      results.push_back(r);
+      res.runs.push_back(r);
       continue;
     }
     // The driver reports upstream's own tile choice; the model follows it.
@@ -405,63 +464,26 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
     const auto lse = read_raw<float>(base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads_q * c.shape.seq_q));
     UpstreamRunResult r = upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads);
     r.first_call_s = run.value("first_call_s", 0.0);
-    results.push_back(r);
+    res.runs.push_back(r);
   }
+  return res;
+}
+
+Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckResult& res) {
+  Report rep;
+  rep.command = "gpu upstream check";
+  rep.threads = o.threads;
   Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
           {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "(ulp)",
            "O = model %", "model rescale rows/warps %", "pass"},
           {},
           {}};
-  auto share = [](uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   json runs = json::array();
-  bool pass = !results.empty();
-  for (const auto& r : results) {
-    const auto& c = r.config;
-    json j{{"label", c.label}, {"shape", shape_json(c.shape)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
-           {"q_scale", c.q_scale}, {"seed", c.seed}, {"kernel", c.tricks.variant ? "variant" : "stock"},
-           {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset}, {"emu_eighths", c.tricks.emu_eighths},
-           {"tiling", {{"block_m", r.tiling.block_m}, {"block_n", r.tiling.block_n}, {"warp_rows", r.tiling.warp_rows},
-                       {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
-           {"ran", r.ran}};
-    if (!r.ran) {
-      j["error"] = r.error;
-      t.rows.push_back({c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"});
-      pass = false;
-      runs.push_back(j);
-      continue;
-    }
-    j.update(json{{"upstream_rel_l2", r.upstream_rel_l2}, {"model_rel_l2", r.model_rel_l2}, {"ratio", r.ratio},
-                  {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref}, {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
-                  {"lse_max_abs_upstream_vs_model", r.lse_upstream_vs_model},
-                  {"lse_max_ulp_upstream_vs_f64", r.lse_upstream_vs_ref_ulp},
-                  {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
-                  {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
-                  {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
-                  {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass},
-                  {"model_rescale", {{"row_decisions", r.row_decisions}, {"row_rescales", r.row_rescales},
-                                     {"warp_decisions", r.warp_decisions}, {"warp_rescales", r.warp_rescales},
-                                     {"warp_rows", r.tiling.warp_rows}}}});
-    if (r.counted) {
-      j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales}, {"warp_rescales", r.gpu_warp_rescales},
-                          {"rows_tol_pp", r.rows_tol_pp}, {"warps_tol_pp", r.warps_tol_pp}};
-      j["lse_note"] = "count mode: the LSE output held the rescale counts; LSE criteria not applied";
-    }
-    runs.push_back(j);
-    pass = pass && r.pass;
-    t.rows.push_back({c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
-                      fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio),
-                      r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
-                      r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
-                      r.counted ? std::string("-")
-                                : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
-                      fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
-                      r.counted ? fmt::format("{:.2f}/{:.2f} (GPU {:.2f}/{:.2f})", share(r.row_rescales, r.row_decisions),
-                                              share(r.warp_rescales, r.warp_decisions),
-                                              share(r.gpu_row_rescales, r.row_decisions),
-                                              share(r.gpu_warp_rescales, r.warp_decisions))
-                                : fmt::format("{:.2f}/{:.2f}", share(r.row_rescales, r.row_decisions),
-                                              share(r.warp_rescales, r.warp_decisions)),
-                      r.pass ? "ok" : "FAIL"});
+  bool pass = !res.runs.empty();
+  for (const auto& r : res.runs) {
+    runs.push_back(check_run_json(r));
+    t.rows.push_back(check_run_cells(r));
+    pass = pass && r.ran && r.pass;
   }
   t.notes.push_back(fmt::format(
       "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}], upstream's LSE within {:g} of float64 (natural "
@@ -477,9 +499,11 @@ Report run_upstream_check(const UpstreamCheckOptions& o) {
                                                      {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
                                                      {"emu_eighths", c.tricks.emu_eighths}});
   rep.params = json{{"runs", params}, {"python", o.python}};
-  rep.results = json{{"env", drv.value("env", json::object())}, {"runs", runs}, {"pass", pass}};
+  rep.results = json{{"env", res.env}, {"runs", runs}, {"pass", pass}};
   return rep;
 }
+
+Report run_upstream_check(const UpstreamCheckOptions& o) { return upstream_check_report(o, compute_upstream_check(o)); }
 
 // ---- speed of the variants
 

@@ -1,8 +1,9 @@
 // gpu_upstream (host side, no GPU needed): the exp2 stream comparison (0 mismatches on ex2_emu's
 // own bits, a planted mismatch found with its input and class, upstream's compile failure kept,
 // a short stream refused), upstream's sm90 tile table, validation with upstream's messages, the
-// mapping of the driver's environment to exit codes, the analysis of a forward run, and that the
-// pins in scripts/upstream_fetch.sh and scripts/fa4_upstream.py agree.
+// mapping of the driver's environment to exit codes, the analysis of a forward run, the check's
+// report from given results, and that the pins in scripts/upstream_fetch.sh and
+// scripts/fa4_upstream.py agree.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -200,6 +201,41 @@ TEST(GpuUpstream, AnalysisOfAKnownOutput) {
   const UpstreamRunResult bad = upstream_analyse(c, in, o, m.lse, t, 2);
   EXPECT_GT(bad.ratio, 1.5);
   EXPECT_FALSE(bad.pass);
+}
+
+// The check's report from given results, without a GPU: one row and one results.runs entry per
+// run in order, a refused run keeps upstream's message and fails the whole check, and a check with
+// no run does not pass.
+TEST(GpuUpstream, CheckReportFromResults) {
+  UpstreamCheckOptions o;
+  UpstreamRunConfig a, b;
+  a.label = "ran";
+  b.label = "refused";
+  o.runs = {a, b};
+  UpstreamCheckResult res;
+  res.env = json{{"device", "test"}};
+  UpstreamRunResult ran;
+  ran.config = a;
+  ran.ran = ran.pass = true;
+  ran.ratio = 1.0;
+  UpstreamRunResult refused;
+  refused.config = b;
+  refused.error = "head dim not supported";
+  res.runs = {ran};
+  Report r = upstream_check_report(o, res);
+  EXPECT_TRUE(r.results.at("pass").get<bool>());
+  res.runs = {ran, refused};
+  r = upstream_check_report(o, res);
+  EXPECT_FALSE(r.results.at("pass").get<bool>());
+  ASSERT_EQ(r.results.at("runs").size(), 2u);
+  EXPECT_EQ(r.results.at("runs")[0].at("label"), "ran");
+  EXPECT_EQ(r.results.at("runs")[1].at("error"), "head dim not supported");
+  EXPECT_EQ(r.results.at("env").at("device"), "test");
+  ASSERT_EQ(r.tables.size(), 1u);
+  ASSERT_EQ(r.tables[0].rows.size(), 2u);
+  EXPECT_EQ(r.tables[0].rows[1].back(), "FAIL");
+  res.runs.clear();
+  EXPECT_FALSE(upstream_check_report(o, res).results.at("pass").get<bool>());
 }
 
 // Bottom-right causal with seq_q > seq_k: the first seq_q - seq_k rows see no key; the reference

@@ -128,9 +128,17 @@ struct UpstreamCheckOptions {
   std::string python = "python3";
   int threads = 0;
 };
+struct UpstreamCheckResult {
+  json env;                              // the driver's report of versions and the device
+  std::vector<UpstreamRunResult> runs;   // one per UpstreamCheckOptions::runs, in order
+};
 // Validates every run, requires the GPU and upstream, runs upstream once for all runs, analyses
-// each. results.pass = every run passed.
-Report run_upstream_check(const UpstreamCheckOptions& o);
+// each.
+UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o);
+// The table and the JSON of `gpu upstream check`; results.pass = every run ran and passed. Needs
+// no GPU.
+Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckResult& r);
+Report run_upstream_check(const UpstreamCheckOptions& o);  // upstream_check_report(o, compute_...)
 
 // ---- exp2: upstream's ex2_emulation vs ex2_emu over all 2^32 inputs
 
