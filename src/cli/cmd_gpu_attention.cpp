@@ -38,7 +38,7 @@ constexpr int64_t kMaxSeq = 1 << 20;
 void check_head_dims(const std::string& opt, const std::string& v) {
   for (int64_t d : parse_int_list(opt, v, 1, 1024)) {
     GpuAttnShape s;
-    s.head_dim = int(d);
+    s.d = int(d);
     gpu_attn_validate(s, GpuAttnSoftmax{}, false);
   }
 }
@@ -120,7 +120,7 @@ void run_bench(const GpuAttnCli& c, GpuAttnDtype dtype, const Stopwatch& sw) {
   GpuAttnBenchOptions b;
   b.dtype = dtype;
   if (gpu_attn_is_fp8(dtype)) throw Error("--bench times bf16 and fp16 only", "FP8 runs on the fp16 MMA: see README Divergences");
-  b.head_dims = to_ints(parse_int_list("--bench-d", c.bench_d, 1, 1024));
+  b.ds = to_ints(parse_int_list("--bench-d", c.bench_d, 1, 1024));
   b.causal = to_ints(parse_int_list("--bench-causal", c.bench_causal, 0, 1));
   b.taus.clear();
   for (double t : parse_double_list("--bench-tau", c.bench_tau)) b.taus.push_back(float(t));
@@ -131,9 +131,9 @@ void run_bench(const GpuAttnCli& c, GpuAttnDtype dtype, const Stopwatch& sw) {
   b.iters = int(parse_int("--iters", c.iters, 1, 10000));
   b.python = c.python;
   b.seed = uint64_t(parse_int("--seed", c.seed, 0, int64_t(1) << 53));
-  for (int d : b.head_dims) {
+  for (int d : b.ds) {
     GpuAttnShape s;
-    s.head_dim = d;
+    s.d = d;
     GpuAttnSoftmax sm;
     sm.dtype = dtype;
     for (float t : b.taus) {
@@ -151,10 +151,10 @@ void run_check(const GpuAttnCli& c, GpuAttnDtype dtype, const Stopwatch& sw) {
   const bool fp8 = gpu_attn_is_fp8(dtype);
   GpuAttnCheckOptions o;
   o.sm.dtype = dtype;
-  o.shape.head_dim = int(parse_int("--d", c.head_dim, 1, 1024));
+  o.shape.d = int(parse_int("--d", c.head_dim, 1, 1024));
   o.shape.batch = int(parse_int("--batch", c.batch, 1, kMaxGrid));
-  o.shape.heads_q = int(parse_int("--heads", c.heads, 1, kMaxGrid));
-  o.shape.heads_kv = c.kv_heads.empty() ? o.shape.heads_q : int(parse_int("--kv-heads", c.kv_heads, 1, kMaxGrid));
+  o.shape.heads = int(parse_int("--heads", c.heads, 1, kMaxGrid));
+  o.shape.kv_heads = c.kv_heads.empty() ? o.shape.heads : int(parse_int("--kv-heads", c.kv_heads, 1, kMaxGrid));
   o.shape.seq_q = int(parse_int("--seq", c.seq, 1, kMaxSeq));
   o.shape.seq_k = c.seq_k.empty() ? o.shape.seq_q : int(parse_int("--seq-k", c.seq_k, 1, kMaxSeq));
   o.shape.causal = c.causal;
@@ -168,7 +168,7 @@ void run_check(const GpuAttnCli& c, GpuAttnDtype dtype, const Stopwatch& sw) {
   o.exact = c.exact;
   o.threads = resolved_threads(c.common);
   gpu_attn_validate(o.shape, o.sm, c.allow_saturation);
-  const double work = 2.0 * double(o.shape.batch) * o.shape.heads_q * o.shape.seq_q * o.shape.seq_k * o.shape.head_dim;
+  const double work = 2.0 * double(o.shape.batch) * o.shape.heads * o.shape.seq_q * o.shape.seq_k * o.shape.d;
   if (work > 4e11)
     throw Error("the float64 reference for this shape is too large for a check",
                 "checks need batch*heads*seq_q*seq_k*d <= 2e11; use --bench for big shapes");

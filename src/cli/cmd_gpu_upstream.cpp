@@ -39,10 +39,10 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.dtype = d == "bf16" ? GpuAttnDtype::bf16 : d == "fp16" ? GpuAttnDtype::fp16
                                             : d == "e4m3" ? GpuAttnDtype::e4m3
                                                           : GpuAttnDtype::e5m2;
-  r.shape.head_dim = int(parse_int("--d", c.head_dim, 1, 4096));
+  r.shape.d = int(parse_int("--d", c.head_dim, 1, 4096));
   r.shape.batch = int(parse_int("--batch", c.batch, 1, 65535));
-  r.shape.heads_q = int(parse_int("--heads", c.heads, 1, 65535));
-  r.shape.heads_kv = c.kv_heads.empty() ? r.shape.heads_q : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
+  r.shape.heads = int(parse_int("--heads", c.heads, 1, 65535));
+  r.shape.kv_heads = c.kv_heads.empty() ? r.shape.heads : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
   r.shape.seq_q = int(parse_int("--seq", c.seq, 1, 1 << 20));
   r.shape.seq_k = c.seq_k.empty() ? r.shape.seq_q : int(parse_int("--seq-k", c.seq_k, 1, 1 << 20));
   r.shape.causal = c.causal;
@@ -71,7 +71,7 @@ constexpr int64_t kMaxSeq = 1 << 20;
 void check_head_dims(const std::string& opt, const std::string& v) {
   for (int64_t d : parse_int_list(opt, v, 1, 4096)) {
     GpuAttnShape s;
-    s.head_dim = int(d);
+    s.d = int(d);
     upstream_validate(s, GpuAttnDtype::bf16);
   }
 }
@@ -270,7 +270,7 @@ void add_bench(CLI::App* up, UpstreamCli& c) {
       return out;
     };
     o.seqs = ints("--seq", c.b_seq, 1, kMaxSeq);
-    o.head_dims = ints("--d", c.b_d, 1, 4096);
+    o.ds = ints("--d", c.b_d, 1, 4096);
     o.causal = ints("--causal", c.b_causal, 0, 1);
     o.taus.clear();
     for (double x : parse_double_list("--tau", c.b_tau)) o.taus.push_back(float(x));

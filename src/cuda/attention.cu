@@ -74,8 +74,8 @@ int launch_e(const AttnParams& p, dim3 grid, cudaStream_t s) {
 }
 
 template <bool INSTR>
-int launch_i(const AttnParams& p, bool bf16, int head_dim, dim3 grid, cudaStream_t s) {
-  if (head_dim == 64)
+int launch_i(const AttnParams& p, bool bf16, int d, dim3 grid, cudaStream_t s) {
+  if (d == 64)
     return bf16 ? launch_e<__nv_bfloat16, 64, INSTR>(p, grid, s) : launch_e<__half, 64, INSTR>(p, grid, s);
   return bf16 ? launch_e<__nv_bfloat16, 128, INSTR>(p, grid, s) : launch_e<__half, 128, INSTR>(p, grid, s);
 }
@@ -84,16 +84,16 @@ int launch_i(const AttnParams& p, bool bf16, int head_dim, dim3 grid, cudaStream
 
 // Q (128 rows) + three stages of K and V (block_n rows each), 1 KB to align the tiles to 1024
 // bytes, and the 6 mbarriers.
-size_t attention_smem_bytes(int head_dim, int block_n) {
-  return size_t(128 + 6 * block_n) * size_t(head_dim) * 2 + 1024 + 64;
+size_t attention_smem_bytes(int d, int block_n) {
+  return size_t(128 + 6 * block_n) * size_t(d) * 2 + 1024 + 64;
 }
 
-int launch_attention(const AttnParams& p, bool dtype_bf16, int head_dim, bool instrument,
+int launch_attention(const AttnParams& p, bool dtype_bf16, int d, bool instrument,
                      unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream) {
   const dim3 grid(grid_x, grid_y, grid_z);
   auto s = static_cast<cudaStream_t>(stream);
-  return instrument ? launch_i<true>(p, dtype_bf16, head_dim, grid, s)
-                    : launch_i<false>(p, dtype_bf16, head_dim, grid, s);
+  return instrument ? launch_i<true>(p, dtype_bf16, d, grid, s)
+                    : launch_i<false>(p, dtype_bf16, d, grid, s);
 }
 
 int launch_widen_fp8(const uint8_t* in, uint16_t* out, int64_t n_pairs, bool e5m2) {

@@ -82,13 +82,13 @@ Launch make_launch(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const De
   p.o = o.ptr;
   p.lse = lse.as<float>();
   p.batch = shape.batch;
-  p.heads_q = shape.heads_q;
-  p.heads_kv = shape.heads_kv;
+  p.heads = shape.heads;
+  p.kv_heads = shape.kv_heads;
   p.seq_q = shape.seq_q;
   p.seq_k = shape.seq_k;
   p.causal = shape.causal ? 1 : 0;
   p.reverse_blocks = sm.reverse_blocks ? 1 : 0;
-  const double scale = sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(shape.head_dim));
+  const double scale = sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(shape.d));
   p.scale_log2 = float(scale * 1.4426950408889634);
   p.tau = sm.tau;
   p.max_offset = sm.max_offset;
@@ -102,14 +102,14 @@ Launch make_launch(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const De
                                          : sm.dtype == GpuAttnDtype::e5m2 ? kE5M2
                                                                            : kFP16);
   l.grid.x = unsigned((shape.seq_q + kGpuAttnBlockM - 1) / kGpuAttnBlockM);
-  l.grid.y = unsigned(shape.heads_q);
+  l.grid.y = unsigned(shape.heads);
   l.grid.z = unsigned(shape.batch);
   return l;
 }
 
 void launch(const Launch& l, const GpuAttnShape& shape, const GpuAttnSoftmax& sm, bool instrument) {
   FA4_CUDA_CHECK(cudaError_t(cuda::launch_attention(l.p, sm.dtype == GpuAttnDtype::bf16,
-                                                    shape.head_dim, instrument, l.grid.x, l.grid.y,
+                                                    shape.d, instrument, l.grid.x, l.grid.y,
                                                     l.grid.z, nullptr)));
 }
 
@@ -129,14 +129,14 @@ GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
   if (in.q.size() != size_t(shape.q_elems()) || in.k.size() != size_t(shape.kv_elems()) ||
       in.v.size() != size_t(shape.kv_elems()))
     throw Error("Q/K/V sizes do not match the shape", "internal: build inputs from the shape");
-  const int64_t dumped = int64_t(shape.batch) * shape.heads_q * shape.seq_q * shape.seq_k;
+  const int64_t dumped = int64_t(shape.batch) * shape.heads * shape.seq_q * shape.seq_k;
   if (dump && dumped > (int64_t(1) << 26))
     throw Error("S/P dumps of " + std::to_string(dumped) + " elements are too large",
                 "dump only small problems (batch*heads*seq_q*seq_k <= 2^26)");
   check_fits(shape, sm, instrument, dump);
   const bool fp8 = gpu_attn_is_fp8(sm.dtype);
   const int64_t nq = shape.q_elems(), nkv = shape.kv_elems();
-  const int64_t bhkv = int64_t(shape.batch) * shape.heads_kv;
+  const int64_t bhkv = int64_t(shape.batch) * shape.kv_heads;
 
   DevBuf dq(size_t(nq) * 2), dk(size_t(nkv) * 2), dv(size_t(nkv) * 2);
   auto upload = [&](const std::vector<uint16_t>& h, DevBuf& d, int64_t n) {
@@ -148,7 +148,7 @@ GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
     for (int64_t i = 0; i < n; ++i) bytes[size_t(i)] = uint8_t(h[size_t(i)] & 0xFFu);
     DevBuf tmp(static_cast<size_t>(n));
     FA4_CUDA_CHECK(cudaMemcpy(tmp.ptr, bytes.data(), size_t(n), cudaMemcpyHostToDevice));
-    const int64_t pairs = n / 2;  // head_dim is even, so n is
+    const int64_t pairs = n / 2;  // d is even, so n is
     FA4_CUDA_CHECK(cudaError_t(cuda::launch_widen_fp8(tmp.as<uint8_t>(), d.as<uint16_t>(), pairs,
                                                       sm.dtype == GpuAttnDtype::e5m2)));
     FA4_CUDA_CHECK(cudaDeviceSynchronize());
@@ -173,7 +173,7 @@ GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
         cudaMemcpy(d_vd.ptr, in.v_descale.data(), qk.size() * 4, cudaMemcpyHostToDevice));
   }
 
-  const int64_t rows = int64_t(shape.batch) * shape.heads_q * shape.seq_q;
+  const int64_t rows = int64_t(shape.batch) * shape.heads * shape.seq_q;
   const int nblk = shape.key_blocks();
   DevBuf d_o(size_t(nq) * 2), d_lse(size_t(rows) * 4);
   // Poison the outputs so an unwritten element shows (NaN bf16 0x7FFF.., NaN float).
@@ -243,7 +243,7 @@ std::vector<double> gpu_attn_time(const GpuAttnShape& shape, const GpuAttnSoftma
                 "FP8 runs through the fp16 MMA (README, Divergences); time bf16 or fp16");
   check_fits(shape, sm, false, false);
   const int64_t nq = shape.q_elems(), nkv = shape.kv_elems();
-  const int64_t rows = int64_t(shape.batch) * shape.heads_q * shape.seq_q;
+  const int64_t rows = int64_t(shape.batch) * shape.heads * shape.seq_q;
   DevBuf dq(size_t(nq) * 2), dk(size_t(nkv) * 2), dv(size_t(nkv) * 2), d_o(size_t(nq) * 2),
       d_lse(size_t(rows) * 4);
   const bool bf16 = sm.dtype == GpuAttnDtype::bf16;

@@ -472,9 +472,9 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg = warp / 4;
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const int h_kv = h / (p.heads_q / p.heads_kv);
-  const int64_t bh = int64_t(b) * p.heads_q + h;
-  const int64_t bhk = int64_t(b) * p.heads_kv + h_kv;
+  const int h_kv = h / (p.heads / p.kv_heads);
+  const int64_t bh = int64_t(b) * p.heads + h;
+  const int64_t bhk = int64_t(b) * p.kv_heads + h_kv;
   const int m0 = m_block * kBM;
   const char* gQ = static_cast<const char*>(p.q) + bh * p.seq_q * D * 2;
   const char* gK = static_cast<const char*>(p.k) + bhk * p.seq_k * D * 2;

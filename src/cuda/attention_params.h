@@ -16,9 +16,9 @@ struct AttnParams {
   const void* v;
   void* o;       // bf16
   float* lse;
-  const float* qk_descale;  // [batch*heads_kv] q_descale*k_descale (FP8) or nullptr
-  const float* v_descale;   // [batch*heads_kv] or nullptr
-  int batch, heads_q, heads_kv, seq_q, seq_k;
+  const float* qk_descale;  // [batch*kv_heads] q_descale*k_descale (FP8) or nullptr
+  const float* v_descale;   // [batch*kv_heads] or nullptr
+  int batch, heads, kv_heads, seq_q, seq_k;  // GpuAttnShape's; Q/O [batch, heads, seq_q, d] (BHSD)
   int causal;
   int reverse_blocks;
   float scale_log2;  // softmax_scale * log2(e)
@@ -39,10 +39,10 @@ struct AttnParams {
 
 // Launchers defined in attention.cu (the only place the kernels are instantiated).
 // dtype_bf16: bf16 MMA (else fp16). Errors are returned as cudaError_t values (int here).
-int launch_attention(const AttnParams& p, bool dtype_bf16, int head_dim, bool instrument,
+int launch_attention(const AttnParams& p, bool dtype_bf16, int d, bool instrument,
                      unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream);
 int launch_widen_fp8(const uint8_t* in, uint16_t* out, int64_t n_pairs, bool e5m2);
 int launch_fill_normal(uint16_t* out, int64_t n, uint64_t seed, bool bf16);
-size_t attention_smem_bytes(int head_dim, int block_n = 64);
+size_t attention_smem_bytes(int d, int block_n = 64);
 
 }  // namespace fa4sim::cuda

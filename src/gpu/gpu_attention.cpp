@@ -39,7 +39,7 @@ const Format& storage_format(GpuAttnDtype t) {
 }
 
 double scale_of(const GpuAttnShape& shape, const GpuAttnSoftmax& sm) {
-  return sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(shape.head_dim));
+  return sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(shape.d));
 }
 
 // The kernel's float32 scale_log2 for one (batch, kv_head): float(scale * log2 e) times the
@@ -62,13 +62,13 @@ Decoded decode_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype, const GpuAt
   d.q.resize(in.q.size());
   d.k.resize(in.k.size());
   d.v.resize(in.v.size());
-  const int64_t per_q_head = int64_t(shape.seq_q) * shape.head_dim;
-  const int64_t per_kv_head = int64_t(shape.seq_k) * shape.head_dim;
-  const int group = shape.heads_q / shape.heads_kv;
+  const int64_t per_q_head = int64_t(shape.seq_q) * shape.d;
+  const int64_t per_kv_head = int64_t(shape.seq_k) * shape.d;
+  const int group = shape.heads / shape.kv_heads;
   const bool fp8 = gpu_attn_is_fp8(dtype) && apply_descale;
   for (size_t i = 0; i < in.q.size(); ++i) {
     const int64_t bh = int64_t(i) / per_q_head;
-    const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+    const int64_t bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
     d.q[i] = decode(f, in.q[i]) * (fp8 ? in.q_descale[size_t(bhk)] : 1.f);
   }
   for (size_t i = 0; i < in.k.size(); ++i) {
@@ -112,19 +112,19 @@ const Format& p_format_of(GpuAttnDtype t) {
 double gpu_attn_p_log2_max(GpuAttnDtype t) { return p_format_of(t).log2_max; }
 
 void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool allow_saturation) {
-  if (s.head_dim != 64 && s.head_dim != 128)
-    throw Error("head dim " + std::to_string(s.head_dim) + " is not supported by the GPU kernel",
+  if (s.d != 64 && s.d != 128)
+    throw Error("head dim " + std::to_string(s.d) + " is not supported by the GPU kernel",
                 "use --d 64 or 128");
-  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
+  if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)
     throw Error("fa4sim's kernel aligns the causal mask top-left",
                 "bottom-right alignment is modelled for upstream's kernel only (fa4sim gpu upstream)");
-  if (s.heads_q % s.heads_kv != 0)
-    throw Error("--heads " + std::to_string(s.heads_q) + " is not a multiple of --kv-heads " +
-                    std::to_string(s.heads_kv),
+  if (s.heads % s.kv_heads != 0)
+    throw Error("--heads " + std::to_string(s.heads) + " is not a multiple of --kv-heads " +
+                    std::to_string(s.kv_heads),
                 "GQA needs heads_q = g * heads_kv");
-  if (s.heads_q > 65535 || s.batch > 65535 || (int64_t(s.seq_q) + kGpuAttnBlockM) > (int64_t(1) << 30))
+  if (s.heads > 65535 || s.batch > 65535 || (int64_t(s.seq_q) + kGpuAttnBlockM) > (int64_t(1) << 30))
     throw Error("shape exceeds the kernel's grid limits", "heads and batch <= 65535");
   if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
     throw Error("--emu-tiles " + std::to_string(sm.emu_tiles) + " is out of range",
@@ -141,7 +141,7 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
 
 int64_t gpu_attn_device_bytes(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool instrument,
                               bool dump) {
-  const int64_t rows = int64_t(s.batch) * s.heads_q * s.seq_q;
+  const int64_t rows = int64_t(s.batch) * s.heads * s.seq_q;
   int64_t b = 2 * s.q_elems() + 2 * 2 * s.kv_elems() + 2 * s.q_elems() + 4 * rows;
   if (gpu_attn_is_fp8(sm.dtype)) b += s.kv_elems() * 2;  // widening staging buffers
   if (instrument) b += rows * s.key_blocks() * 5 + rows * 4;
@@ -150,7 +150,7 @@ int64_t gpu_attn_device_bytes(const GpuAttnShape& s, const GpuAttnSoftmax& sm, b
 }
 
 double gpu_attn_flops(const GpuAttnShape& s) {
-  const double f = 4.0 * s.batch * s.heads_q * double(s.seq_q) * s.seq_k * s.head_dim;
+  const double f = 4.0 * s.batch * s.heads * double(s.seq_q) * s.seq_k * s.d;
   return s.causal && s.seq_q == s.seq_k ? f / 2 : f;
 }
 
@@ -159,7 +159,7 @@ GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype
   const Format& f = storage_format(dtype);
   const bool fp8 = gpu_attn_is_fp8(dtype);
   GpuAttnInputs in;
-  const int64_t bhk_n = int64_t(shape.batch) * shape.heads_kv;
+  const int64_t bhk_n = int64_t(shape.batch) * shape.kv_heads;
   if (fp8) {
     for (int64_t i = 0; i < bhk_n; ++i) {
       in.q_descale.push_back(float(std::exp2(-1.0 - double(i % 3))));
@@ -169,9 +169,9 @@ GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype
   }
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(0.0, 1.0);
-  const int group = shape.heads_q / shape.heads_kv;
-  const int64_t per_q = int64_t(shape.seq_q) * shape.head_dim;
-  const int64_t per_kv = int64_t(shape.seq_k) * shape.head_dim;
+  const int group = shape.heads / shape.kv_heads;
+  const int64_t per_q = int64_t(shape.seq_q) * shape.d;
+  const int64_t per_kv = int64_t(shape.seq_k) * shape.d;
   auto fill = [&](std::vector<uint16_t>& out, int64_t n, double mul, bool is_q,
                   const std::vector<float>& ds) {
     out.resize(size_t(n));
@@ -179,7 +179,7 @@ GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype
       int64_t bhk = 0;
       if (is_q) {
         const int64_t bh = i / per_q;
-        bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+        bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
       } else {
         bhk = i / per_kv;
       }
@@ -196,9 +196,9 @@ GpuAttnInputs gpu_attn_make_inputs(const GpuAttnShape& shape, GpuAttnDtype dtype
 GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
                                     const GpuAttnInputs& in, int threads) {
   const Decoded d = decode_inputs(shape, sm.dtype, in, true);
-  const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
+  const int D = shape.d, group = shape.heads / shape.kv_heads;
   const double scale = scale_of(shape, sm);
-  const int64_t rows = int64_t(shape.batch) * shape.heads_q * shape.seq_q;
+  const int64_t rows = int64_t(shape.batch) * shape.heads * shape.seq_q;
   GpuAttnReference ref;
   ref.o.assign(size_t(rows) * size_t(D), 0.0);
   ref.lse.assign(size_t(rows), 0.0);
@@ -207,7 +207,7 @@ GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoft
     for (uint64_t r = begin; r < end; ++r) {
       const int64_t bh = int64_t(r) / shape.seq_q;
       const int row = int(int64_t(r) % shape.seq_q);
-      const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+      const int64_t bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
       const float* q = &d.q[size_t(r) * size_t(D)];
       double mx = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < shape.seq_k; ++j) {
@@ -268,16 +268,16 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
     throw Error("--emu-tiles must be in 0..8", "k of 8 eight-column tiles per key block");
   // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
   const Decoded d = decode_inputs(shape, sm.dtype, in, false);
-  const int D = shape.head_dim, group = shape.heads_q / shape.heads_kv;
+  const int D = shape.d, group = shape.heads / shape.kv_heads;
   const int BM = tiling.block_m, BN = tiling.block_n;
   if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
     throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1", "see GpuAttnTiling");
   const Format& out_format = tiling.out_fp16 ? kFP16 : kBF16;
   const int m_tiles = (shape.seq_q + BM - 1) / BM;
-  const int64_t n_tiles = int64_t(shape.batch) * shape.heads_q * m_tiles;
+  const int64_t n_tiles = int64_t(shape.batch) * shape.heads * m_tiles;
   GpuAttnModel out;
   out.o.assign(size_t(shape.q_elems()), 0.f);
-  out.lse.assign(size_t(int64_t(shape.batch) * shape.heads_q * shape.seq_q), 0.f);
+  out.lse.assign(size_t(int64_t(shape.batch) * shape.heads * shape.seq_q), 0.f);
   std::vector<RescaleCounts> per_tile(static_cast<size_t>(n_tiles));
   parallel_chunks(uint64_t(n_tiles), 1, threads, [&](uint64_t, uint64_t begin, uint64_t end) {
     std::vector<float> S(size_t(BM) * size_t(BN)), V(size_t(BN) * size_t(D));
@@ -285,7 +285,7 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
     for (uint64_t t = begin; t < end; ++t) {
       const int64_t bh = int64_t(t) / m_tiles;
       const int m0 = int(int64_t(t) % m_tiles) * BM;
-      const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+      const int64_t bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
       SoftmaxParams p;
       p.scale_log2 = scale_log2_of(shape, sm, in, bhk);
       p.max_offset = sm.max_offset;
@@ -357,7 +357,7 @@ GpuAttnCounts gpu_attn_counts(const GpuAttnShape& shape, const GpuAttnSoftmax& s
                               const GpuAttnInstr& instr) {
   GpuAttnCounts c;
   const int nblk = shape.key_blocks();
-  const int64_t bhn = int64_t(shape.batch) * shape.heads_q;
+  const int64_t bhn = int64_t(shape.batch) * shape.heads;
   for (int64_t bh = 0; bh < bhn; ++bh) {
     for (int m0 = 0; m0 < shape.seq_q; m0 += kGpuAttnBlockM) {
       const std::vector<int> order = block_order(shape, sm, m0);
@@ -391,13 +391,13 @@ GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& s
   GpuAttnReplay rep;
   const Format& pf = p_format_of(sm.dtype);
   const uint32_t emu_mask = gpu_attn_emu_mask(sm.emu_tiles);
-  const int nblk = shape.key_blocks(), group = shape.heads_q / shape.heads_kv;
-  const int64_t bhn = int64_t(shape.batch) * shape.heads_q;
+  const int nblk = shape.key_blocks(), group = shape.heads / shape.kv_heads;
+  const int64_t bhn = int64_t(shape.batch) * shape.heads;
   auto note = [&](const std::string& what) {
     if (rep.first_mismatches.size() < 10) rep.first_mismatches.push_back(what);
   };
   for (int64_t bh = 0; bh < bhn; ++bh) {
-    const int64_t bhk = (bh / shape.heads_q) * shape.heads_kv + (bh % shape.heads_q) / group;
+    const int64_t bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
     const float sl2 = scale_log2_of(shape, sm, in, bhk);
     for (int m0 = 0; m0 < shape.seq_q; m0 += kGpuAttnBlockM) {
       const std::vector<int> order = block_order(shape, sm, m0);

@@ -24,14 +24,14 @@ namespace {
 double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
 
 json shape_json(const GpuAttnShape& s) {
-  return json{{"batch", s.batch},     {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv},
-              {"seq_q", s.seq_q},     {"seq_k", s.seq_k},     {"head_dim", s.head_dim},
+  return json{{"batch", s.batch},     {"heads_q", s.heads}, {"heads_kv", s.kv_heads},
+              {"seq_q", s.seq_q},     {"seq_k", s.seq_k},     {"head_dim", s.d},
               {"causal", s.causal}};
 }
 
 json softmax_json(const GpuAttnSoftmax& sm, const GpuAttnShape& s) {
   return json{{"dtype", gpu_attn_dtype_name(sm.dtype)},
-              {"softmax_scale", sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(s.head_dim))},
+              {"softmax_scale", sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(s.d))},
               {"tau", sm.tau},
               {"max_offset", sm.max_offset},
               {"emu_tiles", sm.emu_tiles},
@@ -165,14 +165,14 @@ json run_torch_bench(const std::string& python, const json& shapes, int warmup, 
 Report run_gpu_attention_bench(const GpuAttnBenchOptions& o) {
   Report r;
   r.command = "gpu attention --bench";
-  r.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seq", o.seq}, {"head_dims", o.head_dims},
+  r.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seq", o.seq}, {"head_dims", o.ds},
                   {"causal", o.causal}, {"taus", o.taus}, {"emu_tiles", o.emu_tiles},
                   {"dtype", gpu_attn_dtype_name(o.dtype)}, {"warmup", o.warmup}, {"iters", o.iters},
                   {"timing", "CUDA events around each launch, median"}, {"seed", o.seed}};
   const std::string device = gpu_attn_device_name();
   json rows = json::array();
   json torch_shapes = json::array();
-  for (int d : o.head_dims)
+  for (int d : o.ds)
     for (int c : o.causal) torch_shapes.push_back(json{{"batch", o.batch}, {"heads", o.heads}, {"seq", o.seq},
                                                         {"head_dim", d}, {"causal", c != 0},
                                                         {"dtype", gpu_attn_dtype_name(o.dtype)}});
@@ -182,15 +182,15 @@ Report run_gpu_attention_bench(const GpuAttnBenchOptions& o) {
           {"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s", "upstream FA4", "SDPA flash", "SDPA cuDNN"},
           {},
           {}};
-  for (int d : o.head_dims)
+  for (int d : o.ds)
     for (int c : o.causal)
       for (float tau : o.taus)
         for (int e : o.emu_tiles) {
           GpuAttnShape s;
           s.batch = o.batch;
-          s.heads_q = s.heads_kv = o.heads;
+          s.heads = s.kv_heads = o.heads;
           s.seq_q = s.seq_k = o.seq;
-          s.head_dim = d;
+          s.d = d;
           s.causal = c != 0;
           GpuAttnSoftmax sm;
           sm.dtype = o.dtype;

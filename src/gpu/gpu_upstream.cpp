@@ -124,8 +124,8 @@ std::vector<T> read_raw(const std::string& path, size_t n) {
 }
 
 json shape_json(const GpuAttnShape& s) {
-  return json{{"batch", s.batch}, {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv}, {"seq_q", s.seq_q},
-              {"seq_k", s.seq_k}, {"head_dim", s.head_dim}, {"causal", s.causal},
+  return json{{"batch", s.batch}, {"heads_q", s.heads}, {"heads_kv", s.kv_heads}, {"seq_q", s.seq_q},
+              {"seq_k", s.seq_k}, {"head_dim", s.d}, {"causal", s.causal},
               {"causal_alignment", s.causal_bottom_right ? "bottom-right" : "top-left"}};
 }
 
@@ -164,38 +164,38 @@ void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
                     ": upstream refuses it on this GPU: \"FP8 is only supported on SM100 (compute capability "
                     "10.x) for FA4 CuTe.\"",
                 "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
-  if (s.head_dim < 8 || s.head_dim > 256 || s.head_dim % 8 != 0)
+  if (s.d < 8 || s.d > 256 || s.d % 8 != 0)
     throw Error(fmt::format("--d {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
                             "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
                             "by 8.\"",
-                            s.head_dim, s.head_dim, s.head_dim),
+                            s.d, s.d, s.d),
                 "e.g. --d 64 or 128");
-  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.seq_q < 1 || s.seq_k < 1)
+  if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
-  if (s.heads_q % s.heads_kv != 0)
-    throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", s.heads_q, s.heads_kv),
+  if (s.heads % s.kv_heads != 0)
+    throw Error(fmt::format("--heads {} is not a multiple of --kv-heads {}", s.heads, s.kv_heads),
                 "GQA needs heads_q = g * heads_kv");
 }
 
 void upstream_validate_check_size(const GpuAttnShape& s) {
-  const double work = 2.0 * s.batch * s.heads_q * double(s.seq_q) * s.seq_k * s.head_dim;
+  const double work = 2.0 * s.batch * s.heads * double(s.seq_q) * s.seq_k * s.d;
   if (work > 4e11)
     throw Error("the float64 reference for this shape is too large for a check",
                 "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192); time big shapes "
                 "with fa4sim gpu upstream bench");
 }
 
-GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype) {
+GpuAttnTiling upstream_sm90_tiling(int d, bool causal, GpuAttnDtype dtype) {
   GpuAttnTiling t;
   t.warp_rows = 16;
   t.out_fp16 = dtype == GpuAttnDtype::fp16;
-  if (head_dim <= 64) {
+  if (d <= 64) {
     t.block_m = 192, t.block_n = 128;
-  } else if (head_dim <= 96) {
+  } else if (d <= 96) {
     t.block_m = 192, t.block_n = causal ? 128 : 144;
-  } else if (head_dim <= 128) {
+  } else if (d <= 128) {
     t.block_m = 128, t.block_n = 128;
-  } else if (head_dim <= 192) {
+  } else if (d <= 192) {
     t.block_m = 128, t.block_n = 112;  // head_dim_v = head_dim > 128
   } else {
     t.block_m = 128, t.block_n = 80;
@@ -301,7 +301,7 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
   if (c.tricks.count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
     r.counted = true;
     const int S = c.shape.seq_q, BM = tiling.block_m, W = tiling.warp_rows;
-    for (int64_t bh = 0; bh < int64_t(c.shape.batch) * c.shape.heads_q; ++bh)
+    for (int64_t bh = 0; bh < int64_t(c.shape.batch) * c.shape.heads; ++bh)
       for (int row = 0; row < S; ++row) {
         const double v = lse[size_t(bh * S + row)];
         const double warps = std::floor(v / kUpstreamCountWarpUnit);
@@ -360,8 +360,8 @@ std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o, con
                                                 {"count_rescales", c.tricks.count}}
                                          : json(nullptr);
     manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)}, {"tricks", tricks},
-                            {"batch", c.shape.batch}, {"heads_q", c.shape.heads_q}, {"heads_kv", c.shape.heads_kv},
-                            {"seq_q", c.shape.seq_q}, {"seq_k", c.shape.seq_k}, {"head_dim", c.shape.head_dim},
+                            {"batch", c.shape.batch}, {"heads_q", c.shape.heads}, {"heads_kv", c.shape.kv_heads},
+                            {"seq_q", c.shape.seq_q}, {"seq_k", c.shape.seq_k}, {"head_dim", c.shape.d},
                             {"causal", c.shape.causal}, {"q", base + "q.bin"}, {"k", base + "k.bin"},
                             {"v", base + "v.bin"}, {"o", base + "o.bin"}, {"lse", base + "lse.bin"}});
   }
@@ -445,7 +445,7 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
     json run = json::object();
     for (const auto& x : drv.value("runs", json::array()))
       if (x.value("id", "") == std::to_string(i)) run = x;
-    GpuAttnTiling tiling = upstream_sm90_tiling(c.shape.head_dim, c.shape.causal, c.dtype);
+    GpuAttnTiling tiling = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
     if (!run.value("ok", false)) {
       UpstreamRunResult r;
       r.config = c;
@@ -461,7 +461,7 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
     }
     const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
     const auto o_bits = read_raw<uint16_t>(base + "o.bin", size_t(c.shape.q_elems()));
-    const auto lse = read_raw<float>(base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads_q * c.shape.seq_q));
+    const auto lse = read_raw<float>(base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads * c.shape.seq_q));
     UpstreamRunResult r = upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads);
     r.first_call_s = run.value("first_call_s", 0.0);
     res.runs.push_back(r);
@@ -509,7 +509,7 @@ Report run_upstream_check(const UpstreamCheckOptions& o) { return upstream_check
 
 Report run_upstream_bench(const UpstreamBenchOptions& o) {
   json shapes = json::array(), variants = json::array();
-  for (int d : o.head_dims)
+  for (int d : o.ds)
     for (int c : o.causal)
       for (int seq : o.seqs) {
         GpuAttnShape sh{o.batch, o.heads, o.heads, seq, seq, d, c != 0, true};
@@ -533,7 +533,7 @@ Report run_upstream_bench(const UpstreamBenchOptions& o) {
   if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
   Report rep;
   rep.command = "gpu upstream bench";
-  rep.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seqs", o.seqs}, {"head_dims", o.head_dims},
+  rep.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seqs", o.seqs}, {"head_dims", o.ds},
                     {"causal", o.causal}, {"taus", o.taus}, {"emu_eighths", o.emu_eighths}, {"dtype", "bf16"},
                     {"warmup", o.warmup}, {"iters", o.iters}, {"python", o.python},
                     {"timing", "CUDA events around each call, median; per shape: cuDNN, stock, variants in order"}};

@@ -14,13 +14,13 @@ using namespace fa4sim;
 
 namespace {
 
-GpuAttnShape shape(int seq_q, int seq_k, int heads_q, int heads_kv, int d, bool causal) {
+GpuAttnShape shape(int seq_q, int seq_k, int heads, int kv_heads, int d, bool causal) {
   GpuAttnShape s;
   s.seq_q = seq_q;
   s.seq_k = seq_k;
-  s.heads_q = heads_q;
-  s.heads_kv = heads_kv;
-  s.head_dim = d;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.d = d;
   s.causal = causal;
   return s;
 }
@@ -33,7 +33,7 @@ void expect_exact(const GpuAttnShape& s, const GpuAttnSoftmax& sm, double q_scal
   for (const auto& m : r.first_mismatches) ADD_FAILURE() << m;
   std::printf("%s d%d seq %dx%d causal %d emu %d: row_max %llu, flags %llu, votes %llu, P emu %llu, "
               "P cast %llu checked; MUFU ulp 0/1/2/>2 = %llu/%llu/%llu/%llu\n",
-              gpu_attn_dtype_name(sm.dtype), s.head_dim, s.seq_q, s.seq_k, int(s.causal), sm.emu_tiles,
+              gpu_attn_dtype_name(sm.dtype), s.d, s.seq_q, s.seq_k, int(s.causal), sm.emu_tiles,
               (unsigned long long)r.row_max_checked, (unsigned long long)r.flag_checked,
               (unsigned long long)r.warp_checked, (unsigned long long)r.p_emu_checked,
               (unsigned long long)r.p_cvt_checked, (unsigned long long)r.p_mufu_ulp[0],

@@ -125,17 +125,17 @@ TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
   EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::e4m3); }, &msg), kExitUsage);
   EXPECT_NE(msg.find("FP8 is only supported on SM100"), std::string::npos) << msg;
   for (int d : {4, 60, 264, 512}) {
-    s.head_dim = d;
+    s.d = d;
     EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }, &msg), kExitUsage) << d;
     EXPECT_NE(msg.find("must be between 8 and 256 and divisible by 8"), std::string::npos) << msg;
   }
   for (int d : {8, 64, 96, 128, 256}) {
-    s.head_dim = d;
+    s.d = d;
     EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::fp16); }), 0) << d;
   }
-  s.head_dim = 64;
-  s.heads_q = 3;
-  s.heads_kv = 2;
+  s.d = 64;
+  s.heads = 3;
+  s.kv_heads = 2;
   EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }), kExitUsage);
 }
 
@@ -162,7 +162,7 @@ TEST(GpuUpstream, SuiteHasSixteenOrMoreRunsAllValid) {
     upstream_validate(c.shape, c.dtype);
     EXPECT_TRUE(c.shape.causal_bottom_right);
     ragged += c.shape.seq_q != c.shape.seq_k;
-    gqa += c.shape.heads_q != c.shape.heads_kv;
+    gqa += c.shape.heads != c.shape.kv_heads;
     causal += c.shape.causal;
     fp16 += c.dtype == GpuAttnDtype::fp16;
     long_seq += c.shape.seq_q >= 8192;

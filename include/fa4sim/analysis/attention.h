@@ -88,7 +88,7 @@ Report run_check(const std::vector<std::string>& dtypes, const std::string& pres
 // ---- the attention model
 
 struct AttentionConfig {
-  // geometry
+  // geometry; Q, K, V are BSHD, (batch, seq, heads, d) (GpuAttnShape: the same names, BHSD)
   int batch = 1, heads = 8, kv_heads = 8, d = 128;
   std::vector<int> seq_q = {1024};    // one run per entry (seq_k = seq_q unless seq_k is set)
   std::optional<int> seq_k;

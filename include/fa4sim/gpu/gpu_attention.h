@@ -11,9 +11,9 @@
 // MMA on exactly converted values, see Note [FP8 on the fp16 MMA]).
 //
 // ---- Layout and granularity (what the CPU model must use to compare counts)
-//   Q [batch, heads_q, seq_q, d], K/V [batch, heads_kv, seq_k, d], O [batch, heads_q, seq_q, d]
-//   (row-major), LSE [batch, heads_q, seq_q] in natural-log units. GQA: q head h reads kv head
-//   h / (heads_q / heads_kv). Causal is top-left aligned (key j visible to query i iff j <= i),
+//   Q [batch, heads, seq_q, d], K/V [batch, kv_heads, seq_k, d], O [batch, heads, seq_q, d]
+//   (row-major, BHSD), LSE [batch, heads, seq_q] in natural-log units. GQA: q head h reads kv
+//   head h / (heads / kv_heads). Causal is top-left aligned (key j visible to query i iff j <= i),
 //   as torch SDPA's is_causal.
 //   A CTA owns kGpuAttnBlockM = 128 query rows: 2 warpgroups of 64 rows, 8 warps,
 //   kGpuAttnWarpRows = 16 rows per warp (the wgmma m64 accumulator gives each warp 16 rows);
@@ -53,22 +53,24 @@ inline uint32_t gpu_attn_emu_mask(int emu_tiles) {
   return m;
 }
 
+// Layout BHSD: Q and O [batch, heads, seq_q, d], K and V [batch, kv_heads, seq_k, d] (the kernel's;
+// the field names are those of `fa4sim attention`'s AttentionConfig, whose tensors are BSHD).
 struct GpuAttnShape {
-  int batch = 1, heads_q = 1, heads_kv = 1, seq_q = 128, seq_k = 128, head_dim = 128;
+  int batch = 1, heads = 1, kv_heads = 1, seq_q = 128, seq_k = 128, d = 128;
   bool causal = false;
   // Causal alignment. false: top-left, key j visible to query i iff j <= i (fa4sim's kernel, torch
   // SDPA's is_causal). true: bottom-right, j <= i + seq_k - seq_q (upstream FlashAttention's
   // causal; rows with i + seq_k - seq_q < 0 see no key: O = 0, LSE = -inf). Identical when
   // seq_q == seq_k. Only the CPU side (reference, model) and the upstream driver use true.
   bool causal_bottom_right = false;
-  int64_t q_elems() const { return int64_t(batch) * heads_q * seq_q * head_dim; }
-  int64_t kv_elems() const { return int64_t(batch) * heads_kv * seq_k * head_dim; }
+  int64_t q_elems() const { return int64_t(batch) * heads * seq_q * d; }
+  int64_t kv_elems() const { return int64_t(batch) * kv_heads * seq_k * d; }
   int key_blocks() const { return (seq_k + kGpuAttnBlockN - 1) / kGpuAttnBlockN; }
 };
 
 struct GpuAttnSoftmax {
   GpuAttnDtype dtype = GpuAttnDtype::bf16;
-  double softmax_scale = 0;  // 0 -> 1/sqrt(head_dim)
+  double softmax_scale = 0;  // 0 -> 1/sqrt(d)
   float tau = 8;             // rescale_threshold (log2 units); 0 = rescale on every max increase
   float max_offset = 0;      // FA4: 8 for FP8, 0 otherwise
   int emu_tiles = 0;         // 0..8 tiles of 8 columns per 64-key block through the emulation
@@ -88,9 +90,9 @@ struct GpuAttnInputs {
 // wanted one). Dumps (only when `dump` was asked for; size heads*seq_q*seq_k each): S as the MMA
 // produced it with the mask applied (-inf), P in float32 before the cast, P's converted bits.
 struct GpuAttnInstr {
-  std::vector<uint8_t> flags;         // [batch*heads_q][seq_q][key_blocks]
-  std::vector<float> row_max;         // [batch*heads_q][seq_q][key_blocks], after each block
-  std::vector<uint32_t> saturated;    // [batch*heads_q][seq_q]: P above the cast's max finite
+  std::vector<uint8_t> flags;         // [batch*heads][seq_q][key_blocks]
+  std::vector<float> row_max;         // [batch*heads][seq_q][key_blocks], after each block
+  std::vector<uint32_t> saturated;    // [batch*heads][seq_q]: P above the cast's max finite
   std::vector<float> s, p;            // dumps
   std::vector<uint16_t> p_cvt;        // dump: bf16/fp16 bits, or the FP8 byte
 };
@@ -105,8 +107,8 @@ struct GpuAttnOutputs {
 // fa4sim was built without the GPU backend).
 std::string gpu_attn_device_name();
 
-// Throws Error(exit 2) for a configuration the kernel does not support (head_dim not 64/128,
-// heads_q not a multiple of heads_kv, sizes out of range, emu_tiles not 0..8) and for an unsafe
+// Throws Error(exit 2) for a configuration the kernel does not support (d not 64/128,
+// heads not a multiple of kv_heads, sizes out of range, emu_tiles not 0..8) and for an unsafe
 // softmax (max_offset + tau >= log2(max finite of P's cast), the assertion upstream added after
 // issue #2716) unless allow_saturation. Needs no GPU. The "does not fit in GPU memory" check
 // runs in gpu_attn_run / gpu_attn_time against the device's free memory.
@@ -169,8 +171,8 @@ struct GpuAttnTiling {
 // block go through ex2_emu (degree 3) iff bit t % 8 of gpu_attn_emu_mask(k) is set (RowBlockSim's
 // tile_mask schedule).
 struct GpuAttnModel {
-  std::vector<float> o;    // [batch, heads_q, seq_q, d] after the V descale, rounded to bf16/fp16
-  std::vector<float> lse;  // [batch, heads_q, seq_q], natural log (-inf: no visible key)
+  std::vector<float> o;    // [batch, heads, seq_q, d] after the V descale, rounded to bf16/fp16
+  std::vector<float> lse;  // [batch, heads, seq_q], natural log (-inf: no visible key)
   uint64_t row_decisions = 0, row_rescales = 0, warp_decisions = 0, warp_rescales = 0;
   uint64_t p_count = 0, saturated = 0;
 };
@@ -230,7 +232,7 @@ Report run_gpu_attention_check(const GpuAttnCheckOptions& o);
 // when torch or its backend is missing the column says why).
 struct GpuAttnBenchOptions {
   int batch = 4, heads = 32, seq = 4096;
-  std::vector<int> head_dims{64, 128};
+  std::vector<int> ds{64, 128};  // head dims
   std::vector<int> causal{0, 1};
   std::vector<float> taus{8};
   std::vector<int> emu_tiles{0};

@@ -49,7 +49,7 @@ void upstream_require(const json& env);
 
 // Throws Error(exit 2) for what upstream's sm90 path refuses, with upstream's own message:
 // FP8 inputs ("FP8 is only supported on SM100 ..."), head dims outside 8..256 or not a multiple
-// of 8 (its _validate_head_dims), heads_q not a multiple of heads_kv, sizes < 1.
+// of 8 (its _validate_head_dims), heads not a multiple of kv_heads, sizes < 1.
 void upstream_validate(const GpuAttnShape& shape, GpuAttnDtype dtype);
 // Throws Error(exit 2) when a check's float64 reference would be too large (work > 2e11 MACs).
 void upstream_validate_check_size(const GpuAttnShape& shape);
@@ -59,7 +59,7 @@ void upstream_validate_check_size(const GpuAttnShape& shape);
 // (192, 128) causal for d <= 96, (128, 128) for d <= 128, (128, 128 or 112) for d <= 192,
 // (128, 80) above; 16 rows per warp (a warpgroup's wgmma m64 accumulator, 4 warps of 16 rows);
 // O stored in the input dtype.
-GpuAttnTiling upstream_sm90_tiling(int head_dim, bool causal, GpuAttnDtype dtype);
+GpuAttnTiling upstream_sm90_tiling(int d, bool causal, GpuAttnDtype dtype);
 
 // FA4's softmax tricks inside upstream's sm90 forward (scripts/fa4_tricks.py): the variant swaps
 // upstream's `Softmax` for a subclass with SoftmaxSm100's threshold tau (the O rescale skipped
@@ -116,8 +116,8 @@ struct UpstreamRunResult {
   double rows_tol_pp = 0, warps_tol_pp = 0;
 };
 
-// The analysis of one run once upstream's O (bits, [batch, heads_q, seq_q, d]) and LSE
-// ([batch, heads_q, seq_q]) are known. Needs no GPU.
+// The analysis of one run once upstream's O (bits, [batch, heads, seq_q, d]) and LSE
+// ([batch, heads, seq_q]) are known. Needs no GPU.
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
                                    const std::vector<uint16_t>& o_bits,
                                    const std::vector<float>& lse, const GpuAttnTiling& tiling,
@@ -167,7 +167,7 @@ Report run_upstream_exp2(const UpstreamExp2Options& o);
 
 struct UpstreamBenchOptions {
   int batch = 4, heads = 32;
-  std::vector<int> seqs{4096}, head_dims{64, 128}, causal{0, 1};
+  std::vector<int> seqs{4096}, ds{64, 128}, causal{0, 1};  // ds: head dims
   std::vector<float> taus{0, 4, 8};
   std::vector<int> emu_eighths{0, 2, 4};
   int warmup = 5, iters = 20;
