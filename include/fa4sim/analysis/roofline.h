@@ -218,10 +218,6 @@ struct RooflineOptions {
 
 Report run_roofline(const RooflineOptions& o);
 
-// The paper's and the seed's published figures next to the model's (B200/H100/B300 tiles, the
-// backward, the schedule fractions). Appended to the report's tables and results.
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs);
-
 // The "exceed MMA compute by 25-60 %" investigation: one row per reading of the claim, with the
 // largest non-MMA resource over MMA. Appended to the report's tables and results.
 void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs);
