@@ -25,10 +25,10 @@ std::string error_of(const json& j) {
 }
 
 json good() {
-  return json::parse(R"({"schema": "fa4sim/published-v1", "section": "t",
+  return json::parse(R"j({"schema": "fa4sim/published-v1", "section": "t",
                          "values": {"a": {"value": 8.77e-5, "source": "seed article"},
                                     "b": {"value": null, "text": "log2(65504)", "source": "upstream"},
-                                    "c": {"value": 0.001953125, "text": "2^-9", "source": "OFP8"}}})");
+                                    "c": {"value": 0.001953125, "text": "2^-9", "source": "OFP8"}}})j");
 }
 
 }  // namespace
