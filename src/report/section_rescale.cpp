@@ -79,8 +79,9 @@ std::string counts_table(ReportContext& ctx) {
   for (int j = 1; j < 64; ++j) expect_iid += 1.0 / (j + 1);
   t1.notes.push_back(fmt::format(
       "For i.i.d. scores and tau 0 the expected rows % is (1/2 + ... + 1/64) / 63 = {:.2f} %: the "
-      "published 6.2 / 6.1 are single draws (NumPy's default_rng(1) gives 6.24 / 6.09, as above).",
-      100.0 * expect_iid / 63.0));
+      "published {:g} / {:g} are single draws (NumPy's default_rng(1) gives 6.24 / 6.09, as above).",
+      100.0 * expect_iid / 63.0, pub.value("counts.normal:1.5.tau0.rows_pct"),
+      pub.value("counts.peaked.tau0.rows_pct")));
   return render_markdown(t1) + "\n";
 }
 
