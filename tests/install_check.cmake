@@ -9,6 +9,7 @@ if(NOT rc EQUAL 0)
 endif()
 set(P ${WORK}/prefix)
 foreach(f bin/fa4sim share/fa4sim/data/archs/h100_sxm.json share/fa4sim/data/exp_pipe_model.json
+          share/fa4sim/data/published/formats.json share/fa4sim/data/published/roofline.json
           share/fa4sim/scripts/plot.py share/fa4sim/scripts/sdpa_bench.py)
   if(NOT EXISTS ${P}/${f})
     message(FATAL_ERROR "missing after install: ${P}/${f}")
@@ -25,6 +26,12 @@ endif()
 string(FIND "${out}" "${WORK}/moved/prefix/share/fa4sim/data" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "the installed binary did not read its own share/fa4sim/data:\n${out}")
+endif()
+# The report's published figures come from the installed data too.
+execute_process(COMMAND ${WORK}/moved/prefix/bin/fa4sim report --only formats --out ${WORK}/report --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "installed fa4sim report --only formats failed (${rc}): ${err}")
 endif()
 file(REMOVE_RECURSE ${WORK})
 message(STATUS "installed and moved fa4sim reads ${WORK}/moved/prefix/share/fa4sim/data")

@@ -827,66 +827,6 @@ Report roofline_report(const RooflineOptions& o, const RooflineResult& res) {
 
 Report run_roofline(const RooflineOptions& o) { return roofline_report(o, compute_roofline(o)); }
 
-// ---- published figures next to the model's
-
-std::vector<PublishedFigure> compute_published_comparison(const std::vector<ArchSpec>& archs) {
-  std::vector<PublishedFigure> out;
-  auto add = [&](const std::string& q, double published, double model, const std::string& src) {
-    const bool match = std::fabs(model - published) <= 1e-9 * std::max(1.0, std::fabs(published));
-    out.push_back({q, published, model, src, match});
-  };
-  const std::string table1 = "FA4 paper Table 1 (seed article; docs/facts.md §4)";
-  const std::string bwd = "FA4 paper, backward (docs/facts.md §4)";
-  if (const ArchSpec* b = find_arch(archs, "b200")) {
-    const TileCost f128 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 128);
-    const TileCost f64 = tile_cost(*b, Direction::fwd, OperandType::bf16, 1, 128, 128, 64);
-    const TileCost b1 = tile_cost(*b, Direction::bwd, OperandType::bf16, 1, 128, 128, 128);
-    const TileCost b2 = tile_cost(*b, Direction::bwd, OperandType::bf16, 2, 128, 128, 128);
-    add("B200 fwd d=128: MMA cycles", 1024, f128.cycles_mma, table1);
-    add("B200 fwd d=128: exp cycles", 1024, f128.cycles_exp, table1);
-    add("B200 fwd d=128: smem cycles", 768, f128.cycles_smem, table1);
-    add("B200 fwd d=128: T_exp/T_mma (128/d)", 1.0, f128.exp_over_mma, "seed article");
-    add("B200 fwd d=64: T_exp/T_mma (128/d)", 2.0, f64.exp_over_mma, "seed article");
-    add("B200 fwd d=64: fraction of exps off the MUFU to tie", 0.5, f64.emu_fraction_to_tie, "seed article");
-    add("B200 bwd d=128: MMA cycles", 2560, b1.cycles_mma, bwd);
-    add("B200 bwd 1-CTA d=128: smem cycles", 3328, b1.cycles_smem, bwd);
-    add("B200 bwd 2-CTA d=128: smem cycles", 2688, b2.cycles_smem, bwd);
-    add("B200 bwd 1-CTA: smem/MMA (+30 %)", 1.30, b1.smem_over_mma, "seed article; FA4 paper");
-    add("B200 bwd 2-CTA: smem/MMA (+5 %)", 1.05, b2.smem_over_mma, "seed article; FA4 paper");
-  }
-  if (const ArchSpec* h = find_arch(archs, "h100_sxm")) {
-    add("H100 fwd d=64: T_exp/T_mma (64/d)", 1.0,
-        tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
-    add("H100 fwd d=128: T_exp/T_mma (64/d)", 0.5,
-        tile_cost(*h, Direction::fwd, OperandType::bf16, 1, 128, 128, 128).exp_over_mma, "seed article");
-  }
-  if (const ArchSpec* b3 = find_arch(archs, "b300"))
-    add("B300 fwd d=64: T_exp/T_mma (64/d, MUFU 32/clk)", 1.0,
-        tile_cost(*b3, Direction::fwd, OperandType::bf16, 1, 128, 128, 64).exp_over_mma, "seed article");
-  const TuningTable tt = load_tuning();
-  for (const auto& e : tt.entries)
-    if (e.seed_fraction)
-      add(fmt::format("schedule {} ({}): emulated fraction", tuning_key(e), e.seed_case), *e.seed_fraction,
-          compute_schedule(e.freq, e.res, e.start_frg, tt.row_width, tuning_key(e)).fraction, "seed article");
-  return out;
-}
-
-void append_published_comparison(Report& r, const std::vector<PublishedFigure>& figures) {
-  Table t{"Published figures vs fa4sim roofline", {"quantity", "published", "fa4sim", "source", "match"}, {}, {}};
-  json out = json::array();
-  for (const auto& f : figures) {
-    t.rows.push_back({f.quantity, fmt_num(f.published), fmt_num(f.model), f.source, f.match ? "yes" : "NO"});
-    out.push_back({{"quantity", f.quantity}, {"published", f.published}, {"model", f.model}, {"source", f.source},
-                   {"match", f.match}});
-  }
-  r.tables.push_back(t);
-  r.results["published"] = out;
-}
-
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs) {
-  append_published_comparison(r, compute_published_comparison(archs));
-}
-
 // ---- the 25-60 % investigation
 
 namespace {

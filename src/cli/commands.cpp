@@ -19,18 +19,4 @@ const std::vector<CommandEntry>& commands() {
   return kCommands;
 }
 
-// Order = order of the sections in report.md.
-const std::vector<ReportSection>& report_sections() {
-  static const std::vector<ReportSection> kReportSections = {
-      {"formats", report_formats},
-      {"exp2", report_exp2},
-      {"fit", report_fit},
-      {"rescale", report_rescale},
-      {"roofline", report_roofline},
-      {"attention", report_attention},
-      {"gpu", report_gpu},
-  };
-  return kReportSections;
-}
-
 }  // namespace fa4sim::cli

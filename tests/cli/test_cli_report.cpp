@@ -76,6 +76,30 @@ TEST(CliReport, FailedReportIsMarkedFailed) {
   fs::remove_all(dir);
 }
 
+// A missing or malformed data/published file: "fa4sim: error: <what> (<hint>)", exit 2, before
+// any section ran (the report is marked failed and holds no section's JSON).
+TEST(CliReport, BadPublishedFiguresAreAnError) {
+  const auto dir = temp_dir("report");
+  fs::create_directories(dir / "data" / "published");
+  std::ofstream(dir / "data" / "published" / "formats.json") << "[1, 2";
+  const std::string env = "env FA4SIM_DATA_DIR=" + (dir / "data").string() + " ";
+  const std::string out = (dir / "r").string();
+  const std::string cmd = env + FA4SIM_BIN + " report --only formats --out " + out + " >/dev/null 2>" +
+                          (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  const std::string err = slurp((dir / "err").string());
+  EXPECT_NE(err.find("fa4sim: error: the published figures '" + (dir / "data" / "published" / "formats.json").string() +
+                     "' are not JSON"),
+            std::string::npos) << err;
+  EXPECT_NE(err.find("(restore it from fa4sim's data/published"), std::string::npos) << err;
+  EXPECT_EQ(json::parse(slurp(out + "/index.json"))["status"], "failed");
+  EXPECT_FALSE(fs::exists(out + "/formats.json"));
+  fs::remove(dir / "data" / "published" / "formats.json");
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  EXPECT_NE(slurp((dir / "err").string()).find("fa4sim: error: cannot read the published figures"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 // One encoding of non-finite numbers in every report: "nan", "inf", "-inf" (null lost inf vs nan).
 TEST(CliReportJson, NonFiniteNumbersAreText) {
   auto q = run_cli("quantize --dtype e4m3 --json - nan 0");

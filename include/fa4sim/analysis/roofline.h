@@ -274,19 +274,6 @@ RooflineResult compute_roofline(const RooflineOptions& o);
 Report roofline_report(const RooflineOptions& o, const RooflineResult& r);
 Report run_roofline(const RooflineOptions& o);  // roofline_report(o, compute_roofline(o))
 
-// The paper's and the seed's published figures next to the model's (B200/H100/B300 tiles, the
-// backward, the schedule fractions).
-struct PublishedFigure {
-  std::string quantity;
-  double published = 0, model = 0;
-  std::string source;
-  bool match = false;  // equal to 1e-9 relative
-};
-std::vector<PublishedFigure> compute_published_comparison(const std::vector<ArchSpec>& archs);
-void append_published_comparison(Report& r, const std::vector<PublishedFigure>& figures);
-// Both: appended to the report's tables and results.
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs);
-
 // The "exceed MMA compute by 25-60 %" investigation: one row per reading of the claim, with the
 // largest non-MMA resource over MMA, and per family the head dim at which a resource exceeds MMA
 // by exactly +25 % / +60 %.
