@@ -169,7 +169,7 @@ def ex2_emu(x, degree=3, *, out=None, threads=0):
 
 
 def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, sampling="uniform",
-                  exhaustive=False, out_dtype="bf16", seed=0, reference="f64", threads=0):
+                  exhaustive=False, out_dtype="bf16", seed=1, reference="f64", threads=0):
     """Error of ex2_emu against 2^x: ``fa4sim exp2 --json``'s ``results`` dict.
 
     Args:
@@ -221,7 +221,7 @@ def encode(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *
         overflow: "satfinite" (overflow and +-inf -> max finite, the kernel's) or "ieee"
             (-> inf; E4M3FN: NaN). NaN -> the canonical NaN code in both.
         rounding: "nearest" (ties to even, the hardware's) or "stochastic".
-        seed: seed of the stochastic rounding stream (default 0); element i uses random number
+        seed: seed of the stochastic rounding stream (default 1); element i uses random number
             i of the stream, so results do not depend on how the array is split.
         out: optional array of codes (dtype below, x's shape) to write into.
         threads: worker threads for large arrays (0 = all cores).

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/attention.h"
 
 namespace fa4sim::cli {
@@ -15,7 +16,7 @@ namespace fa4sim::cli {
 struct AttentionCliOptions {
   std::string batch = "1", heads = "8", kv_heads, seq = "1024", seq_q, seq_k, d = "128";
   bool causal = false;
-  std::string softmax_scale, seed = "1", q_scale = "1";
+  std::string softmax_scale, seed = default_seed_text(), q_scale = "1";
   std::string q, k, v;
   std::string dtype = "bf16", preset = "upstream", tau, max_offset, descale = "amax";
   std::string block_n = "128", block_m = "128", warp_rows = "32", exp = "mufu", order = "reverse";

@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/gpu/gpu_attention.h"
 
@@ -15,7 +16,7 @@ namespace {
 
 struct GpuAttnCli {
   std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "2", kv_heads, seq = "1024",
-              seq_k, tau, max_offset, emu_tiles = "0", q_scale = "1", order = "reverse", seed = "1";
+              seq_k, tau, max_offset, emu_tiles = "0", q_scale = "1", order = "reverse", seed = default_seed_text();
   std::string bench_d = "64,128", bench_causal = "0,1", bench_tau = "8", bench_emu = "0",
               bench_batch = "4", bench_heads = "32", bench_seq = "4096", iters = "20", python = "python3";
   bool causal = false, exact = false, bench = false, allow_saturation = false;

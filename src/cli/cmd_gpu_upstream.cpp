@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/gpu/gpu_upstream.h"
 
@@ -19,7 +20,7 @@ struct UpstreamCli {
   std::string degrees = "0,1,2,3,4,5", inputs_log2 = "32";
   // check
   std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024", seq_k,
-              q_scale = "1", seed = "1", tau, max_offset, emu;
+              q_scale = "1", seed = default_seed_text(), tau, max_offset, emu;
   bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false;
   // bench
   std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1", b_tau = "0,4,8",

@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/formats_report.h"
 #include "fa4sim/util/progress.h"
@@ -104,7 +105,7 @@ void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
                   "nearest (ties to even, the hardware's) or stochastic (seeded, see --seed)")
       ->type_name("nearest|stochastic")
       ->capture_default_str();
-  int_in(sub->add_option("--seed", c.seed, "Seed of the stochastic rounding stream (default 0)"), 0, INT64_MAX)
+  int_in(sub->add_option("--seed", c.seed, fmt::format("Seed of the stochastic rounding stream (default {})", kDefaultSeed)), 0, INT64_MAX)
       ->type_name("S");
   // VALUES are taken from the unparsed arguments, in order, so that -inf, -nan and negative
   // numbers work anywhere (a CLI11 positional would read "-inf" as an unknown option).
@@ -149,7 +150,7 @@ std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions
   if (!c.seed.empty() && rounding != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (rounding == "stochastic")
-    qc.stochastic_seed = c.seed.empty() ? 0u : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
+    qc.stochastic_seed = c.seed.empty() ? kDefaultSeed : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
   if (c.binary && !c.from_stdin) throw Error("--binary describes stdin", "add --stdin");
   const int sources = int(!c.values.empty()) + int(c.from_stdin) + int(c.all_float32);
   if (sources == 0)

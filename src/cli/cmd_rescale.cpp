@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/rescale.h"
 
@@ -25,7 +26,7 @@ struct RescaleCliOptions {
   std::string scale;
   std::string order = "auto";
   std::string warp_rows = "32";
-  std::string seed = "1";
+  std::string seed = default_seed_text();
   std::string seeds = "1";
   std::string rng = "fa4sim";
   bool allow_saturation = false;

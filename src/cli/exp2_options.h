@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/exp2_analysis.h"
 
 namespace fa4sim::cli {
@@ -17,7 +18,7 @@ struct Exp2Options {
   std::string sampling = "uniform";
   bool exhaustive = false;
   std::string out_dtype = "bf16";
-  std::string seed = "0";
+  std::string seed = default_seed_text();
   std::string reference = "f64";
   bool hardware = false;
   std::string coeffs;          // --coeffs FILE|c0,c1,... (empty: upstream's POLY_EX2)

@@ -35,6 +35,7 @@
 #include "attention_options.h"
 #include "cli_util.h"
 #include "exp2_options.h"
+#include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/attention.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
@@ -226,7 +227,7 @@ Rounding parse_rounding(const std::string& overflow, const std::string& rounding
   if (seed && mode != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (mode == "stochastic")
-    r.seed = seed ? uint64_t(cli::parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : 0u;
+    r.seed = seed ? uint64_t(cli::parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : kDefaultSeed;
   return r;
 }
 

@@ -83,6 +83,27 @@ TEST(CliMain, VersionFlagAndCommandAgree) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// One default seed: every command that draws random numbers shows --seed with default 1
+// (kDefaultSeed) in its --help, and the JSON params of a run without --seed say 1.
+TEST(CliMain, EveryCommandDefaultsToSeedOne) {
+  for (const char* cmd : {"exp2", "rescale", "attention", "quantize", "gpu attention", "gpu upstream check"}) {
+    const auto h = run_cli(std::string(cmd) + " --help");
+    ASSERT_EQ(h.code, 0) << cmd;
+    const size_t at = h.out.find("--seed");
+    ASSERT_NE(at, std::string::npos) << cmd << ":\n" << h.out;
+    const std::string line = h.out.substr(at, h.out.find('\n', at) - at);
+    const std::string next = h.out.substr(at, h.out.find('\n', h.out.find('\n', at) + 1) - at);
+    EXPECT_TRUE(line.find("=1") != std::string::npos || next.find("(default 1)") != std::string::npos)
+        << cmd << ": " << next;
+  }
+  for (const char* run : {"exp2 --samples 1000 --json -", "rescale --rows 8 --keys 256 --d 8 --json -",
+                          "attention --heads 1 --seq 64 --d 16 --json -"}) {
+    const auto r = run_cli(run);
+    ASSERT_EQ(r.code, 0) << run << r.err;
+    EXPECT_NE(r.out.find("\"seed\": 1,"), std::string::npos) << run;
+  }
+}
+
 TEST(CliMain, EverySubcommandHasHelp) {
   auto top = run_cli("--help");
   ASSERT_EQ(top.code, 0);

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "fa4sim/util/seed.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/report.h"
@@ -95,7 +96,7 @@ struct AttentionConfig {
   bool causal = false;
   std::optional<double> softmax_scale;  // default 1 / sqrt(d)
   // inputs
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   double q_scale = 1.0;
   std::string q_path, k_path, v_path;   // all three or none; layout (batch, seq, heads, d)
   // kernel

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "fa4sim/util/seed.h"
 #include "fa4sim/util/report.h"
 
 namespace fa4sim {
@@ -59,7 +60,7 @@ struct Exp2Config {
   Exp2Sampling sampling = Exp2Sampling::uniform;
   bool exhaustive = false;
   std::string out_dtype = "bf16";  // bf16 | fp16
-  uint64_t seed = 0;
+  uint64_t seed = kDefaultSeed;
   int threads = 0;  // 0 = all cores
   Exp2Reference reference = Exp2Reference::f64;
   bool progress = true;  // progress bar on stderr (only drawn when stderr is a TTY)

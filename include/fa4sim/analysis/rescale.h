@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fa4sim/util/seed.h"
 #include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/report.h"
 
@@ -44,7 +45,7 @@ std::string exp2_choice_name(const Exp2Choice& e);
 struct RngChoice {
   enum class Kind { fa4sim, numpy };
   Kind kind = Kind::fa4sim;  // fa4sim: counter-based per-row streams (thread-count independent)
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
 };
 
 enum class OrderChoice { auto_, reverse, forward };
@@ -61,7 +62,7 @@ struct RescaleConfig {
   std::optional<double> scale;                 // softmax scale (natural units); none = log2 units
   OrderChoice order = OrderChoice::auto_;
   int warp_rows = 32;
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   int seeds = 1;
   RngChoice::Kind rng = RngChoice::Kind::fa4sim;
   bool allow_saturation = false;

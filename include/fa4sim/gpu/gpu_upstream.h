@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fa4sim/util/seed.h"
 #include "fa4sim/gpu/gpu_attention.h"
 #include "fa4sim/gpu/gpu_verify.h"
 #include "fa4sim/util/report.h"
@@ -81,7 +82,7 @@ struct UpstreamRunConfig {
   GpuAttnShape shape;  // causal_bottom_right is set by the driver (upstream's alignment)
   GpuAttnDtype dtype = GpuAttnDtype::bf16;
   double q_scale = 1;
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   UpstreamTricks tricks;
 };
 // The standard set: bf16/fp16 x d 64/128 x causal/not x {MHA 1024, GQA 4:2 ragged 300 x 333},
