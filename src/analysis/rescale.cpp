@@ -1,4 +1,5 @@
-// rescale.cpp: the `fa4sim rescale` experiment (see rescale.h).
+// rescale.cpp: the `fa4sim rescale` experiment (see rescale.h): compute_rescale draws the inputs
+// and runs the simulator and the reference, rescale_report renders what it measured.
 #include "fa4sim/analysis/rescale.h"
 
 #include <algorithm>
@@ -14,43 +15,25 @@
 #endif
 
 #include "fa4sim/core/constants.h"
-#include "fa4sim/core/splitmix.h"
-#include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_schedule.h"
+#include "fa4sim/ref/softmax_ref.h"
+#include "fa4sim/util/error.h"
 #include "fa4sim/util/npy.h"
 #include "fa4sim/util/numpy_rng.h"
 #include "fa4sim/util/parallel.h"
-#include "../core/fma_panel.h"
-#include "../util/splitmix_avx2.h"
-#include "../util/ziggurat_avx2.h"
+#include "fa4sim/util/parse.h"
+#include "fa4sim/util/row_stream.h"
 
 namespace fa4sim {
 
 namespace {
 
-
-// ---- small parsing helpers (library side: the CLI passes raw strings)
-
-double parse_num(const std::string& what, const std::string& s) {
-  char* end = nullptr;
-  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  if (s.empty() || end == s.c_str() || *end != '\0' || !std::isfinite(v))
-    throw Error(fmt::format("{}: expected a finite number, got '{}'", what, s));
-  return v;
-}
-
-// "a:b:c" -> {"a", "b", "c"} (no trimming: option values are single shell words).
-std::vector<std::string> split_on(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  for (size_t start = 0;;) {
-    const size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
-
 std::string num_label(double v) { return fmt::format("{:g}", v); }
+
+// The simulator's scale_log2: --softmax-scale * log2(e) in float32, or 1 (scores in log2 units).
+float scale_log2_of(const RescaleConfig& cfg) {
+  return cfg.scale ? float(*cfg.scale * kLog2e) : 1.0f;
+}
 
 const Format& p_format_by_name(const std::string& name) {
   static const Format* const kAll[] = {&kBF16, &kFP16, &kE4M3, &kE5M2, &kFP32};
@@ -59,60 +42,7 @@ const Format& p_format_by_name(const std::string& name) {
   throw Error(fmt::format("unknown --dtype '{}'", name), "valid: bf16, fp16, e4m3, e5m2, fp32");
 }
 
-// ---- fa4sim's own generator: counter-based splitmix64 streams, one per (seed, stream, row), so
-// draws do not depend on the thread count. Normals by NumPy's ziggurat on these bits.
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ull;
-  return h;
-}
-
-struct RowStream {
-  uint64_t state;
-  RowStream(uint64_t seed, const std::string& stream, uint64_t row) {
-    uint64_t s = seed ^ fnv1a(stream);
-    state = splitmix64_next(s) ^ (row * kSplitmixSeedMul);
-    splitmix64_next(state);
-  }
-  double uniform() { return double(splitmix64_next(state) >> 11) * 0x1p-53; }  // [0, 1)
-  double normal() {
-    return ziggurat_normal([this] { return splitmix64_next(state); });
-  }
-  // out[0..n) = n successive normal() draws, the same values in the same stream order.
-  void normals(double* out, int n);
-};
-
-
-// The stream is counter-based: draw i (from 1) is mix(state + i * gamma), so four draws are
-// computed at once and the ziggurat's fast path (99.3 % of draws: x = rabs * w[idx], accepted
-// when rabs < k[idx]) is taken for the four lanes together. At the first lane that misses it, the
-// accepted lanes before it are kept and that draw is redone by the scalar ziggurat_normal from
-// the state just before it (which then takes its slow path, consuming further draws exactly as
-// normal() does). The output is therefore normal() draw for draw; test_online_softmax checks it.
-void RowStream::normals(double* out, int n) {
-  int i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-  constexpr uint64_t kGamma = kSplitmixGamma;
-  const __m256i steps = _mm256_set_epi64x(int64_t(4 * kGamma), int64_t(3 * kGamma),
-                                          int64_t(2 * kGamma), int64_t(kGamma));
-  while (i + 4 <= n) {
-    __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(int64_t(state)), steps);
-    z = simd::splitmix64_mix4(z);
-    const int ok = simd::ziggurat_fast4(z, out + i);
-    if (ok == 0xF) {
-      i += 4;
-      state += 4 * kGamma;
-      continue;
-    }
-    const int j = __builtin_ctz(unsigned(~ok) & 0xFu);  // first lane off the fast path
-    i += j;
-    state += uint64_t(j) * kGamma;
-    out[i++] = normal();
-  }
-#endif
-  for (; i < n; ++i) out[i] = normal();
-}
+// ---- fa4sim's own generator (row_stream.h): V and the score matrices, row by row
 
 // Fills rows x cols with `gen(stream, r, c)` per row, rows in parallel.
 template <class Fn>
@@ -206,7 +136,7 @@ ScoreDist parse_score_dist(const std::string& s) {
   if (kind == "normal") {
     if (rest.empty()) throw Error("--dist normal needs a SIGMA", "e.g. --dist normal:1.5");
     d.kind = ScoreDist::Kind::normal;
-    d.sigma = parse_num("--dist normal:SIGMA", rest);
+    d.sigma = parse_finite("--dist normal:SIGMA", rest);
     if (!(d.sigma > 0)) throw Error(fmt::format("--dist '{}': SIGMA must be > 0", s));
     d.label = "normal:" + num_label(d.sigma);
     return d;
@@ -216,8 +146,8 @@ ScoreDist parse_score_dist(const std::string& s) {
     if (rest.empty() || parts.size() > 2)
       throw Error(fmt::format("--dist '{}': expected rise:TOTAL[:SIGMA]", s), "e.g. rise:24");
     d.kind = ScoreDist::Kind::rise;
-    d.total = parse_num("--dist rise:TOTAL", parts[0]);
-    d.sigma = parts.size() == 2 ? parse_num("--dist rise:TOTAL:SIGMA", parts[1]) : 1.5;
+    d.total = parse_finite("--dist rise:TOTAL", parts[0]);
+    d.sigma = parts.size() == 2 ? parse_finite("--dist rise:TOTAL:SIGMA", parts[1]) : 1.5;
     if (!(d.sigma >= 0)) throw Error(fmt::format("--dist '{}': SIGMA must be >= 0", s));
     d.label = "rise:" + num_label(d.total) + (parts.size() == 2 ? ":" + num_label(d.sigma) : "");
     return d;
@@ -235,69 +165,7 @@ ScoreDist parse_score_dist(const std::string& s) {
   throw Error(fmt::format("unknown --dist '{}'", s), hint);
 }
 
-Exp2Choice parse_exp2_choice(const std::string& s) {
-  Exp2Choice e;
-  if (s == "exact") {
-    e.mode = Exp2Mode::exact;
-  } else if (s == "mufu") {
-    e.mode = Exp2Mode::rounded_fp32;
-  } else if (s.size() == 4 && s.rfind("emu", 0) == 0 && s[3] >= '0' && s[3] <= '5') {
-    e.mode = Exp2Mode::emu;
-    e.degree = s[3] - '0';
-  } else if (s.rfind("schedule:", 0) == 0) {
-    const auto parts = split_on(s.substr(9), ',');
-    if (parts.size() != 3)
-      throw Error(fmt::format("--exp '{}': expected schedule:FREQ,RES,START_FRG", s),
-                  "e.g. schedule:10,4,1 (2-CTA non-causal d=128)");
-    int v[3];
-    for (int i = 0; i < 3; ++i) {
-      const double x = parse_num("--exp schedule", parts[size_t(i)]);
-      if (x != std::floor(x) || x < 0 || x > 1024)
-        throw Error(fmt::format("--exp '{}': FREQ, RES, START_FRG must be integers 0..1024", s));
-      v[i] = int(x);
-    }
-    e.mode = Exp2Mode::schedule;
-    e.freq = v[0], e.res = v[1], e.start_frg = v[2];
-    if (e.freq > 0 && !(e.res < e.freq))
-      throw Error(fmt::format("--exp '{}': RES must be below FREQ", s), "upstream uses res 4 or 6");
-  } else {
-    throw Error(fmt::format("unknown --exp '{}'", s),
-                "valid: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG");
-  }
-  return e;
-}
-
-std::string exp2_choice_name(const Exp2Choice& e) {
-  switch (e.mode) {
-    case Exp2Mode::exact: return "exact";
-    case Exp2Mode::rounded_fp32: return "mufu";
-    case Exp2Mode::emu: return fmt::format("emu{}", e.degree);
-    default: return fmt::format("schedule:{},{},{}", e.freq, e.res, e.start_frg);
-  }
-}
-
 double default_max_offset(const Format& f) { return f.total_bits == 8 ? 8.0 : 0.0; }
-
-SafetyCheck safety_check(const Format& f, double tau, double max_offset) {
-  SafetyCheck c;
-  c.dtype = f.name;
-  c.tau = tau;
-  c.max_offset = max_offset;
-  c.log2_max = f.log2_max;
-  c.largest_safe_tau = f.log2_max - max_offset;
-  c.safe = max_offset + tau < f.log2_max;
-  if (!c.safe) {
-    const double over = max_offset + tau - f.log2_max;
-    c.explanation = fmt::format(
-        "tau {:g} with {} and max_offset {:g} saturates P: a max that lags by up to tau lets P "
-        "reach 2^(max_offset + tau) = 2^{:g} = {:g}, above {}'s largest value {:g} = 2^{:.3f}; "
-        "the conversion clips such P by up to {:.3g}x ({:.3f} in log2) while row_sum counts the "
-        "unclipped value, so the output shrinks (upstream issue #2716)",
-        tau, f.name, max_offset, max_offset + tau, std::exp2(max_offset + tau), f.name,
-        f.max_finite, f.log2_max, std::exp2(over), over);
-  }
-  return c;
-}
 
 BlockOrder resolve_order(OrderChoice c, const ScoreDist& dist) {
   if (c == OrderChoice::reverse) return BlockOrder::reverse;
@@ -344,138 +212,16 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
   return S;
 }
 
-void check_scores(const float* s, int rows, int keys, const std::string& label) {
-  const size_t n = size_t(rows) * size_t(keys);
-  for (size_t j = 0; j < n; ++j)
-    if (std::isnan(s[j]) || s[j] == std::numeric_limits<float>::infinity())
-      throw Error(fmt::format("{}: score [{}, {}] is {}", label, j / size_t(keys), j % size_t(keys),
-                              s[j]),
-                  "scores must be finite; -inf marks a masked key");
-}
-
 SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau) {
   const Format& f = p_format_by_name(dtype);
   SoftmaxParams p;
-  p.scale_log2 = cfg.scale ? float(*cfg.scale * kLog2e) : 1.0f;
+  p.scale_log2 = scale_log2_of(cfg);
   p.max_offset = float(cfg.max_offset ? *cfg.max_offset : default_max_offset(f));
   p.rescale_threshold = float(tau);
   p.exp2 = cfg.exp2;
   p.p_format = f;
   p.warp_rows = cfg.warp_rows;
   return p;
-}
-
-RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,
-                                int block, BlockOrder order, const float* V, int d, int threads,
-                                uint8_t* rescale_flags) {
-  RowBlockRunResult res;
-  const int wr = std::max(params.warp_rows, 1);
-  const int n_warps = (rows + wr - 1) / wr;
-  const int n_blocks = (keys + block - 1) / block;
-  std::vector<RescaleCounts> per(static_cast<size_t>(n_warps));
-  if (V != nullptr) res.O.assign(size_t(rows) * size_t(d), 0.0f);
-  res.lse.assign(size_t(rows), 0.0f);
-  // Each thread takes a contiguous group of (at most 16) warps and walks the key tiles in the outer loop, so
-  // a tile of V (64 KiB at 128 keys x d = 128) is read from L2 by every warp of the group. The
-  // warps are independent simulators: grouping changes no value.
-  const int n_threads = std::max(1, std::min(threads > 0 ? threads : default_threads(), n_warps));
-  const uint64_t group = uint64_t(std::min((n_warps + n_threads - 1) / n_threads, 16));
-  parallel_chunks(uint64_t(n_warps), group, threads, [&](uint64_t, uint64_t w0, uint64_t w1) {
-    std::vector<RowBlockSim> sims;
-    for (uint64_t w = w0; w < w1; ++w)
-      sims.emplace_back(params, std::min(wr, rows - int(w) * wr), V != nullptr ? d : 0,
-                        /*counts_only=*/V == nullptr);
-    for (int i = 0; i < n_blocks; ++i) {
-      const int b = order == BlockOrder::forward ? i : n_blocks - 1 - i;
-      const int k0 = b * block;
-      const int n = std::min(block, keys - k0);
-      for (uint64_t w = w0; w < w1; ++w) {
-        RowBlockSim& sim = sims[w - w0];
-        sim.process_tile(S + size_t(w) * size_t(wr) * size_t(keys) + size_t(k0), size_t(keys),
-                         V != nullptr ? V + size_t(k0) * size_t(d) : nullptr, size_t(d), n);
-        if (rescale_flags)
-          for (int r = 0; r < sim.rows(); ++r)
-            rescale_flags[(size_t(w) * size_t(wr) + size_t(r)) * size_t(n_blocks) + size_t(b)] =
-                sim.last_acc_scale()[size_t(r)] < 1.0f;
-      }
-    }
-    for (uint64_t w = w0; w < w1; ++w) {
-      const int r0 = int(w) * wr;
-      sims[w - w0].finalize(V != nullptr ? res.O.data() + size_t(r0) * size_t(d) : nullptr,
-                            size_t(d), res.lse.data() + r0);
-      per[w] = sims[w - w0].counts();
-    }
-  });
-  for (const auto& c : per) res.counts += c;
-  return res;
-}
-
-void softmax_reference(const float* S, int rows, int keys, float scale_log2, const float* V, int d,
-                       std::vector<double>& O_ref, std::vector<double>& lse_ref, int threads) {
-  O_ref.assign(size_t(rows) * size_t(d), 0.0);
-  lse_ref.assign(size_t(rows), 0.0);
-  constexpr int kRows = 6;  // rows per chunk: they share every load of V
-  constexpr int kKeyBlock = 256;
-  const int d8 = d - d % 8;
-  // V in float64 once, as column panels of 8: panel c holds V[k][8c .. 8c+8) for every k,
-  // contiguous (a key block of a panel, 16 KiB, stays in L1 while a row chunk sweeps it).
-  std::vector<double> Vp(size_t(keys) * size_t(d8));
-  parallel_chunks(uint64_t(d8 / 8), 1, threads, [&](uint64_t c, uint64_t, uint64_t) {
-    double* out = Vp.data() + c * uint64_t(keys) * 8;
-    for (int k = 0; k < keys; ++k)
-      for (int t = 0; t < 8; ++t) out[size_t(k) * 8 + size_t(t)] = double(V[size_t(k) * size_t(d) + c * 8 + size_t(t)]);
-  });
-  parallel_chunks(uint64_t(rows), kRows, threads, [&](uint64_t, uint64_t b, uint64_t e) {
-    const int nr = int(e - b);
-    std::vector<double> p(size_t(kRows) * size_t(keys), 0.0);
-    double l[kRows] = {}, m[kRows];
-    for (int i = 0; i < nr; ++i) {
-      const float* s = S + (b + uint64_t(i)) * uint64_t(keys);
-      m[i] = -std::numeric_limits<double>::infinity();
-      for (int k = 0; k < keys; ++k) m[i] = std::max(m[i], double(s[k]));
-      if (m[i] == -std::numeric_limits<double>::infinity()) continue;  // all masked: p = 0
-      double* pi = p.data() + size_t(i) * size_t(keys);
-      for (int k = 0; k < keys; ++k) {
-        pi[k] = std::exp2((double(s[k]) - m[i]) * double(scale_log2));
-        l[i] += pi[k];
-      }
-    }
-    // O[i][j] = sum_k p_ik V[k][j] in key order, one float64 fma per key. Keys in blocks of 256,
-    // columns in panels of 8; every element takes its keys in order, so neither the blocking nor
-    // the row chunking changes a value.
-    std::vector<double> acc_all(size_t(kRows) * size_t(d), 0.0);
-    for (int k0 = 0; k0 < keys; k0 += kKeyBlock) {
-      const int k1 = std::min(keys, k0 + kKeyBlock);
-      int j0 = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-      for (; j0 < d8; j0 += 8) {
-        const double* vp = Vp.data() + size_t(j0 / 8) * size_t(keys) * 8 + size_t(k0) * 8;
-        double* a = acc_all.data() + j0;
-        const double* pk = p.data() + k0;
-        simd::fma_panel_rows(nr, a, size_t(d), pk, size_t(keys), vp, 8, k1 - k0);
-      }
-#endif
-      for (; j0 < d; ++j0)
-        for (int k = k0; k < k1; ++k)
-          for (int i = 0; i < nr; ++i) {
-            double& a = acc_all[size_t(i) * size_t(d) + size_t(j0)];
-            a = std::fma(p[size_t(i) * size_t(keys) + size_t(k)],
-                         double(V[size_t(k) * size_t(d) + size_t(j0)]), a);
-          }
-    }
-    for (int i = 0; i < nr; ++i)
-      for (int j = 0; j < d; ++j)
-        O_ref[(b + uint64_t(i)) * uint64_t(d) + uint64_t(j)] = acc_all[size_t(i) * size_t(d) + size_t(j)];
-    for (int i = 0; i < nr; ++i) {
-      const uint64_t r = b + uint64_t(i);
-      if (m[i] == -std::numeric_limits<double>::infinity()) {
-        lse_ref[r] = m[i];
-        continue;
-      }
-      for (int j = 0; j < d; ++j) O_ref[r * uint64_t(d) + uint64_t(j)] /= l[i];
-      lse_ref[r] = (m[i] * double(scale_log2) + std::log2(l[i])) * kLn2;
-    }
-  });
 }
 
 namespace {
@@ -539,23 +285,10 @@ OneShot run_oneshot(const std::vector<float>& V, const std::vector<float>& S,
   return res;
 }
 
-struct RunKey {
-  size_t dist;
-  size_t tau;
-  size_t dtype;
-};
-
-struct RunSamples {
-  std::vector<double> rows_pct, warps_pct, rel_l2, max_abs, lse_max_err, saturated, saturated_pct;
-};
-
-}  // namespace
-
-namespace {
 // The score check of Note [Score range] (online_softmax.h): refuses scores that overflow, scaled scores beyond kMaxScaledScore and
 // rows whose every key is masked (-inf: softmax has no value there).
-void check_scores(const std::vector<float>& S, int rows, int keys, float scale_log2,
-                  const std::string& label, const std::optional<double>& scale) {
+void check_score_range(const std::vector<float>& S, int rows, int keys, float scale_log2,
+                       const std::string& label, const std::optional<double>& scale) {
   double worst = 0;
   for (int r = 0; r < rows; ++r) {
     bool any = false;
@@ -578,6 +311,151 @@ void check_scores(const std::vector<float>& S, int rows, int keys, float scale_l
                             label, scale ? fmt::format(" x --softmax-scale {:g} x log2(e)", *scale) : std::string(), worst),
                 "scale the scores down: attention logits stay below ~1e3");
 }
+
+// ---- running the experiment
+
+// The scores of every `--dist file:`, by index into cfg.dists, read and checked before any
+// simulation; sets cfg.rows and cfg.keys to the files' shape where --rows/--keys were not given.
+using FileScores = std::map<size_t, std::vector<float>>;
+
+FileScores read_file_scores(RescaleConfig& cfg) {
+  FileScores file_scores;
+  int rows = cfg.rows, keys = cfg.keys;
+  for (size_t i = 0; i < cfg.dists.size(); ++i) {
+    const ScoreDist& dist = cfg.dists[i];
+    if (dist.kind != ScoreDist::Kind::file) continue;
+    const NpyArray a = read_npy_2d_f32(dist.path);
+    const int fr = int(a.shape[0]), fk = int(a.shape[1]);
+    if ((cfg.rows_set && fr != cfg.rows) || (cfg.keys_set && fk != cfg.keys))
+      throw Error(fmt::format("{} has shape {} but --rows {} --keys {} were given", dist.path,
+                              a.shape_string(), cfg.rows, cfg.keys),
+                  "leave out --rows/--keys to take the file's shape");
+    if (!file_scores.empty() && (fr != rows || fk != keys))
+      throw Error(fmt::format("{} has shape {}, another file has ({}, {})", dist.path,
+                              a.shape_string(), rows, keys),
+                  "every --dist file must have the same (rows, keys)");
+    rows = fr, keys = fk;
+    std::vector<float> s = a.to_float32();
+    check_scores(s.data(), fr, fk, dist.path);
+    if (fr < 1 || fk < 1) throw Error(fmt::format("{} is empty ({})", dist.path, a.shape_string()));
+    file_scores[i] = std::move(s);
+  }
+  if (!file_scores.empty() && cfg.block > keys)
+    throw Error(fmt::format("--block-n {} is larger than the file's {} keys", cfg.block, keys));
+  if (!file_scores.empty() && cfg.rows_set == false) cfg.rows = rows;
+  if (!file_scores.empty() && cfg.keys_set == false) cfg.keys = keys;
+  return file_scores;
+}
+
+// One seed's draws shared by its runs: V, and the one-shot experiment's scores and reference when
+// they are the peaked run's own (fa4sim's generator draws exactly these for the one-shot).
+struct SeedInputs {
+  std::vector<float> V;
+  std::vector<float> oneshot_S;
+  std::pair<std::vector<double>, std::vector<double>> oneshot_ref;
+};
+
+// The scores of cfg.dists[di] for this seed: the file's, NumPy's next matrix (in --dist order
+// after V), or fa4sim's own stream.
+std::vector<float> seed_scores(const RescaleConfig& cfg, const FileScores& files, size_t di,
+                               NumpyGenerator& np, uint64_t seed, int threads) {
+  const ScoreDist& dist = cfg.dists[di];
+  if (dist.kind == ScoreDist::Kind::file) return files.at(di);
+  if (cfg.rng == RngChoice::Kind::numpy)
+    return np.scores_f32(dist.kind == ScoreDist::Kind::peaked ? 6.0 : dist.sigma,
+                         dist.kind == ScoreDist::Kind::rise ? dist.total : 0.0, cfg.rows, cfg.keys);
+  return draw_scores_fa4sim(dist, cfg.rows, cfg.keys, seed, threads);
+}
+
+// Appends one run's metrics for one seed.
+void record_run(const RowBlockRunResult& rr, bool counts_only, const std::vector<double>& O_ref,
+                const std::vector<double>& lse_ref, RescaleRunSamples& smp) {
+  const auto& c = rr.counts;
+  smp.rows_pct.push_back(c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0);
+  smp.warps_pct.push_back(c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0);
+  smp.saturated.push_back(double(c.saturated));
+  smp.saturated_pct.push_back(c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0);
+  if (!counts_only) {
+    const Errors e = compare(rr.O, rr.lse, O_ref, lse_ref);
+    smp.rel_l2.push_back(e.rel_l2);
+    smp.max_abs.push_back(e.max_abs);
+    smp.lse_max_err.push_back(e.lse_max_err);
+  }
+}
+
+// Every (tau, dtype) run of cfg.dists[di] for one seed; keeps the peaked scores and their
+// reference in `in` for the one-shot experiment.
+void run_dist(const RescaleConfig& cfg, const FileScores& files, size_t di, NumpyGenerator& np,
+              uint64_t seed, SeedInputs& in, RescaleResult& res) {
+  const int rows = cfg.rows, keys = cfg.keys, d = cfg.d, threads = res.threads;
+  const float scale_log2 = scale_log2_of(cfg);
+  const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
+  const ScoreDist& dist = cfg.dists[di];
+  const std::vector<float> S = seed_scores(cfg, files, di, np, seed, threads);
+  check_score_range(S, rows, keys, scale_log2, dist.label, cfg.scale);
+  std::vector<double> O_ref, lse_ref;
+  if (!cfg.counts_only)
+    softmax_reference(S.data(), rows, keys, scale_log2, in.V.data(), d, O_ref, lse_ref, threads);
+  // fa4sim's own one-shot scores are exactly these (the same stream): keep them and their
+  // reference instead of drawing and computing both again.
+  if (cfg.oneshot && !cfg.counts_only && !numpy_rng && dist.kind == ScoreDist::Kind::peaked &&
+      scale_log2 == 1.0f && in.oneshot_S.empty()) {
+    in.oneshot_S = S;
+    in.oneshot_ref = {O_ref, lse_ref};
+  }
+  const BlockOrder order = resolve_order(cfg.order, dist);
+  for (RescaleRunSamples& smp : res.runs) {
+    if (smp.dist != di) continue;
+    const SoftmaxParams p = rescale_softmax_params(cfg, cfg.dtypes[smp.dtype], cfg.taus[smp.tau]);
+    const RowBlockRunResult rr = simulate_rows(p, S.data(), rows, keys, cfg.block, order,
+                                               cfg.counts_only ? nullptr : in.V.data(), d, threads);
+    record_run(rr, cfg.counts_only, O_ref, lse_ref, smp);
+  }
+}
+
+// The one-shot experiment of one seed: NumPy's fresh generator (V, the N(0, 6^2) scores, then u),
+// or fa4sim's peaked scores (reused from the peaked run when there was one) and its "oneshot:u".
+void run_oneshot_seed(const RescaleConfig& cfg, uint64_t seed, const SeedInputs& in,
+                      RescaleResult& res) {
+  const int rows = cfg.rows, keys = cfg.keys, d = cfg.d, threads = res.threads;
+  const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
+  std::vector<float> V1, S1;
+  std::vector<double> u(static_cast<size_t>(rows));
+  if (numpy_rng) {
+    NumpyGenerator g(seed);  // a fresh generator: V, the N(0, 6^2) scores, then u
+    V1 = g.standard_normal_f32(size_t(keys) * size_t(d));
+    S1 = g.scores_f32(6.0, 0.0, rows, keys);
+    for (auto& x : u) x = g.random();
+  } else {
+    if (in.oneshot_S.empty())
+      S1 = draw_scores_fa4sim(parse_score_dist("peaked"), rows, keys, seed, threads);
+    RowStream g(seed, "oneshot:u", 0);
+    for (auto& x : u) x = g.uniform();
+  }
+  const bool reuse = !numpy_rng && !in.oneshot_S.empty();
+  const OneShot os = run_oneshot(numpy_rng ? V1 : in.V, reuse ? in.oneshot_S : S1, u, rows, keys, d,
+                                 threads, reuse ? &in.oneshot_ref : nullptr);
+  res.oneshot_p1.push_back(os.rel_l2_p1);
+  res.oneshot_p2u.push_back(os.rel_l2_p2u);
+}
+
+// Every run and the one-shot experiment for one seed. With --rng numpy one generator draws V,
+// then the score matrices in --dist order.
+void run_seed(const RescaleConfig& cfg, const FileScores& files, uint64_t seed,
+              RescaleResult& res) {
+  SeedInputs in;
+  NumpyGenerator np(seed);
+  if (cfg.rng == RngChoice::Kind::numpy) {
+    in.V = np.standard_normal_f32(size_t(cfg.keys) * size_t(cfg.d));
+    if (cfg.v_dist == "uniform")
+      throw Error("--rng numpy draws V as standard normal only", "use --v-dist normal");
+  } else if (!cfg.counts_only) {
+    in.V = draw_v_fa4sim(cfg.v_dist, cfg.keys, cfg.d, seed, "V", res.threads);
+  }
+  for (size_t di = 0; di < cfg.dists.size(); ++di) run_dist(cfg, files, di, np, seed, in, res);
+  if (cfg.oneshot && !cfg.counts_only) run_oneshot_seed(cfg, seed, in, res);
+}
+
 }  // namespace
 
 // ---- validation and the experiment
@@ -626,163 +504,63 @@ void validate_rescale_config(const RescaleConfig& cfg) {
   }
 }
 
-Report run_rescale(const RescaleConfig& cfg_in) {
+
+RescaleResult compute_rescale(const RescaleConfig& cfg_in) {
   RescaleConfig cfg = cfg_in;
   if (cfg.dists.empty()) cfg.dists.push_back(parse_score_dist("normal:1.5"));
   validate_rescale_config(cfg);
-  const int threads = cfg.threads > 0 ? cfg.threads : default_threads();
-  const float scale_log2 = cfg.scale ? float(*cfg.scale * kLog2e) : 1.0f;
-
-  // Files are read (and checked) before any simulation.
-  std::map<size_t, std::vector<float>> file_scores;
-  int rows = cfg.rows, keys = cfg.keys;
-  for (size_t i = 0; i < cfg.dists.size(); ++i) {
-    const ScoreDist& dist = cfg.dists[i];
-    if (dist.kind != ScoreDist::Kind::file) continue;
-    const NpyArray a = read_npy_2d_f32(dist.path);
-    const int fr = int(a.shape[0]), fk = int(a.shape[1]);
-    if ((cfg.rows_set && fr != cfg.rows) || (cfg.keys_set && fk != cfg.keys))
-      throw Error(fmt::format("{} has shape {} but --rows {} --keys {} were given", dist.path,
-                              a.shape_string(), cfg.rows, cfg.keys),
-                  "leave out --rows/--keys to take the file's shape");
-    if (!file_scores.empty() && (fr != rows || fk != keys))
-      throw Error(fmt::format("{} has shape {}, another file has ({}, {})", dist.path,
-                              a.shape_string(), rows, keys),
-                  "every --dist file must have the same (rows, keys)");
-    rows = fr, keys = fk;
-    std::vector<float> s = a.to_float32();
-    check_scores(s.data(), fr, fk, dist.path);
-    if (fr < 1 || fk < 1) throw Error(fmt::format("{} is empty ({})", dist.path, a.shape_string()));
-    file_scores[i] = std::move(s);
-  }
-  if (!file_scores.empty() && cfg.block > keys)
-    throw Error(fmt::format("--block-n {} is larger than the file's {} keys", cfg.block, keys));
-  if (!file_scores.empty() && cfg.rows_set == false) cfg.rows = rows;
-  if (!file_scores.empty() && cfg.keys_set == false) cfg.keys = keys;
-  rows = cfg.rows, keys = cfg.keys;
-  const int d = cfg.d, block = cfg.block;
-  const int n_blocks = (keys + block - 1) / block;
-  const int n_warps = (rows + cfg.warp_rows - 1) / cfg.warp_rows;
-
-  // ---- every run
-  std::vector<RunKey> keys_list;
+  RescaleResult res;
+  res.threads = cfg.threads > 0 ? cfg.threads : default_threads();
+  const FileScores files = read_file_scores(cfg);
+  res.dists = cfg.dists;
+  res.rows = cfg.rows, res.keys = cfg.keys;
   for (size_t di = 0; di < cfg.dists.size(); ++di)
     for (size_t ti = 0; ti < cfg.taus.size(); ++ti)
-      for (size_t fi = 0; fi < cfg.dtypes.size(); ++fi) keys_list.push_back({di, ti, fi});
-  std::vector<RunSamples> samples(keys_list.size());
-  std::vector<double> os_p1, os_p2u;
-  const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
+      for (size_t fi = 0; fi < cfg.dtypes.size(); ++fi) {
+        RescaleRunSamples run;
+        run.dist = di, run.tau = ti, run.dtype = fi;
+        res.runs.push_back(std::move(run));
+      }
+  for (int si = 0; si < cfg.seeds; ++si) run_seed(cfg, files, cfg.seed + uint64_t(si), res);
+  return res;
+}
 
-  for (int si = 0; si < cfg.seeds; ++si) {
-    const uint64_t seed = cfg.seed + uint64_t(si);
-    std::vector<float> oneshot_S;
-    std::pair<std::vector<double>, std::vector<double>> oneshot_ref;
-    std::vector<float> V;
-    NumpyGenerator np(seed);
-    if (numpy_rng) {
-      V = np.standard_normal_f32(size_t(keys) * size_t(d));
-      if (cfg.v_dist == "uniform")
-        throw Error("--rng numpy draws V as standard normal only", "use --v-dist normal");
-    } else if (!cfg.counts_only) {
-      V = draw_v_fa4sim(cfg.v_dist, keys, d, seed, "V", threads);
-    }
-    for (size_t di = 0; di < cfg.dists.size(); ++di) {
-      const ScoreDist& dist = cfg.dists[di];
-      std::vector<float> S;
-      if (dist.kind == ScoreDist::Kind::file) {
-        S = file_scores[di];
-      } else if (numpy_rng) {
-        S = np.scores_f32(dist.kind == ScoreDist::Kind::peaked ? 6.0 : dist.sigma,
-                          dist.kind == ScoreDist::Kind::rise ? dist.total : 0.0, rows, keys);
-      } else {
-        S = draw_scores_fa4sim(dist, rows, keys, seed, threads);
-      }
-      check_scores(S, rows, keys, scale_log2, dist.label, cfg.scale);
-      std::vector<double> O_ref, lse_ref;
-      if (!cfg.counts_only)
-        softmax_reference(S.data(), rows, keys, scale_log2, V.data(), d, O_ref, lse_ref, threads);
-      // fa4sim's own one-shot scores are exactly these (the same stream): keep them and their
-      // reference instead of drawing and computing both again.
-      if (cfg.oneshot && !cfg.counts_only && !numpy_rng && dist.kind == ScoreDist::Kind::peaked &&
-          scale_log2 == 1.0f && oneshot_S.empty()) {
-        oneshot_S = S;
-        oneshot_ref = {O_ref, lse_ref};
-      }
-      const BlockOrder order = resolve_order(cfg.order, dist);
-      for (size_t ki = 0; ki < keys_list.size(); ++ki) {
-        const RunKey& k = keys_list[ki];
-        if (k.dist != di) continue;
-        const SoftmaxParams p = rescale_softmax_params(cfg, cfg.dtypes[k.dtype], cfg.taus[k.tau]);
-        const RowBlockRunResult rr = simulate_rows(p, S.data(), rows, keys, block, order,
-                                                   cfg.counts_only ? nullptr : V.data(), d, threads);
-        RunSamples& smp = samples[ki];
-        const auto& c = rr.counts;
-        smp.rows_pct.push_back(c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0);
-        smp.warps_pct.push_back(c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0);
-        smp.saturated.push_back(double(c.saturated));
-        smp.saturated_pct.push_back(c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0);
-        if (!cfg.counts_only) {
-          const Errors e = compare(rr.O, rr.lse, O_ref, lse_ref);
-          smp.rel_l2.push_back(e.rel_l2);
-          smp.max_abs.push_back(e.max_abs);
-          smp.lse_max_err.push_back(e.lse_max_err);
-        }
-      }
-    }
-    if (cfg.oneshot && !cfg.counts_only) {
-      std::vector<float> V1, S1;
-      std::vector<double> u(static_cast<size_t>(rows));
-      if (numpy_rng) {
-        NumpyGenerator g(seed);  // a fresh generator: V, the N(0, 6^2) scores, then u
-        V1 = g.standard_normal_f32(size_t(keys) * size_t(d));
-        S1 = g.scores_f32(6.0, 0.0, rows, keys);
-        for (auto& x : u) x = g.random();
-      } else {
-        if (oneshot_S.empty())
-          S1 = draw_scores_fa4sim(parse_score_dist("peaked"), rows, keys, seed, threads);
-        RowStream g(seed, "oneshot:u", 0);
-        for (auto& x : u) x = g.uniform();
-      }
-      const bool reuse = !numpy_rng && !oneshot_S.empty();
-      const OneShot os = run_oneshot(numpy_rng ? V1 : V, reuse ? oneshot_S : S1, u, rows, keys, d,
-                                     threads, reuse ? &oneshot_ref : nullptr);
-      os_p1.push_back(os.rel_l2_p1);
-      os_p2u.push_back(os.rel_l2_p2u);
-    }
-  }
+// ---- the report
 
-  // ---- the report
-  Report rep;
-  rep.command = "rescale";
-  rep.threads = threads;
+namespace {
+
+json rescale_params(const RescaleConfig& cfg, const RescaleResult& r) {
   json dists = json::array(), taus = json::array(), dtypes = json::array();
-  for (const auto& x : cfg.dists) dists.push_back(x.label);
+  for (const auto& x : r.dists) dists.push_back(x.label);
   for (double t : cfg.taus) taus.push_back(t);
   for (const auto& x : cfg.dtypes) dtypes.push_back(x);
   const char* order_opt = cfg.order == OrderChoice::auto_ ? "auto"
                           : cfg.order == OrderChoice::reverse ? "reverse" : "forward";
-  rep.params = {{"tau", taus},
-                {"dtype", dtypes},
-                {"max_offset", cfg.max_offset ? json(*cfg.max_offset) : json("per dtype: 8 for FP8, 0 otherwise")},
-                {"dist", dists},
-                {"rows", rows},
-                {"keys", keys},
-                {"block", block},
-                {"d", d},
-                {"v_dist", cfg.v_dist},
-                {"exp", exp2_choice_name(cfg.exp2)},
-                {"scale", cfg.scale ? json(*cfg.scale) : json(nullptr)},
-                {"scale_log2", scale_log2},
-                {"order", order_opt},
-                {"warp_rows", cfg.warp_rows},
-                {"seed", cfg.seed},
-                {"seeds", cfg.seeds},
-                {"rng", numpy_rng ? fmt::format("numpy:{}", cfg.seed) : std::string("fa4sim")},
-                {"allow_saturation", cfg.allow_saturation},
-                {"counts_only", cfg.counts_only}};
+  return {{"tau", taus},
+          {"dtype", dtypes},
+          {"max_offset", cfg.max_offset ? json(*cfg.max_offset) : json("per dtype: 8 for FP8, 0 otherwise")},
+          {"dist", dists},
+          {"rows", r.rows},
+          {"keys", r.keys},
+          {"block", cfg.block},
+          {"d", cfg.d},
+          {"v_dist", cfg.v_dist},
+          {"exp", exp2_choice_name(cfg.exp2)},
+          {"scale", cfg.scale ? json(*cfg.scale) : json(nullptr)},
+          {"scale_log2", scale_log2_of(cfg)},
+          {"order", order_opt},
+          {"warp_rows", cfg.warp_rows},
+          {"seed", cfg.seed},
+          {"seeds", cfg.seeds},
+          {"rng", cfg.rng == RngChoice::Kind::numpy ? fmt::format("numpy:{}", cfg.seed) : std::string("fa4sim")},
+          {"allow_saturation", cfg.allow_saturation},
+          {"counts_only", cfg.counts_only}};
+}
 
-  json runs = json::array(), safety = json::array();
-  Table t;
+// The runs table's rows and the JSON `runs`, one per (distribution, tau, dtype).
+json runs_table(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
+  const int rows = r.rows, keys = r.keys, block = cfg.block, d = cfg.d;
+  json runs = json::array();
   t.title = fmt::format("fa4sim rescale: {} rows x {} keys, {}-key blocks, d = {}, exp2 {}, {}",
                         rows, keys, block, d, exp2_choice_name(cfg.exp2),
                         cfg.seeds > 1 ? fmt::format("mean ± sd over {} seeds ({}..{})", cfg.seeds,
@@ -790,16 +568,14 @@ Report run_rescale(const RescaleConfig& cfg_in) {
                                       : fmt::format("seed {}", cfg.seed));
   t.columns = {"scores", "order", "tau", "dtype", "max_off", "rows %", "warps %", "rel-L2",
                "max abs", "LSE err", "saturated", "sat %"};
-  for (size_t ki = 0; ki < keys_list.size(); ++ki) {
-    const RunKey& k = keys_list[ki];
-    const Format& f = p_format_by_name(cfg.dtypes[k.dtype]);
+  for (const RescaleRunSamples& s : r.runs) {
+    const Format& f = p_format_by_name(cfg.dtypes[s.dtype]);
     const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
-    const double tau = cfg.taus[k.tau];
+    const double tau = cfg.taus[s.tau];
     const SafetyCheck sc = safety_check(f, tau, mo);
-    const RunSamples& s = samples[ki];
-    const BlockOrder order = resolve_order(cfg.order, cfg.dists[k.dist]);
+    const BlockOrder order = resolve_order(cfg.order, r.dists[s.dist]);
     auto metric = [&](const std::vector<double>& xs) { return xs.empty() ? json(nullptr) : stat(xs); };
-    runs.push_back({{"dist", cfg.dists[k.dist].label},
+    runs.push_back({{"dist", r.dists[s.dist].label},
                     {"tau", tau},
                     {"dtype", f.name},
                     {"max_offset", mo},
@@ -817,12 +593,18 @@ Report run_rescale(const RescaleConfig& cfg_in) {
                     {"saturated", metric(s.saturated)},
                     {"saturated_pct", metric(s.saturated_pct)},
                     {"safe", sc.safe}});
-    t.rows.push_back({cfg.dists[k.dist].label, block_order_name(order), num_label(tau), f.name,
+    t.rows.push_back({r.dists[s.dist].label, block_order_name(order), num_label(tau), f.name,
                       num_label(mo), fmt_stat(s.rows_pct, "{:.2f}"), fmt_stat(s.warps_pct, "{:.1f}"),
                       fmt_stat(s.rel_l2, "{:.5f}"), fmt_stat(s.max_abs, "{:.2e}"),
                       fmt_stat(s.lse_max_err, "{:.1e}"), fmt_stat(s.saturated, "{:.0f}"),
                       fmt_stat(s.saturated_pct, "{:.3f}")});
   }
+  return runs;
+}
+
+// The JSON safety checks of every (dtype, tau); a note on the table for each unsafe one.
+json safety_checks(const RescaleConfig& cfg, Table& t) {
+  json safety = json::array();
   for (const auto& n : cfg.dtypes) {
     const Format& f = p_format_by_name(n);
     const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
@@ -839,6 +621,14 @@ Report run_rescale(const RescaleConfig& cfg_in) {
         t.notes.push_back(fmt::format("UNSAFE (the kernel would assert; run because of --allow-saturation): {}", sc.explanation));
     }
   }
+  return safety;
+}
+
+// The notes under the runs table: denominators, ragged block, order, model, generator.
+void add_model_notes(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
+  const int rows = r.rows, keys = r.keys, block = cfg.block;
+  const int n_blocks = (keys + block - 1) / block;
+  const int n_warps = (rows + cfg.warp_rows - 1) / cfg.warp_rows;
   t.notes.push_back(fmt::format(
       "rows % = row rescales / (rows x (blocks - 1)) = / ({} x {}); warps % = warps with any row "
       "rescaling / (warps x (blocks - 1)) = / ({} x {}), warps of {} rows{}",
@@ -860,39 +650,58 @@ Report run_rescale(const RescaleConfig& cfg_in) {
       "(float32); peaked = N(0, 6^2); rise:T = N(0, 1.5^2) + T*k/keys; P cast with "
       "round-to-nearest-even, subnormals, satfinite; row_sum from float32 P; errors vs float64 "
       "softmax(S) @ V (rel-L2 = Frobenius norm ratio, max abs, LSE in natural log)",
-      cfg.v_dist == "normal" ? "N(0, 1)" : "U[-1, 1)", keys, d, cfg.scale ? "natural units x --scale" : "log2 units",
+      cfg.v_dist == "normal" ? "N(0, 1)" : "U[-1, 1)", keys, cfg.d, cfg.scale ? "natural units x --scale" : "log2 units",
       ""));
-  t.notes.push_back(fmt::format("generator: {}", numpy_rng
+  t.notes.push_back(fmt::format("generator: {}", cfg.rng == RngChoice::Kind::numpy
       ? fmt::format("NumPy default_rng({}) (PCG64): V first, then the score matrices in --dist order", cfg.seed)
       : std::string("fa4sim's own (counter-based, per row; --rng numpy:SEED draws NumPy's streams)")));
-  rep.tables.push_back(t);
+}
 
-  json oneshot = nullptr;
-  if (!os_p1.empty()) {
-    oneshot = {{"dtype", "bf16"},
-               {"dist", "peaked"},
-               {"rows", rows},
-               {"keys", keys},
-               {"d", d},
-               {"seeds", cfg.seeds},
-               {"rel_l2_top_p_1", stat(os_p1)},
-               {"rel_l2_top_p_2u", stat(os_p2u)}};
-    Table o;
-    o.title = "one-shot softmax (no online steps), bf16 P, peaked N(0, 6^2) scores";
-    o.columns = {"dominant P", "rel-L2"};
-    o.rows.push_back({"1.0 exactly (P = 2^(s - max))", fmt_stat(os_p1, "{:.5f}")});
-    o.rows.push_back({"2^u, u ~ U[0,1) per row (P = 2^(s - max + u))", fmt_stat(os_p2u, "{:.5f}")});
-    o.notes.push_back("the lagging max's cost in bf16: the dominant P is no longer exactly 1.0");
-    rep.tables.push_back(o);
-  }
+// The one-shot table and its JSON (null when the experiment did not run).
+json oneshot_table(const RescaleConfig& cfg, const RescaleResult& r, Report& rep) {
+  if (r.oneshot_p1.empty()) return nullptr;
+  Table o;
+  o.title = "one-shot softmax (no online steps), bf16 P, peaked N(0, 6^2) scores";
+  o.columns = {"dominant P", "rel-L2"};
+  o.rows.push_back({"1.0 exactly (P = 2^(s - max))", fmt_stat(r.oneshot_p1, "{:.5f}")});
+  o.rows.push_back({"2^u, u ~ U[0,1) per row (P = 2^(s - max + u))", fmt_stat(r.oneshot_p2u, "{:.5f}")});
+  o.notes.push_back("the lagging max's cost in bf16: the dominant P is no longer exactly 1.0");
+  rep.tables.push_back(o);
+  return {{"dtype", "bf16"},
+          {"dist", "peaked"},
+          {"rows", r.rows},
+          {"keys", r.keys},
+          {"d", cfg.d},
+          {"seeds", cfg.seeds},
+          {"rel_l2_top_p_1", stat(r.oneshot_p1)},
+          {"rel_l2_top_p_2u", stat(r.oneshot_p2u)}};
+}
+
+}  // namespace
+
+Report rescale_report(const RescaleConfig& cfg, const RescaleResult& r) {
+  Report rep;
+  rep.command = "rescale";
+  rep.threads = r.threads;
+  rep.params = rescale_params(cfg, r);
+  Table t;
+  const json runs = runs_table(cfg, r, t);
+  const json safety = safety_checks(cfg, t);
+  add_model_notes(cfg, r, t);
+  rep.tables.push_back(t);
+  const json oneshot = oneshot_table(cfg, r, rep);
+  const int n_blocks = (r.keys + cfg.block - 1) / cfg.block;
+  const int n_warps = (r.rows + cfg.warp_rows - 1) / cfg.warp_rows;
   rep.results = {{"runs", runs},
                  {"oneshot", oneshot},
                  {"safety", {{"allow_saturation", cfg.allow_saturation}, {"checks", safety}}},
-                 {"denominators", {{"rows", fmt::format("rows * (blocks - 1) = {}", int64_t(rows) * (n_blocks - 1))},
+                 {"denominators", {{"rows", fmt::format("rows * (blocks - 1) = {}", int64_t(r.rows) * (n_blocks - 1))},
                                    {"warps", fmt::format("ceil(rows / warp_rows) * (blocks - 1) = {}", int64_t(n_warps) * (n_blocks - 1))}}},
                  {"blocks", n_blocks},
                  {"warps", n_warps}};
   return rep;
 }
+
+Report run_rescale(const RescaleConfig& cfg) { return rescale_report(cfg, compute_rescale(cfg)); }
 
 }  // namespace fa4sim

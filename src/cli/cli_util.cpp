@@ -1,9 +1,7 @@
 #include "cli_util.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -11,43 +9,28 @@
 #include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/parallel.h"
+#include "fa4sim/util/parse.h"
 #include "fa4sim/util/suggest.h"
 
 namespace fa4sim::cli {
 
 std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  for (auto& x : out) {
-    const auto b = x.find_first_not_of(" \t");
-    const auto e = x.find_last_not_of(" \t");
-    x = b == std::string::npos ? "" : x.substr(b, e - b + 1);
-  }
+  std::vector<std::string> out = split_on(s, sep);
+  for (auto& x : out) x = trim_blanks(x);
   return out;
 }
 
 double parse_double(const std::string& opt, const std::string& s, bool allow_nonfinite) {
   if (s.empty()) throw Error(fmt::format("{} needs a number, got an empty value", opt));
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0') {
+  const std::optional<double> v = strtod_whole(s);
+  if (!v) {
     if (s.find(',') != std::string::npos)
       throw Error(fmt::format("{} takes one number, got the list '{}'", opt, s), "give one value");
     throw Error(fmt::format("{} expects a number, got '{}'", opt, s), "e.g. 8 or -20.5");
   }
-  if (!allow_nonfinite && !std::isfinite(v))
+  if (!allow_nonfinite && !std::isfinite(*v))
     throw Error(fmt::format("{} must be finite, got '{}'", opt, s));
-  return v;
+  return *v;
 }
 
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {

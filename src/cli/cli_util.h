@@ -17,7 +17,7 @@ namespace fa4sim::cli {
 double parse_double(const std::string& opt, const std::string& s, bool allow_nonfinite = false);
 // Parses an integer (also "1e6"-style exact integers). Range-checked, inclusive.
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi);
-// Comma-separated lists.
+// Comma-separated lists (parts split and trimmed of blanks: split_on and trim_blanks, util/parse.h).
 std::vector<int64_t> parse_int_list(const std::string& opt, const std::string& s, int64_t lo,
                                     int64_t hi);
 std::vector<double> parse_double_list(const std::string& opt, const std::string& s);

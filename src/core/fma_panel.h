@@ -1,5 +1,5 @@
 // fma_panel.h (private to src/): the register-blocked inner kernel shared by the simulator's
-// float32 P_cast @ V (online_softmax.cpp) and the float64 reference (rescale.cpp).
+// float32 P_cast @ V (online_softmax.cpp) and the float64 reference (src/ref/softmax_ref.cpp).
 //
 // fma_panel<R>(C, ldc, A, lda, B, ldb, n): for i < R rows and the 2W columns of one panel
 // (W = 8 floats or 4 doubles per AVX2 vector), C[i][j] = fma(A[i][k], B[k][j], C[i][j]) for

@@ -1,5 +1,5 @@
 // splitmix_avx2.h (private to src/): splitmix64_mix (include/fa4sim/core/splitmix.h) on four
-// 64-bit lanes, for the counter-based streams of exp2_analysis.cpp and rescale.cpp. Each lane
+// 64-bit lanes, for the counter-based streams of exp2_analysis.cpp and row_stream.cpp. Each lane
 // equals the scalar function bit for bit.
 #pragma once
 

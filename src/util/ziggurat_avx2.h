@@ -1,6 +1,6 @@
 // ziggurat_avx2.h (private to src/): the fast path of NumPy's ziggurat (numpy_rng.h,
 // ziggurat_normal) for four raw 64-bit draws at once, shared by fa4sim's own generator
-// (rescale.cpp) and NumPy's PCG64 stream (numpy_rng.cpp).
+// (row_stream.cpp) and NumPy's PCG64 stream (numpy_rng.cpp).
 //
 // For each lane: idx = r & 0xff, sign = bit 8, rabs = bits 9..60, x = +-double(rabs) * w[idx];
 // the draw is accepted on its first try iff rabs < k[idx] (99.3 % of draws), and then

@@ -1,5 +1,5 @@
-// Property tests of the online-softmax simulator (include/fa4sim/core/online_softmax.h) and of the
-// rescale experiment's building blocks (include/fa4sim/analysis/rescale.h).
+// Property tests of the online-softmax simulator (include/fa4sim/core/online_softmax.h), most of them
+// over whole score matrices through simulate_rows (include/fa4sim/analysis/row_sim.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,19 +13,13 @@
 #include "fa4sim/core/exp2_schedule.h"
 #include "fa4sim/util/numpy_rng.h"
 #include "fa4sim/core/online_softmax.h"
-#include "fa4sim/analysis/rescale.h"
+#include "fa4sim/analysis/row_sim.h"
+#include "normal_matrix.h"
 
 namespace fa4sim {
 namespace {
 
-std::vector<float> normal_matrix(int rows, int cols, double sigma, uint32_t seed, double rise = 0) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> n(0.0, sigma);
-  std::vector<float> m(size_t(rows) * size_t(cols));
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) m[size_t(r) * size_t(cols) + size_t(c)] = float(n(g) + rise * c / cols);
-  return m;
-}
+using test::normal_matrix;
 
 // Two-pass softmax in the simulator's precision: global max, P = exp2 like the kernel's mufu path,
 // the same cast, row_sum from float32 P with the same 8-lane order, P_cast @ V with fma in key
@@ -215,20 +209,6 @@ TEST(OnlineSoftmax, CountsMatchBruteForce) {
   }
 }
 
-// Results do not depend on the thread count (bit for bit).
-TEST(OnlineSoftmax, DeterministicAcrossThreads) {
-  const int rows = 96, keys = 1024, d = 24;
-  const auto S = normal_matrix(rows, keys, 6.0, 41);
-  const auto V = normal_matrix(keys, d, 1.0, 42);
-  SoftmaxParams p;
-  p.rescale_threshold = 8.0f;
-  const auto a = simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::reverse, V.data(), d, 1);
-  const auto b = simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::reverse, V.data(), d, 3);
-  EXPECT_EQ(a.O, b.O);
-  EXPECT_EQ(a.lse, b.lse);
-  EXPECT_EQ(a.counts.warp_rescales, b.counts.warp_rescales);
-}
-
 // update_row_max: the kernel's rule on hand-worked values.
 TEST(OnlineSoftmax, UpdateRowMaxRule) {
   // First tile: take the block max, no rescale.
@@ -300,19 +280,6 @@ TEST(OnlineSoftmax, SaturationThresholdAndCount) {
   }
 }
 
-// The kernel's assertion max_offset + tau < log2(dtype_max).
-TEST(OnlineSoftmax, SafetyCheck) {
-  EXPECT_TRUE(safety_check(kE4M3, 0.0, 8.0).safe);
-  EXPECT_TRUE(safety_check(kE4M3, 0.75, 8.0).safe);
-  const SafetyCheck c = safety_check(kE4M3, 4.0, 8.0);
-  EXPECT_FALSE(c.safe);
-  EXPECT_NEAR(c.largest_safe_tau, std::log2(448.0) - 8.0, 1e-12);
-  EXPECT_NE(c.explanation.find("4096"), std::string::npos);
-  EXPECT_TRUE(safety_check(kE5M2, 4.0, 8.0).safe);
-  EXPECT_TRUE(safety_check(kBF16, 8.0, 0.0).safe);
-  EXPECT_FALSE(safety_check(kFP16, 8.0, 8.0).safe);  // 16 >= log2(65504) = 15.999
-}
-
 // Schedule mode: emulated columns use ex2_emu, the rest the MUFU-like exp2.
 TEST(OnlineSoftmax, ScheduleUsesEmulationOnItsColumns) {
   const int keys = 128;
@@ -366,37 +333,6 @@ TEST(OnlineSoftmax, TileMaskScheduleEmulatesWholeTiles) {
   }
   EXPECT_EQ(emulated_cols, 32);
   EXPECT_GT(differs_from_mufu, 0);  // the emulated columns really took the other path
-}
-
-// Parsing of the experiment's distributions and exp modes.
-TEST(Rescale, ParseDistAndExp) {
-  EXPECT_EQ(parse_score_dist("normal:1.5").label, "normal:1.5");
-  EXPECT_EQ(parse_score_dist("rise:24").total, 24.0);
-  EXPECT_EQ(parse_score_dist("rise:24").sigma, 1.5);
-  EXPECT_EQ(parse_score_dist("rise:96:2").sigma, 2.0);
-  EXPECT_EQ(parse_score_dist("peaked").sigma, 6.0);
-  EXPECT_THROW(parse_score_dist("gauss:1"), Error);
-  EXPECT_THROW(parse_score_dist("normal:-1"), Error);
-  EXPECT_EQ(parse_exp2_choice("emu3").degree, 3);
-  EXPECT_EQ(parse_exp2_choice("schedule:16,4,1").freq, 16);
-  EXPECT_THROW(parse_exp2_choice("emu9"), Error);
-  EXPECT_EQ(resolve_order(OrderChoice::auto_, parse_score_dist("rise:24")), BlockOrder::forward);
-  EXPECT_EQ(resolve_order(OrderChoice::auto_, parse_score_dist("file:x.npy")), BlockOrder::reverse);
-}
-
-// The float64 reference is a softmax: rows of weights sum to 1, so V = 1 gives O = 1.
-TEST(Rescale, ReferenceIsASoftmax) {
-  const int rows = 4, keys = 300, d = 3;
-  const auto S = normal_matrix(rows, keys, 5.0, 71);
-  std::vector<float> V(size_t(keys) * size_t(d), 1.0f);
-  std::vector<double> O, lse;
-  softmax_reference(S.data(), rows, keys, 1.0f, V.data(), d, O, lse, 2);
-  for (double o : O) EXPECT_NEAR(o, 1.0, 1e-14);
-  for (int r = 0; r < rows; ++r) {
-    long double l = 0;
-    for (int k = 0; k < keys; ++k) l += std::exp2l((long double)S[size_t(r) * size_t(keys) + size_t(k)]);
-    EXPECT_NEAR(lse[size_t(r)], double(std::log(l)), 1e-12);
-  }
 }
 
 // ---- the vectorised paths against plain scalar models, bit for bit
@@ -509,61 +445,6 @@ TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
           EXPECT_EQ(sim.counts().saturated, sat);
           EXPECT_EQ(sim.counts().row_rescales, row_resc);
         }
-}
-
-// softmax_reference (panels, row chunks, AVX2) = the plain float64 loop, bit for bit.
-TEST(Rescale, ReferenceMatchesScalarLoop) {
-  const int rows = 11, keys = 600, d = 21;
-  const auto S = normal_matrix(rows, keys, 3.0, 93);
-  const auto V = normal_matrix(keys, d, 1.0, 94);
-  std::vector<double> O, lse;
-  softmax_reference(S.data(), rows, keys, 0.5f, V.data(), d, O, lse, 2);
-  for (int r = 0; r < rows; ++r) {
-    const float* s = S.data() + size_t(r) * size_t(keys);
-    double m = -std::numeric_limits<double>::infinity(), l = 0;
-    for (int k = 0; k < keys; ++k) m = std::max(m, double(s[k]));
-    std::vector<double> p(static_cast<size_t>(keys));
-    for (int k = 0; k < keys; ++k) l += p[size_t(k)] = std::exp2((double(s[k]) - m) * 0.5);
-    for (int j = 0; j < d; ++j) {
-      double a = 0;
-      for (int k = 0; k < keys; ++k) a = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j)]), a);
-      ASSERT_EQ(O[size_t(r) * size_t(d) + size_t(j)], a / l) << r << " " << j;
-    }
-  }
-}
-
-// fa4sim's own generator: draw_scores_fa4sim (four draws at a time, scalar redo off the fast path)
-// = the scalar stream it documents: splitmix64 seeded per (seed, "scores:" + label, row), NumPy's
-// ziggurat on its bits, score = float(sigma * z [+ TOTAL * k / keys]). 3 x 5000 draws include
-// about 100 that leave the ziggurat's fast path.
-TEST(Rescale, OwnGeneratorIsTheDocumentedScalarStream) {
-  auto mix = [](uint64_t& st) {
-    uint64_t z = (st += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  const int rows = 3, keys = 5000;
-  for (const char* spec : {"normal:1.5", "peaked", "rise:24"}) {
-    const ScoreDist dist = parse_score_dist(spec);
-    const auto S = draw_scores_fa4sim(dist, rows, keys, 7, 2);
-    for (int r = 0; r < rows; ++r) {
-      uint64_t h = 0xCBF29CE484222325ull;
-      for (unsigned char c : "scores:" + dist.label) h = (h ^ c) * 0x100000001B3ull;
-      uint64_t s0 = 7 ^ h;
-      uint64_t st = mix(s0) ^ (uint64_t(r) * 0xD1B54A32D192ED03ull);
-      mix(st);
-      for (int k = 0; k < keys; ++k) {
-        const double z = ziggurat_normal([&] { return mix(st); });
-        const double sigma = dist.kind == ScoreDist::Kind::peaked ? 6.0 : dist.sigma;
-        const float want = dist.kind == ScoreDist::Kind::rise
-                               ? float(sigma * z + dist.total * double(k) / double(keys))
-                               : float(sigma * z);
-        ASSERT_EQ(bits_of(S[size_t(r) * size_t(keys) + size_t(k)]), bits_of(want))
-            << spec << " row " << r << " key " << k;
-      }
-    }
-  }
 }
 
 }  // namespace

@@ -18,9 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "fa4sim/util/seed.h"
+#include "fa4sim/analysis/row_sim.h"
 #include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/report.h"
+#include "fa4sim/util/seed.h"
 
 namespace fa4sim {
 
@@ -36,10 +37,6 @@ struct ScoreDist {
 // Parses "normal:SIGMA", "rise:TOTAL[:SIGMA]", "peaked", "file:PATH.npy". Throws Error (exit 2)
 // naming the option, with a did-you-mean for unknown kinds.
 ScoreDist parse_score_dist(const std::string& s);
-
-// Parses "exact", "mufu", "emuN" (N = 0..5), "schedule:F,R,S". Throws Error.
-Exp2Choice parse_exp2_choice(const std::string& s);
-std::string exp2_choice_name(const Exp2Choice& e);
 
 // Which generator draws V and the scores.
 struct RngChoice {
@@ -74,54 +71,44 @@ struct RescaleConfig {
 // The kernel's per-dtype max_offset (docs/facts.md §2): 8 for FP8 inputs, 0 otherwise.
 double default_max_offset(const Format& f);
 
-// The kernel's assertion max_offset + tau < log2(dtype_max), with what saturates and by how much.
-struct SafetyCheck {
-  std::string dtype;
-  double tau = 0, max_offset = 0, log2_max = 0;
-  bool safe = true;
-  double largest_safe_tau = 0;  // supremum: safe iff tau < largest_safe_tau (may be <= 0)
-  std::string explanation;      // empty when safe
-};
-SafetyCheck safety_check(const Format& f, double tau, double max_offset);
-
 // The block order a run uses: auto = the article's (forward) for the synthetic distributions it
 // reproduces, the kernel's (reverse) for scores from a file (a kernel prediction).
 BlockOrder resolve_order(OrderChoice c, const ScoreDist& dist);
 
-// Validates everything (throws Error, exit 2, before any work), then runs. The safety check
-// refuses unless cfg.allow_saturation.
+// Validates everything (throws Error, exit 2, before any work). The safety check refuses unless
+// cfg.allow_saturation.
 void validate_rescale_config(const RescaleConfig& cfg);
+
+// One (distribution, tau, dtype) run's metrics, one entry per seed in seed order (rel_l2,
+// max_abs and lse_max_err stay empty with counts_only).
+struct RescaleRunSamples {
+  size_t dist = 0, tau = 0, dtype = 0;  // indices into RescaleResult::dists, cfg.taus, cfg.dtypes
+  std::vector<double> rows_pct, warps_pct, rel_l2, max_abs, lse_max_err, saturated, saturated_pct;
+};
+
+// What the experiment measured, before any rendering.
+struct RescaleResult {
+  std::vector<ScoreDist> dists;  // cfg.dists, or the default normal:1.5 when none was given
+  int rows = 0, keys = 0;        // as run: a --dist file's shape where --rows/--keys were not given
+  int threads = 0;               // as run (cfg.threads, or all cores)
+  std::vector<RescaleRunSamples> runs;  // dists x taus x dtypes, in that nesting
+  std::vector<double> oneshot_p1, oneshot_p2u;  // the one-shot experiment per seed (empty: not run)
+};
+
+// Validates (as validate_rescale_config), reads the --dist files, then runs every seed.
+RescaleResult compute_rescale(const RescaleConfig& cfg);
+// The report: params = every option, results as documented in docs/commands/rescale.md, tables.
+Report rescale_report(const RescaleConfig& cfg, const RescaleResult& r);
+// rescale_report(cfg, compute_rescale(cfg)).
 Report run_rescale(const RescaleConfig& cfg);
 
-// ---- building blocks, exposed for tests and for `fa4sim attention`
+// ---- building blocks, exposed for tests and for the Python module
 
 // Draws the (rows x keys) float32 scores of `dist` (not file) for `seed` with fa4sim's generator.
 std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys, uint64_t seed,
                                       int threads);
 
-struct RowBlockRunResult {
-  RescaleCounts counts;
-  std::vector<float> O;    // rows x d (empty when V is null)
-  std::vector<float> lse;  // rows
-};
-// Runs the simulator over a whole (rows x keys) score matrix: row-blocks of params.warp_rows
-// rows in parallel, key tiles of `block` keys in `order` (a ragged last block is processed with
-// its valid keys only). V may be nullptr: counts only (RowBlockSim's counts_only path; O and lse
-// are then not computed). Deterministic for any thread count.
-// rescale_flags (optional, rows x ceil(keys / block), indexed by key block in key order): 1 where
-// that row rescaled (acc_scale < 1) on visiting that block, else 0 (the first block visited: 0).
-RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,
-                                int block, BlockOrder order, const float* V, int d, int threads,
-                                uint8_t* rescale_flags = nullptr);
-
 // The simulator's parameters for one (dtype, tau) run of `cfg` (scale, max_offset, exp2, warps).
 SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau);
-
-// Refuses NaN and +inf scores (-inf marks a masked key): Error "<label>: score [r, k] is nan".
-void check_scores(const float* s, int rows, int keys, const std::string& label);
-
-// float64 softmax(S * scale_log2 in base 2) @ V and the natural-log LSE.
-void softmax_reference(const float* S, int rows, int keys, float scale_log2, const float* V, int d,
-                       std::vector<double>& O_ref, std::vector<double>& lse_ref, int threads);
 
 }  // namespace fa4sim
