@@ -17,7 +17,7 @@
 #include "fa4sim/util/numpy_rng.h"
 #include "fa4sim/util/parallel.h"
 #include "fa4sim/util/progress.h"
-#include "fa4sim/analysis/rescale.h"
+#include "fa4sim/analysis/row_sim.h"
 
 namespace fa4sim {
 
@@ -473,8 +473,25 @@ struct RunSetup {
   float* lse_out = nullptr;  // (batch, heads, seq_q), or nullptr
 };
 
-// One (batch, head): every query tile through the model variants and both references.
-void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
+// One (batch, head)'s operands as contiguous matrices, and the model's parameter variants.
+struct UnitOperands {
+  RowMat<float> Qs, Ks, Vs;           // the stored (quantised) values, without descale
+  RowMat<double> Qa, Ka, Va;          // the float32 inputs before quantisation (reference a)
+  RowMat<double> Qb, Kb, Vb;          // dequantised: stored * descale, exact in float64 (reference b)
+  std::vector<SoftmaxParams> variants;  // the full model; with the split, P unclipped, P not converted
+  float vdf = 1.0f;                   // V's descale, applied at the final normalisation
+};
+
+// Rows of head `head` of batch `b` in a (batch, seq, heads, d) tensor, as a (seq x d) matrix.
+RowMat<float> gather_head(const std::vector<float>& x, int b, int seq, int heads, int head, int d) {
+  RowMat<float> M(seq, d);
+  for (int s = 0; s < seq; ++s)
+    std::copy_n(x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(head)) * size_t(d),
+                d, M.data() + size_t(s) * size_t(d));
+  return M;
+}
+
+UnitOperands unit_operands(const RunSetup& rs, int b, int h) {
   const Inputs& in = *rs.in;
   const Stored& st = *rs.st;
   const AttentionConfig& c = *rs.cfg;
@@ -482,23 +499,16 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
   const int g = h / (in.heads / in.kv_heads);
   const size_t bg = size_t(b) * size_t(in.kv_heads) + size_t(g);
   const double qd = st.qd[bg], kd = st.kd[bg], vd = st.vd[bg];
-
-  // Gather this head's rows (layout (batch, seq, heads, d)) into contiguous matrices.
-  auto gather_f = [&](const std::vector<float>& x, int seq, int heads, int head) {
-    RowMat<float> M(seq, d);
-    for (int s = 0; s < seq; ++s)
-      std::copy_n(x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(head)) * size_t(d),
-                  d, M.data() + size_t(s) * size_t(d));
-    return M;
-  };
-  const RowMat<float> Qs = gather_f(st.q, sq, in.heads, h), Ks = gather_f(st.k, sk, in.kv_heads, g),
-                      Vs = gather_f(st.v, sk, in.kv_heads, g);
-  const RowMat<double> Qa = gather_f(in.q, sq, in.heads, h).cast<double>(),
-                       Ka = gather_f(in.k, sk, in.kv_heads, g).cast<double>(),
-                       Va = gather_f(in.v, sk, in.kv_heads, g).cast<double>();
-  // Dequantised: stored * descale, exact in float64.
-  const RowMat<double> Qb = Qs.cast<double>() * qd, Kb = Ks.cast<double>() * kd,
-                       Vb = Vs.cast<double>() * vd;
+  UnitOperands u;
+  u.Qs = gather_head(st.q, b, sq, in.heads, h, d);
+  u.Ks = gather_head(st.k, b, sk, in.kv_heads, g, d);
+  u.Vs = gather_head(st.v, b, sk, in.kv_heads, g, d);
+  u.Qa = gather_head(in.q, b, sq, in.heads, h, d).cast<double>();
+  u.Ka = gather_head(in.k, b, sk, in.kv_heads, g, d).cast<double>();
+  u.Va = gather_head(in.v, b, sk, in.kv_heads, g, d).cast<double>();
+  u.Qb = u.Qs.cast<double>() * qd;
+  u.Kb = u.Ks.cast<double>() * kd;
+  u.Vb = u.Vs.cast<double>() * vd;
 
   SoftmaxParams p;
   // softmax_scale_log2 * q_descale * k_descale, in float32 as the kernel multiplies them.
@@ -509,17 +519,119 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
   p.p_format = *rs.f;
   p.p_overflow = Overflow::satfinite;
   p.warp_rows = c.warp_rows;
-  std::vector<SoftmaxParams> variants = {p};
+  u.variants = {p};
   if (c.split) {
-    SoftmaxParams u = p, n = p;
-    u.p_format = unclipped_format(*rs.f);
-    n.p_format = kFP32;
-    variants.push_back(u);
-    variants.push_back(n);
+    SoftmaxParams pu = p, pn = p;
+    pu.p_format = unclipped_format(*rs.f);
+    pn.p_format = kFP32;
+    u.variants.push_back(pu);
+    u.variants.push_back(pn);
   }
-  const float vdf = float(vd);
+  u.vdf = float(vd);
+  return u;
+}
 
-  std::vector<std::vector<float>> outs(variants.size());
+// The kernel model on one query tile's float32 scores S (rows x nv), per variant: key tiles in
+// the kernel's order, then V's descale and the bf16 output. outs[0] and lse are the full model's.
+void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& S, int rows, int nv,
+                std::vector<std::vector<float>>& outs, std::vector<float>& lse, UnitMetrics& m) {
+  const AttentionConfig& c = *rs.cfg;
+  const int d = rs.in->d;
+  const int tiles = (nv + c.block_n - 1) / c.block_n;
+  uint64_t tile_saturated = 0;
+  for (size_t vi = 0; vi < u.variants.size(); ++vi) {
+    // Note [Unclipped shortcut]: the unclipped variant differs from the full model only in the
+    // conversion of P values at or above saturation_threshold(f) (the two formats round every
+    // smaller value identically; row_max, row_sum and P do not depend on the P format). When the
+    // full model saturated no P in this tile, its output IS the unclipped output, bit for bit.
+    if (vi == 1 && tile_saturated == 0) {
+      outs[1] = outs[0];
+      continue;
+    }
+    RowBlockSim sim(u.variants[vi], rows, d);
+    for (int i = 0; i < tiles; ++i) {
+      const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
+      const int k0 = t * c.block_n, n = std::min(c.block_n, nv - k0);
+      sim.process_tile(S.data() + k0, size_t(nv), u.Vs.data() + size_t(k0) * size_t(d), size_t(d), n);
+    }
+    auto& o = outs[vi];
+    o.resize(size_t(rows) * size_t(d));
+    sim.finalize(o.data(), size_t(d), vi == 0 ? lse.data() : nullptr);
+    // V's descale at the normalisation, then the bf16 output.
+    for (float& x : o) x = quantize(kBF16, x * u.vdf, Overflow::satfinite);
+    if (vi == 0) {
+      m.counts += sim.counts();
+      tile_saturated = sim.counts().saturated;
+    }
+  }
+}
+
+// The float64 reference of one query tile (rows m0.., keys 0..nv): two-pass softmax in natural
+// units, O = softmax(Q K^T * scale) V and L = the natural-log LSE.
+void reference_tile(const RowMat<double>& Q, const RowMat<double>& K, const RowMat<double>& V,
+                    int m0, int rows, int nv, double softmax_scale, bool causal, RowMat<double>& O,
+                    Eigen::VectorXd& L) {
+  const int d = int(V.cols());
+  RowMat<double> Sd(rows, nv);
+  Sd.noalias() = Q.middleRows(m0, rows) * K.topRows(nv).transpose();
+  Sd *= softmax_scale;
+  if (causal)
+    for (int r = 0; r < rows; ++r)
+      for (int j = m0 + r + 1; j < nv; ++j) Sd(r, j) = -std::numeric_limits<double>::infinity();
+  const Eigen::VectorXd mx = Sd.rowwise().maxCoeff();
+  Sd.colwise() -= mx;
+  Sd = Sd.array().exp().matrix();
+  const Eigen::VectorXd l = Sd.rowwise().sum();
+  O.resize(rows, d);
+  O.noalias() = Sd * V.topRows(nv);
+  for (int r = 0; r < rows; ++r) O.row(r) /= l(r);
+  L = mx.array() + l.array().log();
+}
+
+// Adds one query tile's differences to the unit's sums (outs: the model's variants; Oa, Ob and Lb
+// the references a and b), and copies the tile's output and LSE out when they are kept.
+void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
+                     const std::vector<std::vector<float>>& outs, const std::vector<float>& lse,
+                     const RowMat<double>& Oa, const RowMat<double>& Ob, const Eigen::VectorXd& Lb,
+                     UnitMetrics& m) {
+  const Inputs& in = *rs.in;
+  const int d = in.d, sq = in.seq_q;
+  const std::vector<float>& o = outs[0];
+  if (rs.o_out)
+    for (int r = 0; r < rows; ++r)
+      std::copy_n(o.data() + size_t(r) * size_t(d), d,
+                  rs.o_out + ((size_t(b) * size_t(sq) + size_t(m0 + r)) * size_t(in.heads) + size_t(h)) * size_t(d));
+  if (rs.lse_out)
+    std::copy_n(lse.data(), rows, rs.lse_out + (size_t(b) * size_t(in.heads) + size_t(h)) * size_t(sq) + size_t(m0));
+  for (int r = 0; r < rows; ++r) {
+    m.lse_err = std::max(m.lse_err, std::fabs(double(lse[size_t(r)]) - Lb(r)));
+    for (int j = 0; j < d; ++j) {
+      const size_t i = size_t(r) * size_t(d) + size_t(j);
+      const double x = o[i], a = Oa(r, j), bb = Ob(r, j);
+      m.d2_a += (x - a) * (x - a);
+      m.ref2_a += a * a;
+      m.max_abs = std::max(m.max_abs, std::fabs(x - a));
+      m.dot_a += x * a;
+      m.o2 += x * x;
+      m.d2_b += (x - bb) * (x - bb);
+      m.ref2_b += bb * bb;
+      m.qkv2 += (bb - a) * (bb - a);
+      if (rs.cfg->split) {
+        const double u = outs[1][i], n = outs[2][i];
+        m.sat2 += (x - u) * (x - u);
+        m.pconv2 += (u - n) * (u - n);
+        m.rest2 += (n - bb) * (n - bb);
+      }
+    }
+  }
+}
+
+// One (batch, head): every query tile through the model variants and both references.
+void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
+  const AttentionConfig& c = *rs.cfg;
+  const int sq = rs.in->seq_q, sk = rs.in->seq_k;
+  const UnitOperands u = unit_operands(rs, b, h);
+  std::vector<std::vector<float>> outs(u.variants.size());
   std::vector<float> lse(size_t(c.block_m));
   for (int m0 = 0; m0 < sq; m0 += c.block_m) {
     const int rows = std::min(c.block_m, sq - m0);
@@ -527,92 +639,16 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
     const int nv = c.causal ? std::min(sk, m0 + rows) : sk;
     m.visible += double(rows) * double(nv);
     RowMat<float> S(rows, nv);
-    S.noalias() = Qs.middleRows(m0, rows) * Ks.topRows(nv).transpose();
+    S.noalias() = u.Qs.middleRows(m0, rows) * u.Ks.topRows(nv).transpose();
     if (c.causal)
       for (int r = 0; r < rows; ++r)
         for (int j = m0 + r + 1; j < nv; ++j) S(r, j) = neg_inf_f32();
-
-    // ---- the model, per variant: key tiles in the kernel's order
-    const int tiles = (nv + c.block_n - 1) / c.block_n;
-    uint64_t tile_saturated = 0;
-    for (size_t vi = 0; vi < variants.size(); ++vi) {
-      // Note [Unclipped shortcut]: the unclipped variant differs from the full model only in the
-      // conversion of P values at or above saturation_threshold(f) (the two formats round every
-      // smaller value identically; row_max, row_sum and P do not depend on the P format). When the
-      // full model saturated no P in this tile, its output IS the unclipped output, bit for bit.
-      if (vi == 1 && tile_saturated == 0) {
-        outs[1] = outs[0];
-        continue;
-      }
-      RowBlockSim sim(variants[vi], rows, d);
-      for (int i = 0; i < tiles; ++i) {
-        const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
-        const int k0 = t * c.block_n, n = std::min(c.block_n, nv - k0);
-        sim.process_tile(S.data() + k0, size_t(nv), Vs.data() + size_t(k0) * size_t(d), size_t(d), n);
-      }
-      auto& o = outs[vi];
-      o.resize(size_t(rows) * size_t(d));
-      sim.finalize(o.data(), size_t(d), vi == 0 ? lse.data() : nullptr);
-      // V's descale at the normalisation, then the bf16 output.
-      for (float& x : o) x = quantize(kBF16, x * vdf, Overflow::satfinite);
-      if (vi == 0) {
-        m.counts += sim.counts();
-        tile_saturated = sim.counts().saturated;
-      }
-    }
-
-    // ---- the float64 references (two-pass softmax, natural units)
-    auto reference = [&](const RowMat<double>& Q, const RowMat<double>& K, const RowMat<double>& V,
-                         RowMat<double>& O, Eigen::VectorXd& L) {
-      RowMat<double> Sd(rows, nv);
-      Sd.noalias() = Q.middleRows(m0, rows) * K.topRows(nv).transpose();
-      Sd *= rs.softmax_scale;
-      if (c.causal)
-        for (int r = 0; r < rows; ++r)
-          for (int j = m0 + r + 1; j < nv; ++j) Sd(r, j) = -std::numeric_limits<double>::infinity();
-      const Eigen::VectorXd mx = Sd.rowwise().maxCoeff();
-      Sd.colwise() -= mx;
-      Sd = Sd.array().exp().matrix();
-      const Eigen::VectorXd l = Sd.rowwise().sum();
-      O.resize(rows, d);
-      O.noalias() = Sd * V.topRows(nv);
-      for (int r = 0; r < rows; ++r) O.row(r) /= l(r);
-      L = mx.array() + l.array().log();
-    };
+    model_tile(rs, u, S, rows, nv, outs, lse, m);
     RowMat<double> Oa, Ob;
     Eigen::VectorXd La, Lb;
-    reference(Qa, Ka, Va, Oa, La);
-    reference(Qb, Kb, Vb, Ob, Lb);
-
-    // ---- metrics
-    const std::vector<float>& o = outs[0];
-    if (rs.o_out)
-      for (int r = 0; r < rows; ++r)
-        std::copy_n(o.data() + size_t(r) * size_t(d), d,
-                    rs.o_out + ((size_t(b) * size_t(sq) + size_t(m0 + r)) * size_t(in.heads) + size_t(h)) * size_t(d));
-    if (rs.lse_out)
-      std::copy_n(lse.data(), rows, rs.lse_out + (size_t(b) * size_t(in.heads) + size_t(h)) * size_t(sq) + size_t(m0));
-    for (int r = 0; r < rows; ++r) {
-      m.lse_err = std::max(m.lse_err, std::fabs(double(lse[size_t(r)]) - Lb(r)));
-      for (int j = 0; j < d; ++j) {
-        const size_t i = size_t(r) * size_t(d) + size_t(j);
-        const double x = o[i], a = Oa(r, j), bb = Ob(r, j);
-        m.d2_a += (x - a) * (x - a);
-        m.ref2_a += a * a;
-        m.max_abs = std::max(m.max_abs, std::fabs(x - a));
-        m.dot_a += x * a;
-        m.o2 += x * x;
-        m.d2_b += (x - bb) * (x - bb);
-        m.ref2_b += bb * bb;
-        m.qkv2 += (bb - a) * (bb - a);
-        if (c.split) {
-          const double u = outs[1][i], n = outs[2][i];
-          m.sat2 += (x - u) * (x - u);
-          m.pconv2 += (u - n) * (u - n);
-          m.rest2 += (n - bb) * (n - bb);
-        }
-      }
-    }
+    reference_tile(u.Qa, u.Ka, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oa, La);
+    reference_tile(u.Qb, u.Kb, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ob, Lb);
+    accumulate_tile(rs, b, h, m0, rows, outs, lse, Oa, Ob, Lb, m);
   }
 }
 
@@ -656,114 +692,105 @@ json run_json(const AttentionRun& r) {
   return j;
 }
 
-}  // namespace
-
-AttentionResult run_attention(const AttentionConfig& c) {
-  validate_attention_config(c);
-  const int threads = c.threads > 0 ? c.threads : default_threads();
-  const AttentionPreset& preset = attention_preset(c.preset);
-  AttentionResult res;
-  Report& rep = res.report;
-  rep.command = "attention";
-  rep.threads = threads;
-
-  Table t;
-  t.title = "Attention forward: kernel model vs float64 references";
-  t.columns = {"dtype", "tau", "max_off", "seq", "rel-L2 (unquant)", "rel-L2 (dequant)", "max abs",
-               "cosine", "LSE err", "saturated", "rows %", "warps %"};
-  Table ts;
-  ts.title = "Error split: what each part adds (||difference|| / ||reference||)";
-  ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
-                "rest of kernel"};
-  json runs = json::array();
-  double flops_fp32 = 0, flops_fp64 = 0;
-  Stopwatch total;
-  for (int seq : c.seq_q) {
-    const Inputs in = load_inputs(c, seq, threads);
-    for (const auto& dname : c.dtypes) {
-      const Format& f = attention_dtype(dname);
-      const Stored st = quantize_inputs(in, f, c.descale_one);
-      const std::vector<double> taus =
-          c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
-      const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
-      for (double tau : taus) {
-        Stopwatch sw;
-        RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
-                    float(tau), float(mo), &c};
-        std::vector<float> o_out, lse_out;
-        if (c.keep_outputs) {
-          o_out.assign(size_t(in.batch) * size_t(in.seq_q) * size_t(in.heads) * size_t(in.d), 0.0f);
-          lse_out.assign(size_t(in.batch) * size_t(in.heads) * size_t(in.seq_q), 0.0f);
-          rs.o_out = o_out.data();
-          rs.lse_out = lse_out.data();
-        }
-        const uint64_t units = uint64_t(in.batch) * uint64_t(in.heads);
-        std::vector<UnitMetrics> um(units);
-        Progress prog(fmt::format("attention {} tau {:g} seq {}", f.name, tau, in.seq_q), units);
-        parallel_chunks(
-            units, 1, threads,
-            [&](uint64_t, uint64_t u0, uint64_t u1) {
-              for (uint64_t u = u0; u < u1; ++u)
-                run_unit(rs, int(u / uint64_t(in.heads)), int(u % uint64_t(in.heads)), um[u]);
-            },
-            [&](uint64_t done) { prog.update(done); });
-        UnitMetrics m;
-        for (const auto& x : um) {  // unit order: the same sums for any thread count
-          m.d2_a += x.d2_a, m.ref2_a += x.ref2_a, m.max_abs = std::max(m.max_abs, x.max_abs);
-          m.dot_a += x.dot_a, m.o2 += x.o2, m.d2_b += x.d2_b, m.ref2_b += x.ref2_b;
-          m.lse_err = std::max(m.lse_err, x.lse_err);
-          m.qkv2 += x.qkv2, m.sat2 += x.sat2, m.pconv2 += x.pconv2, m.rest2 += x.rest2;
-          m.counts += x.counts;
-          m.visible += x.visible;
-        }
-        AttentionRun r;
-        r.dtype = f.name, r.tau = tau, r.max_offset = mo;
-        r.batch = in.batch, r.heads = in.heads, r.kv_heads = in.kv_heads;
-        r.seq_q = in.seq_q, r.seq_k = in.seq_k, r.d = in.d, r.causal = c.causal;
-        r.q_scale = c.q_scale, r.seed = c.seed;
-        r.exp2 = exp2_choice_name(c.exp2);
-        r.rel_l2_unquantized = std::sqrt(safe_div(m.d2_a, m.ref2_a));
-        r.rel_l2_dequantized = std::sqrt(safe_div(m.d2_b, m.ref2_b));
-        r.max_abs = m.max_abs;
-        r.cosine = safe_div(m.dot_a, std::sqrt(m.o2 * m.ref2_a));
-        r.lse_max_err = m.lse_err;
-        r.saturated = m.counts.saturated;
-        r.p_count = m.counts.p_count;
-        r.saturated_pct = 100.0 * safe_div(double(m.counts.saturated), double(m.counts.p_count));
-        r.rows_pct = 100.0 * safe_div(double(m.counts.row_rescales), double(m.counts.row_decisions));
-        r.warps_pct = 100.0 * safe_div(double(m.counts.warp_rescales), double(m.counts.warp_decisions));
-        r.split = c.split;
-        r.split_qkv = std::sqrt(safe_div(m.qkv2, m.ref2_a));
-        r.split_saturation = std::sqrt(safe_div(m.sat2, m.ref2_b));
-        r.split_p_conversion = std::sqrt(safe_div(m.pconv2, m.ref2_b));
-        r.split_kernel_rest = std::sqrt(safe_div(m.rest2, m.ref2_b));
-        if (is_fp8(f)) r.q_descale = st.qd, r.k_descale = st.kd, r.v_descale = st.vd;
-        r.flops = 4.0 * m.visible * in.d;
-        r.elapsed_s = sw.seconds();
-        // Executed work: Q K^T once and P V once per variant in float32; two float64 references.
-        const double pass = 2.0 * m.visible * in.d;
-        flops_fp32 += pass * (1.0 + (c.split ? 3.0 : 1.0));
-        flops_fp64 += pass * 4.0;
-        t.rows.push_back({f.name, fmt::format("{:g}", tau), fmt::format("{:g}", mo),
-                          std::to_string(in.seq_q), fmt::format("{:.4g}", r.rel_l2_unquantized),
-                          fmt::format("{:.4g}", r.rel_l2_dequantized), fmt::format("{:.3g}", r.max_abs),
-                          fmt::format("{:.6f}", r.cosine), fmt::format("{:.3g}", r.lse_max_err),
-                          fmt::format("{} ({:.3g}%)", r.saturated, r.saturated_pct),
-                          fmt::format("{:.2f}", r.rows_pct), fmt::format("{:.1f}", r.warps_pct)});
-        if (c.split)
-          ts.rows.push_back({f.name, fmt::format("{:g}", tau), std::to_string(in.seq_q),
-                             fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
-                             fmt::format("{:.4g}", r.split_p_conversion),
-                             fmt::format("{:.4g}", r.split_kernel_rest)});
-        runs.push_back(run_json(r));
-        r.o = std::move(o_out);
-        r.lse = std::move(lse_out);
-        res.runs.push_back(std::move(r));
-      }
-    }
+// Every unit's sums in unit order: the same sums for any thread count.
+UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
+  UnitMetrics m;
+  for (const auto& x : um) {
+    m.d2_a += x.d2_a, m.ref2_a += x.ref2_a, m.max_abs = std::max(m.max_abs, x.max_abs);
+    m.dot_a += x.dot_a, m.o2 += x.o2, m.d2_b += x.d2_b, m.ref2_b += x.ref2_b;
+    m.lse_err = std::max(m.lse_err, x.lse_err);
+    m.qkv2 += x.qkv2, m.sat2 += x.sat2, m.pconv2 += x.pconv2, m.rest2 += x.rest2;
+    m.counts += x.counts;
+    m.visible += x.visible;
   }
-  const double elapsed = total.seconds();
-  const AttentionRun& r0 = res.runs.front();
+  return m;
+}
+
+// A run's metrics from its summed units.
+AttentionRun make_run(const AttentionConfig& c, const Inputs& in, const Format& f, const Stored& st,
+                      double tau, double mo, const UnitMetrics& m) {
+  AttentionRun r;
+  r.dtype = f.name, r.tau = tau, r.max_offset = mo;
+  r.batch = in.batch, r.heads = in.heads, r.kv_heads = in.kv_heads;
+  r.seq_q = in.seq_q, r.seq_k = in.seq_k, r.d = in.d, r.causal = c.causal;
+  r.q_scale = c.q_scale, r.seed = c.seed;
+  r.exp2 = exp2_choice_name(c.exp2);
+  r.rel_l2_unquantized = std::sqrt(safe_div(m.d2_a, m.ref2_a));
+  r.rel_l2_dequantized = std::sqrt(safe_div(m.d2_b, m.ref2_b));
+  r.max_abs = m.max_abs;
+  r.cosine = safe_div(m.dot_a, std::sqrt(m.o2 * m.ref2_a));
+  r.lse_max_err = m.lse_err;
+  r.saturated = m.counts.saturated;
+  r.p_count = m.counts.p_count;
+  r.saturated_pct = 100.0 * safe_div(double(m.counts.saturated), double(m.counts.p_count));
+  r.rows_pct = 100.0 * safe_div(double(m.counts.row_rescales), double(m.counts.row_decisions));
+  r.warps_pct = 100.0 * safe_div(double(m.counts.warp_rescales), double(m.counts.warp_decisions));
+  r.split = c.split;
+  r.split_qkv = std::sqrt(safe_div(m.qkv2, m.ref2_a));
+  r.split_saturation = std::sqrt(safe_div(m.sat2, m.ref2_b));
+  r.split_p_conversion = std::sqrt(safe_div(m.pconv2, m.ref2_b));
+  r.split_kernel_rest = std::sqrt(safe_div(m.rest2, m.ref2_b));
+  if (is_fp8(f)) r.q_descale = st.qd, r.k_descale = st.kd, r.v_descale = st.vd;
+  r.flops = 4.0 * m.visible * in.d;
+  return r;
+}
+
+// One (seq, dtype, tau) run: every (batch, head) unit in parallel; appends the run and its
+// executed work to `out`.
+void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const Stored& st,
+             double tau, double mo, AttentionMetrics& out) {
+  Stopwatch sw;
+  RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
+              float(tau), float(mo), &c};
+  std::vector<float> o_out, lse_out;
+  if (c.keep_outputs) {
+    o_out.assign(size_t(in.batch) * size_t(in.seq_q) * size_t(in.heads) * size_t(in.d), 0.0f);
+    lse_out.assign(size_t(in.batch) * size_t(in.heads) * size_t(in.seq_q), 0.0f);
+    rs.o_out = o_out.data();
+    rs.lse_out = lse_out.data();
+  }
+  const uint64_t units = uint64_t(in.batch) * uint64_t(in.heads);
+  std::vector<UnitMetrics> um(units);
+  Progress prog(fmt::format("attention {} tau {:g} seq {}", f.name, tau, in.seq_q), units);
+  parallel_chunks(
+      units, 1, out.threads,
+      [&](uint64_t, uint64_t u0, uint64_t u1) {
+        for (uint64_t u = u0; u < u1; ++u)
+          run_unit(rs, int(u / uint64_t(in.heads)), int(u % uint64_t(in.heads)), um[u]);
+      },
+      [&](uint64_t done) { prog.update(done); });
+  const UnitMetrics m = sum_units(um);
+  AttentionRun r = make_run(c, in, f, st, tau, mo, m);
+  r.elapsed_s = sw.seconds();
+  // Executed work: Q K^T once and P V once per variant in float32; two float64 references.
+  const double pass = 2.0 * m.visible * in.d;
+  out.executed_fp32_flops += pass * (1.0 + (c.split ? 3.0 : 1.0));
+  out.executed_fp64_flops += pass * 4.0;
+  r.o = std::move(o_out);
+  r.lse = std::move(lse_out);
+  out.runs.push_back(std::move(r));
+}
+
+// ---- the report
+
+// A run's row in the main table and, with the split, in the error-split table.
+void add_run_rows(const AttentionConfig& c, const AttentionRun& r, Table& t, Table& ts) {
+  t.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), fmt::format("{:g}", r.max_offset),
+                    std::to_string(r.seq_q), fmt::format("{:.4g}", r.rel_l2_unquantized),
+                    fmt::format("{:.4g}", r.rel_l2_dequantized), fmt::format("{:.3g}", r.max_abs),
+                    fmt::format("{:.6f}", r.cosine), fmt::format("{:.3g}", r.lse_max_err),
+                    fmt::format("{} ({:.3g}%)", r.saturated, r.saturated_pct),
+                    fmt::format("{:.2f}", r.rows_pct), fmt::format("{:.1f}", r.warps_pct)});
+  if (c.split)
+    ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), std::to_string(r.seq_q),
+                       fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
+                       fmt::format("{:.4g}", r.split_p_conversion),
+                       fmt::format("{:.4g}", r.split_kernel_rest)});
+}
+
+// The notes under the main table: geometry and inputs (from the first run), preset, references.
+void add_attention_notes(const AttentionConfig& c, const AttentionPreset& preset,
+                         const AttentionRun& r0, Table& t) {
   t.notes.push_back(fmt::format(
       "geometry: batch {}, heads {}, kv-heads {}, d {}, {}; inputs: {}; softmax scale {}; "
       "key blocks of {} walked {} ({}); exp2 {}; output bf16",
@@ -782,30 +809,88 @@ AttentionResult run_attention(const AttentionConfig& c) {
   if (is_fp8(attention_dtype(c.dtypes.front())) || c.dtypes.size() > 1)
     t.notes.push_back(c.descale_one ? "FP8 descales: 1 (--descale one)"
                                     : "FP8 descales: amax / fp8_max per (batch, kv_head) (JSON: runs[].descales)");
+}
+
+json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
+  return {{"batch", c.batch}, {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"d", c.d},
+          {"seq_q", c.seq_q}, {"seq_k", c.seq_k ? json(*c.seq_k) : json(nullptr)},
+          {"causal", c.causal},
+          {"softmax_scale", c.softmax_scale ? json(*c.softmax_scale) : json("1/sqrt(d)")},
+          {"seed", c.seed}, {"q_scale", c.q_scale}, {"q", c.q_path}, {"k", c.k_path},
+          {"v", c.v_path}, {"dtype", c.dtypes}, {"preset", c.preset},
+          {"preset_source", preset.source}, {"tau", c.taus},
+          {"max_offset", c.max_offset ? json(*c.max_offset) : json("preset")},
+          {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
+          {"block_m", c.block_m}, {"warp_rows", c.warp_rows}, {"exp", exp2_choice_name(c.exp2)},
+          {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
+          {"split", c.split}};
+}
+
+}  // namespace
+
+AttentionMetrics compute_attention(const AttentionConfig& c) {
+  validate_attention_config(c);
+  AttentionMetrics out;
+  out.threads = c.threads > 0 ? c.threads : default_threads();
+  const AttentionPreset& preset = attention_preset(c.preset);
+  Stopwatch total;
+  for (int seq : c.seq_q) {
+    const Inputs in = load_inputs(c, seq, out.threads);
+    for (const auto& dname : c.dtypes) {
+      const Format& f = attention_dtype(dname);
+      const Stored st = quantize_inputs(in, f, c.descale_one);
+      const std::vector<double> taus =
+          c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
+      const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
+      for (double tau : taus) run_one(c, in, f, st, tau, mo, out);
+    }
+  }
+  out.elapsed_s = total.seconds();
+  return out;
+}
+
+Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
+  const AttentionPreset& preset = attention_preset(c.preset);
+  Report rep;
+  rep.command = "attention";
+  rep.threads = m.threads;
+  Table t;
+  t.title = "Attention forward: kernel model vs float64 references";
+  t.columns = {"dtype", "tau", "max_off", "seq", "rel-L2 (unquant)", "rel-L2 (dequant)", "max abs",
+               "cosine", "LSE err", "saturated", "rows %", "warps %"};
+  Table ts;
+  ts.title = "Error split: what each part adds (||difference|| / ||reference||)";
+  ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
+                "rest of kernel"};
+  json runs = json::array();
+  for (const AttentionRun& r : m.runs) {
+    add_run_rows(c, r, t, ts);
+    runs.push_back(run_json(r));
+  }
+  add_attention_notes(c, preset, m.runs.front(), t);
   rep.tables.push_back(std::move(t));
   if (c.split) rep.tables.push_back(std::move(ts));
-  rep.params = {{"batch", c.batch}, {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"d", c.d},
-                {"seq_q", c.seq_q}, {"seq_k", c.seq_k ? json(*c.seq_k) : json(nullptr)},
-                {"causal", c.causal},
-                {"softmax_scale", c.softmax_scale ? json(*c.softmax_scale) : json("1/sqrt(d)")},
-                {"seed", c.seed}, {"q_scale", c.q_scale}, {"q", c.q_path}, {"k", c.k_path},
-                {"v", c.v_path}, {"dtype", c.dtypes}, {"preset", c.preset},
-                {"preset_source", preset.source}, {"tau", c.taus},
-                {"max_offset", c.max_offset ? json(*c.max_offset) : json("preset")},
-                {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
-                {"block_m", c.block_m}, {"warp_rows", c.warp_rows}, {"exp", exp2_choice_name(c.exp2)},
-                {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
-                {"split", c.split}};
+  rep.params = attention_params(c, preset);
   rep.results = {{"runs", runs},
-                 {"perf", {{"executed_fp32_flops", flops_fp32}, {"executed_fp64_flops", flops_fp64}}}};
+                 {"perf", {{"executed_fp32_flops", m.executed_fp32_flops},
+                           {"executed_fp64_flops", m.executed_fp64_flops}}}};
   // Wall-clock measurements are provenance, not results (identical runs: identical results).
   json run_s = json::array();
-  for (const auto& r : res.runs) run_s.push_back(r.elapsed_s);
+  for (const auto& r : m.runs) run_s.push_back(r.elapsed_s);
+  const double elapsed = m.elapsed_s, flops_fp32 = m.executed_fp32_flops;
   rep.timings = {{"run_elapsed_s", run_s},
                  {"perf", {{"elapsed_s", elapsed},
                            {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},
-                           {"all_gflop_per_s", (flops_fp32 + flops_fp64) / elapsed * 1e-9},
-                           {"threads", threads}}}};
+                           {"all_gflop_per_s", (flops_fp32 + m.executed_fp64_flops) / elapsed * 1e-9},
+                           {"threads", m.threads}}}};
+  return rep;
+}
+
+AttentionResult run_attention(const AttentionConfig& c) {
+  AttentionMetrics m = compute_attention(c);
+  AttentionResult res;
+  res.report = attention_report(c, m);
+  res.runs = std::move(m.runs);
   return res;
 }
 

@@ -157,11 +157,26 @@ struct AttentionRun {
   std::vector<float> o, lse;
 };
 
+// What the model measured, before any rendering.
+struct AttentionMetrics {
+  std::vector<AttentionRun> runs;       // per seq, dtype, tau (in that nesting)
+  double executed_fp32_flops = 0;       // executed work of every run: Q K^T and P V per variant
+  double executed_fp64_flops = 0;       // and the two float64 references
+  double elapsed_s = 0;                 // wall time of all runs (provenance, not a result)
+  int threads = 0;                      // as run (cfg.threads, or all cores)
+};
+
+// Validates (as validate_attention_config), then runs every (seq, dtype, tau).
+AttentionMetrics compute_attention(const AttentionConfig& cfg);
+// The report: params = every option, results as documented in docs/commands/attention.md, tables.
+Report attention_report(const AttentionConfig& cfg, const AttentionMetrics& m);
+
 struct AttentionResult {
   std::vector<AttentionRun> runs;
   Report report;
 };
 
+// compute_attention, then attention_report of its metrics (the runs are moved into the result).
 AttentionResult run_attention(const AttentionConfig& cfg);
 
 // ---- building blocks (exposed for tests)
