@@ -27,8 +27,17 @@ NOT_A_FUNCTION = re.compile(r"(namespace|struct|class|enum|union|extern|using|ty
 
 
 def tracked(*patterns):
-    out = subprocess.run(["git", "-C", ROOT, "ls-files", "--", *patterns], capture_output=True,
-                         text=True, check=True).stdout.split()
+    """The files git tracks under `patterns`; every file under them outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "--", *patterns], capture_output=True,
+                             text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+        for top in patterns:
+            if os.path.isfile(os.path.join(ROOT, top)):
+                out.append(top)
+            for d, _, files in os.walk(os.path.join(ROOT, top)):
+                out += [os.path.relpath(os.path.join(d, f), ROOT) for f in files]
     return [p for p in out if os.path.isfile(os.path.join(ROOT, p))]
 
 

@@ -103,52 +103,70 @@ CheckRow check_safety(const Format& f, double tau, double max_offset) {
   return r;
 }
 
-Report run_check(const std::vector<std::string>& dtypes_in, const std::string& preset_name,
-                 const std::vector<double>& taus, std::optional<double> max_offset) {
+CheckResult compute_check(const std::vector<std::string>& dtypes_in, const std::string& preset_name,
+                          const std::vector<double>& taus, std::optional<double> max_offset) {
   const std::optional<double> tau = taus.empty() ? std::nullopt : std::optional<double>(taus[0]);
   const AttentionPreset& preset = attention_preset(preset_name);
-  std::vector<std::string> dtypes = dtypes_in;
-  if (dtypes.empty()) dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
-  for (const auto& d : dtypes) attention_dtype(d);
+  CheckResult res;
+  res.dtypes = dtypes_in;
+  if (res.dtypes.empty()) res.dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
+  for (const auto& d : res.dtypes) attention_dtype(d);
   for (double t : taus) check_log2_knob("--tau", t);
   if (max_offset) check_log2_knob("--max-offset", *max_offset);
-  Report rep;
-  rep.command = "check";
-  const bool from_preset = !tau || !max_offset;
-  rep.params = {{"dtype", dtypes}, {"preset", from_preset ? preset.name : ""},
-                {"tau", taus.empty() ? json(nullptr) : taus.size() == 1 ? json(taus[0]) : json(taus)},
-                {"max_offset", max_offset ? json(*max_offset) : json(nullptr)}};
-  Table t;
-  t.title = from_preset ? fmt::format("Kernel safety check: max_offset + tau < log2(dtype_max), "
-                                      "preset '{}'",
-                                      preset.name)
-                        : "Kernel safety check: max_offset + tau < log2(dtype_max)";
-  t.columns = {"dtype", "tau", "max_offset", "worst P = 2^(max_offset+tau)", "dtype max",
-               "largest safe tau", "verdict"};
-  json rows = json::array();
-  bool all_safe = true;
-  for (const auto& name : dtypes) for (size_t ti = 0; ti < std::max<size_t>(taus.size(), 1); ++ti) {
+  res.taus = taus;
+  res.max_offset = max_offset;
+  res.from_preset = !tau || !max_offset;
+  res.preset = preset.name;
+  res.preset_source = preset.source;
+  for (const auto& name : res.dtypes) for (size_t ti = 0; ti < std::max<size_t>(taus.size(), 1); ++ti) {
     const Format& f = attention_dtype(name);
     const double t_ = tau ? taus[ti] : preset_tau(preset, f);
     const double m_ = max_offset ? *max_offset : preset_max_offset(preset, f);
-    const CheckRow r = check_safety(f, t_, m_);
-    all_safe = all_safe && r.safe;
+    res.rows.push_back(check_safety(f, t_, m_));
+    res.log2_dtype_max.push_back(f.log2_max);
+    res.all_safe = res.all_safe && res.rows.back().safe;
+  }
+  return res;
+}
+
+Report check_report(const CheckResult& c) {
+  Report rep;
+  rep.command = "check";
+  const auto& taus = c.taus;
+  rep.params = {{"dtype", c.dtypes}, {"preset", c.from_preset ? c.preset : ""},
+                {"tau", taus.empty() ? json(nullptr) : taus.size() == 1 ? json(taus[0]) : json(taus)},
+                {"max_offset", c.max_offset ? json(*c.max_offset) : json(nullptr)}};
+  Table t;
+  t.title = c.from_preset ? fmt::format("Kernel safety check: max_offset + tau < log2(dtype_max), "
+                                        "preset '{}'",
+                                        c.preset)
+                          : "Kernel safety check: max_offset + tau < log2(dtype_max)";
+  t.columns = {"dtype", "tau", "max_offset", "worst P = 2^(max_offset+tau)", "dtype max",
+               "largest safe tau", "verdict"};
+  json rows = json::array();
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const CheckRow& r = c.rows[i];
     t.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), fmt::format("{:g}", r.max_offset),
                       fmt::format("2^{:g} = {:g}", r.max_offset + r.tau, r.worst_p),
-                      fmt::format("{:g} = 2^{:.3f}", r.dtype_max, f.log2_max),
+                      fmt::format("{:g} = 2^{:.3f}", r.dtype_max, c.log2_dtype_max[i]),
                       fmt::format("< {:.4g}", r.largest_safe_tau), r.safe ? "safe" : "UNSAFE"});
     rows.push_back({{"dtype", r.dtype}, {"tau", r.tau}, {"max_offset", r.max_offset},
                     {"worst_p", r.worst_p}, {"dtype_max", r.dtype_max},
-                    {"log2_dtype_max", f.log2_max}, {"largest_safe_tau", r.largest_safe_tau},
+                    {"log2_dtype_max", c.log2_dtype_max[i]}, {"largest_safe_tau", r.largest_safe_tau},
                     {"safe", r.safe}, {"explanation", r.explanation}});
     if (!r.safe) t.notes.push_back(fmt::format("{}: {}", r.dtype, r.explanation));
   }
-  if (from_preset) t.notes.push_back(fmt::format("preset '{}': {}", preset.name, preset.source));
-  t.notes.push_back(all_safe ? "verdict: safe (exit 0)" : "verdict: UNSAFE (exit 1)");
-  rep.results = {{"safe", all_safe}, {"preset_source", from_preset ? preset.source : ""},
+  if (c.from_preset) t.notes.push_back(fmt::format("preset '{}': {}", c.preset, c.preset_source));
+  t.notes.push_back(c.all_safe ? "verdict: safe (exit 0)" : "verdict: UNSAFE (exit 1)");
+  rep.results = {{"safe", c.all_safe}, {"preset_source", c.from_preset ? c.preset_source : ""},
                  {"rows", rows}};
   rep.tables.push_back(std::move(t));
   return rep;
+}
+
+Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
+                 const std::vector<double>& taus, std::optional<double> max_offset) {
+  return check_report(compute_check(dtypes, preset, taus, max_offset));
 }
 
 // ---- inputs

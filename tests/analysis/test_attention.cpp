@@ -44,6 +44,21 @@ TEST(AttentionCheck, UpstreamPresetIsSafeForEveryDtype) {
   for (const auto& row : r.results["rows"]) EXPECT_TRUE(row["safe"].get<bool>()) << row.dump();
 }
 
+// compute_check decides, check_report only renders: the rows of an explicit tau list (one row per
+// dtype x tau) and the verdict, then the same report as run_check.
+TEST(AttentionCheck, ComputeThenRender) {
+  const CheckResult c = compute_check({"e4m3"}, "upstream", {4, 0.5}, 8.0);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_FALSE(c.from_preset);
+  EXPECT_FALSE(c.rows[0].safe);  // 8 + 4 = 12 > log2(448) = 8.807
+  EXPECT_TRUE(c.rows[1].safe);   // 8.5 < 8.807
+  EXPECT_FALSE(c.all_safe);
+  EXPECT_EQ(c.log2_dtype_max[0], kE4M3.log2_max);
+  const Report r = check_report(c);
+  EXPECT_EQ(r.results, run_check({"e4m3"}, "upstream", {4, 0.5}, 8.0).results);
+  EXPECT_EQ(r.tables.at(0).rows.at(1).back(), "safe");
+}
+
 TEST(AttentionCheck, EarlierFp8PresetFailsForE4m3WithTheMechanism) {
   const Report r = run_check({"e4m3", "e5m2"}, "fp8-tau4", {}, std::nullopt);
   EXPECT_FALSE(r.results["safe"].get<bool>());

@@ -80,9 +80,22 @@ struct CheckRow {
   std::string explanation;            // why it is unsafe (the mechanism), empty when safe
 };
 CheckRow check_safety(const Format& f, double tau, double max_offset);
-// Rows for each dtype in `dtypes` (empty = all four) x each tau in `taus` (empty = the preset's)
-// under `preset` or an explicit max_offset (explicit values override the preset's). Report
-// results: {"safe": bool, "rows": [...]}.
+// `fa4sim check`: rows for each dtype in `dtypes` (empty = all four) x each tau in `taus` (empty =
+// the preset's) under `preset` or an explicit max_offset (explicit values override the preset's).
+struct CheckResult {
+  std::vector<std::string> dtypes;
+  std::vector<double> taus;              // as given (empty: the preset's per dtype)
+  std::optional<double> max_offset;      // as given
+  bool from_preset = false;              // some value came from the preset
+  std::string preset, preset_source;
+  std::vector<CheckRow> rows;
+  std::vector<double> log2_dtype_max;    // parallel to rows
+  bool all_safe = true;
+};
+CheckResult compute_check(const std::vector<std::string>& dtypes, const std::string& preset,
+                          const std::vector<double>& taus, std::optional<double> max_offset);
+// Report results: {"safe": bool, "preset_source", "rows": [...]}.
+Report check_report(const CheckResult& c);
 Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
                  const std::vector<double>& taus, std::optional<double> max_offset);
 
