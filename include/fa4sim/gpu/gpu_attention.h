@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -226,7 +227,24 @@ struct GpuAttnCheckOptions {
   bool exact = false;
   int threads = 0;
 };
-Report run_gpu_attention_check(const GpuAttnCheckOptions& o);
+// One side of comparison 1: rel-L2 against the float64 reference and the rescale counts.
+struct GpuAttnCheckSide {
+  double rel_l2 = 0;
+  GpuAttnCounts counts;
+};
+// What the check measured. model: only with emu_tiles = 0 (emulated tiles are checked bit for bit
+// by the replay instead); replay: only with `exact`.
+struct GpuAttnCheckResult {
+  std::string device;  // gpu_attn_device_name()
+  GpuAttnCheckSide gpu;
+  std::optional<GpuAttnCheckSide> model;
+  std::optional<GpuAttnReplay> replay;
+};
+// Makes the inputs, runs the instrumented kernel, the reference, the CPU model and the replay.
+GpuAttnCheckResult compute_gpu_attention_check(const GpuAttnCheckOptions& o);
+// The tables and the JSON, with the criteria applied (results.pass). Needs no GPU.
+Report gpu_attention_check_report(const GpuAttnCheckOptions& o, const GpuAttnCheckResult& r);
+Report run_gpu_attention_check(const GpuAttnCheckOptions& o);  // gpu_attention_check_report(o, compute_...)
 
 // --bench: the uninstrumented kernel timed (CUDA events, median) next to torch SDPA's flash and
 // cuDNN backends on the same shapes in the same run (scripts/sdpa_bench.py through `python`;
@@ -242,6 +260,24 @@ struct GpuAttnBenchOptions {
   std::string python = "python3";  // "" = skip torch
   uint64_t seed = kDefaultSeed;
 };
-Report run_gpu_attention_bench(const GpuAttnBenchOptions& o);
+// One timed configuration: the median, fastest and slowest launch, TFLOP/s of the median.
+struct GpuAttnBenchRow {
+  int head_dim = 0;
+  bool causal = false;
+  float tau = 0;
+  int emu_tiles = 0;
+  double ms_median = 0, ms_min = 0, ms_max = 0, tflops = 0;
+};
+struct GpuAttnBenchResult {
+  std::string device;  // gpu_attn_device_name()
+  // scripts/sdpa_bench.py's output: an array, one object per (head_dim, causal), or {"error": why}.
+  json torch;
+  std::vector<GpuAttnBenchRow> rows;  // head dims, causal, taus, emu_tiles nested in that order
+};
+// Runs the torch benchmark once, then times the kernel on every configuration.
+GpuAttnBenchResult compute_gpu_attention_bench(const GpuAttnBenchOptions& o);
+// The table and the JSON; each row next to torch's figures for its (head_dim, causal). Needs no GPU.
+Report gpu_attention_bench_report(const GpuAttnBenchOptions& o, const GpuAttnBenchResult& r);
+Report run_gpu_attention_bench(const GpuAttnBenchOptions& o);  // gpu_attention_bench_report(o, compute_...)
 
 }  // namespace fa4sim
