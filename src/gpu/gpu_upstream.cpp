@@ -507,7 +507,7 @@ Report run_upstream_check(const UpstreamCheckOptions& o) { return upstream_check
 
 // ---- speed of the variants
 
-Report run_upstream_bench(const UpstreamBenchOptions& o) {
+UpstreamBenchResult compute_upstream_bench(const UpstreamBenchOptions& o) {
   json shapes = json::array(), variants = json::array();
   for (int d : o.ds)
     for (int c : o.causal)
@@ -531,6 +531,10 @@ Report run_upstream_bench(const UpstreamBenchOptions& o) {
   const int rc = p.close();
   const json drv = parse_driver_line(out.substr(0, out.find('\n')));
   if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
+  return UpstreamBenchResult{drv.value("env", json::object()), drv.value("rows", json::array())};
+}
+
+Report upstream_bench_report(const UpstreamBenchOptions& o, const UpstreamBenchResult& res) {
   Report rep;
   rep.command = "gpu upstream bench";
   rep.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seqs", o.seqs}, {"head_dims", o.ds},
@@ -542,7 +546,7 @@ Report run_upstream_bench(const UpstreamBenchOptions& o) {
           {"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s", "vs stock"},
           {},
           {}};
-  json rows = drv.value("rows", json::array());
+  json rows = res.rows;  // gains "vs_stock" per timing
   for (auto& row : rows) {
     double stock_ms = 0;
     for (const auto& tm : row["timings"])
@@ -570,9 +574,11 @@ Report run_upstream_bench(const UpstreamBenchOptions& o) {
                     "rescale skipped unless a 16-row warp votes), ex2_emulation degree 3 on k/8 of the n8 tiles");
   t.notes.push_back("FLOPs = 4*B*H*S^2*d, halved when causal; vs stock = stock time / this time - 1");
   rep.tables.push_back(t);
-  rep.results = json{{"env", drv.value("env", json::object())}, {"rows", rows}};
+  rep.results = json{{"env", res.env}, {"rows", rows}};
   return rep;
 }
+
+Report run_upstream_bench(const UpstreamBenchOptions& o) { return upstream_bench_report(o, compute_upstream_bench(o)); }
 
 // ---- exp2
 
@@ -613,15 +619,15 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
   return r;
 }
 
-Report run_upstream_exp2(const UpstreamExp2Options& o) {
+UpstreamExp2SweepResult compute_upstream_exp2(const UpstreamExp2Options& o) {
   for (int d : o.degrees)
     if (d < 0 || d > 5) throw Error(fmt::format("--degree {} is out of range", d), "upstream's POLY_EX2 has degrees 0..5");
   if (o.total_log2 < 8 || o.total_log2 > 32) throw Error("--inputs-log2 must be in 8..32", "32 = every float32");
   gpu_attn_device_name();  // exit 3 without a GPU
-  const json env = upstream_env(o.python);
-  upstream_require(env);
+  UpstreamExp2SweepResult res;
+  res.env = upstream_env(o.python);
+  upstream_require(res.env);
   const uint64_t total = uint64_t(1) << o.total_log2;
-  std::vector<UpstreamExp2Result> res;
   for (int d : o.degrees) {
     Stopwatch sw;
     Progress bar(fmt::format("upstream exp2 deg {}", d), total);
@@ -636,8 +642,31 @@ Report run_upstream_exp2(const UpstreamExp2Options& o) {
       throw Error(fmt::format("the upstream driver exited with {} after degree {}", rc, d), "see its messages above",
                   kExitCheckFailed);
     r.wall_s = sw.seconds();
-    res.push_back(std::move(r));
+    res.degrees.push_back(std::move(r));
   }
+  return res;
+}
+
+namespace {
+
+// One entry of results.degrees.
+json exp2_degree_json(const UpstreamExp2Result& r) {
+  json fm = json::array();
+  for (const auto& m : r.cmp.first)
+    fm.push_back({{"input", fmt::format("0x{:08X}", m.input)}, {"ex2_emu", fmt::format("0x{:08X}", m.cpu)},
+                  {"upstream", fmt::format("0x{:08X}", m.gpu)}});
+  json pc = json::object();
+  for (int k = 0; k < kInputClasses; ++k)
+    pc[input_class_name(InputClass(k))] = {{"inputs", r.cmp.inputs_per_class[k]}, {"mismatches", r.cmp.mismatches[k]}};
+  return json{{"degree", r.degree}, {"compiled", r.compiled}, {"error", r.error}, {"poly", r.poly},
+              {"inputs", r.cmp.inputs}, {"mismatches", r.cmp.total_mismatches()}, {"per_class", pc},
+              {"first_mismatches", fm}, {"wall_s", r.wall_s}, {"compile_s", r.compile_s}};
+}
+
+}  // namespace
+
+Report upstream_exp2_report(const UpstreamExp2Options& o, const UpstreamExp2SweepResult& res) {
+  const uint64_t total = uint64_t(1) << o.total_log2;
   Report rep;
   rep.command = "gpu upstream exp2";
   rep.threads = o.threads;
@@ -650,17 +679,8 @@ Report run_upstream_exp2(const UpstreamExp2Options& o) {
   json degrees = json::array();
   uint64_t mism = 0;
   bool all_compiled = true;
-  for (const auto& r : res) {
-    json fm = json::array();
-    for (const auto& m : r.cmp.first)
-      fm.push_back({{"input", fmt::format("0x{:08X}", m.input)}, {"ex2_emu", fmt::format("0x{:08X}", m.cpu)},
-                    {"upstream", fmt::format("0x{:08X}", m.gpu)}});
-    json pc = json::object();
-    for (int k = 0; k < kInputClasses; ++k)
-      pc[input_class_name(InputClass(k))] = {{"inputs", r.cmp.inputs_per_class[k]}, {"mismatches", r.cmp.mismatches[k]}};
-    degrees.push_back(json{{"degree", r.degree}, {"compiled", r.compiled}, {"error", r.error}, {"poly", r.poly},
-                           {"inputs", r.cmp.inputs}, {"mismatches", r.cmp.total_mismatches()}, {"per_class", pc},
-                           {"first_mismatches", fm}, {"wall_s", r.wall_s}, {"compile_s", r.compile_s}});
+  for (const auto& r : res.degrees) {
+    degrees.push_back(exp2_degree_json(r));
     if (!r.compiled) {
       all_compiled = false;
       t.rows.push_back({std::to_string(r.degree), "does not compile", "", "", "", "", "-", fmt::format("{:.1f}", r.wall_s)});
@@ -679,9 +699,11 @@ Report run_upstream_exp2(const UpstreamExp2Options& o) {
   t.notes.push_back(mism == 0 ? "RESULT: 0 mismatches on every degree upstream's code compiles for"
                               : fmt::format("RESULT: {} mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream", mism));
   rep.tables.push_back(t);
-  rep.results = json{{"env", env}, {"degrees", degrees}, {"total_mismatches", mism}, {"bit_exact", mism == 0},
+  rep.results = json{{"env", res.env}, {"degrees", degrees}, {"total_mismatches", mism}, {"bit_exact", mism == 0},
                      {"all_degrees_compiled", all_compiled}};
   return rep;
 }
+
+Report run_upstream_exp2(const UpstreamExp2Options& o) { return upstream_exp2_report(o, compute_upstream_exp2(o)); }
 
 }  // namespace fa4sim

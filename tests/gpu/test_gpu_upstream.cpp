@@ -1,9 +1,10 @@
 // gpu_upstream (host side, no GPU needed): the exp2 stream comparison (0 mismatches on ex2_emu's
 // own bits, a planted mismatch found with its input and class, upstream's compile failure kept,
 // a short stream refused), upstream's sm90 tile table, validation with upstream's messages, the
-// mapping of the driver's environment to exit codes, the analysis of a forward run, the check's
-// report from given results, and that the pins in scripts/upstream_fetch.sh and
-// scripts/fa4_upstream.py agree.
+// mapping of the driver's environment to exit codes, the analysis of a forward run, the check's,
+// exp2's and bench's reports from given results (exp2's and bench's against recorded H200 runs in
+// data/gpu/upstream/), and that the pins in scripts/upstream_fetch.sh and scripts/fa4_upstream.py
+// agree.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -351,4 +352,149 @@ TEST(GpuUpstream, CountModeDecodesTheLseSlots) {
   EXPECT_EQ(bad.gpu_row_rescales, 512u);
   EXPECT_EQ(bad.gpu_warp_rescales, 2u * 32u);  // 512 rows in tiles of 192: 12 + 12 + 8 warps
   EXPECT_FALSE(bad.pass);
+}
+
+namespace {
+
+// A recorded H200 run, data/gpu/upstream/<name>.
+json recorded_upstream(const std::string& name) {
+  return json::parse(slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/gpu/upstream/" + name));
+}
+
+// r gives back the recorded run's command, params and results, key for key and in order.
+void expect_recorded(const Report& r, const json& rec) {
+  EXPECT_EQ(r.command, rec.at("command"));
+  EXPECT_EQ(r.params, rec.at("params")) << r.params.dump();
+  EXPECT_EQ(r.results, rec.at("results")) << r.results.dump();
+}
+
+// A compiled degree whose comparison covered `inputs` patterns per class with no mismatch.
+UpstreamExp2Result exp2_degree(int degree, std::vector<double> poly, const std::vector<uint64_t>& inputs, double wall_s,
+                               double compile_s) {
+  UpstreamExp2Result r;
+  r.degree = degree;
+  r.compiled = true;
+  r.poly = std::move(poly);
+  for (int k = 0; k < kInputClasses; ++k) {
+    r.cmp.inputs_per_class[k] = inputs[size_t(k)];
+    r.cmp.inputs += inputs[size_t(k)];
+  }
+  r.wall_s = wall_s;
+  r.compile_s = compile_s;
+  return r;
+}
+
+}  // namespace
+
+// data/gpu/upstream/upstream_exp2.json: degree 0 does not compile upstream, degrees 1-5 match
+// ex2_emu on all 2^32 inputs. The report of those results gives back the recorded params and
+// results, key for key, and the table's rows and notes.
+TEST(GpuUpstreamExp2, ReportGivesTheRecordedRun) {
+  const json rec = recorded_upstream("upstream_exp2.json");
+  UpstreamExp2Options o;
+  UpstreamExp2SweepResult res;
+  res.env = rec.at("results").at("env");
+  UpstreamExp2Result d0;
+  d0.degree = 0;
+  d0.error = "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError: object of type 'float' has no len()";
+  d0.poly = {1.0};
+  d0.wall_s = 7.705246304;
+  res.degrees.push_back(d0);
+  const std::vector<uint64_t> all{16777214, 2, 16777216, 4261412864};
+  res.degrees.push_back(exp2_degree(1, {1.0, 0.9224970936775208}, all, 17.802188213, 0.06513309478759766));
+  res.degrees.push_back(
+      exp2_degree(2, {1.0, 0.6657850742340088, 0.33010703325271606}, all, 18.25153161, 0.06540203094482422));
+  res.degrees.push_back(exp2_degree(3, {1.0, 0.6951461434364319, 0.22756439447402954, 0.07711908966302872}, all,
+                                    17.495915766, 0.06777453422546387));
+  res.degrees.push_back(exp2_degree(
+      4, {1.0, 0.6930426955223083, 0.24129125475883484, 0.05222535878419876, 0.01343493815511465}, all, 17.022157954,
+      0.05637526512145996));
+  res.degrees.push_back(exp2_degree(5,
+                                    {1.0, 0.6931514143943787, 0.24016360938549042, 0.05580218881368637,
+                                     0.009014522656798363, 0.0018681015353649855},
+                                    all, 17.860380961, 0.06456327438354492));
+  const Report r = upstream_exp2_report(o, res);
+  expect_recorded(r, rec);
+  ASSERT_EQ(r.tables.size(), 1u);
+  const Table& t = r.tables[0];
+  EXPECT_EQ(t.title, "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, all 2^32 inputs each, 0 bits");
+  EXPECT_EQ(t.columns,
+            (std::vector<std::string>{"degree", "upstream", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"}));
+  ASSERT_EQ(t.rows.size(), 6u);
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"0", "does not compile", "", "", "", "", "-", "7.7"}));
+  EXPECT_EQ(t.rows[2], (std::vector<std::string>{"2", "ran", "0", "0", "0", "0", "0", "18.3"}));
+  EXPECT_EQ(t.notes, (std::vector<std::string>{"degree 0: " + d0.error,
+                                               "RESULT: 0 mismatches on every degree upstream's code compiles for"}));
+}
+
+// A mismatch on a run over the first 2^16 inputs: counted in its class, listed with its bits in
+// the JSON and the notes, and the result says fa4sim is not bit-exact.
+TEST(GpuUpstreamExp2, ReportOfAMismatch) {
+  UpstreamExp2Options o;
+  o.degrees = {3};
+  o.total_log2 = 16;
+  UpstreamExp2SweepResult res;
+  res.env = json{{"device", "test"}};
+  res.degrees.push_back(exp2_degree(3, {1.0}, {0, 0, 256, 65280}, 0.3, 0.5));
+  res.degrees[0].cmp.mismatches[3] = 1;
+  res.degrees[0].cmp.first.push_back(GpuMismatch{0x3F800000u, 0x40000000u, 0x40000001u});
+  const Report r = upstream_exp2_report(o, res);
+  EXPECT_EQ(r.params.at("inputs").get<uint64_t>(), 65536u);
+  EXPECT_EQ(r.results.at("total_mismatches").get<uint64_t>(), 1u);
+  EXPECT_FALSE(r.results.at("bit_exact").get<bool>());
+  EXPECT_TRUE(r.results.at("all_degrees_compiled").get<bool>());
+  const json& d = r.results.at("degrees")[0];
+  EXPECT_EQ(d.at("inputs").get<uint64_t>(), 65536u);
+  EXPECT_EQ(d.at("per_class").at("normal"), json::parse(R"({"inputs": 65280, "mismatches": 1})"));
+  EXPECT_EQ(d.at("first_mismatches"),
+            json::parse(R"([{"input": "0x3F800000", "ex2_emu": "0x40000000", "upstream": "0x40000001"}])"));
+  const Table& t = r.tables[0];
+  EXPECT_EQ(t.title,
+            "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, the first 2^16 inputs each, 0 bits");
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"3", "ran", "0", "0", "0", "1", "1", "0.3"}));
+  EXPECT_EQ(t.notes, (std::vector<std::string>{
+                         "degree 3 mismatch: input 0x3F800000 ex2_emu 0x40000000 upstream 0x40000001",
+                         "RESULT: 1 mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream"}));
+}
+
+// data/gpu/upstream/tricks/tricks_bench.json: the driver's rows without "vs_stock" give back the
+// recorded results (each timing gains vs_stock) and params; the table's cells per kernel.
+TEST(GpuUpstream, BenchReportGivesTheRecordedRun) {
+  const json rec = recorded_upstream("tricks/tricks_bench.json");
+  UpstreamBenchOptions o;
+  o.seqs = {4096, 16384};
+  UpstreamBenchResult res;
+  res.env = rec.at("results").at("env");
+  res.rows = rec.at("results").at("rows");
+  for (auto& row : res.rows)
+    for (auto& tm : row.at("timings")) tm.erase("vs_stock");
+  const Report r = upstream_bench_report(o, res);
+  expect_recorded(r, rec);
+  ASSERT_EQ(r.tables.size(), 1u);
+  const Table& t = r.tables[0];
+  EXPECT_EQ(t.title, "Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B4 H32)");
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s",
+                                                 "vs stock"}));
+  ASSERT_EQ(t.rows.size(), 8u * 11u);  // cuDNN, stock, 9 variants per shape
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"64", "no", "4096", "SDPA cuDNN", "", "", "1.165", "472.1", "-6.2 %"}));
+  EXPECT_EQ(t.rows[1],
+            (std::vector<std::string>{"64", "no", "4096", "upstream stock", "", "", "1.093", "503.1", "+0.0 %"}));
+  EXPECT_EQ(t.rows[2], (std::vector<std::string>{"64", "no", "4096", "variant", "0", "0/8", "1.112", "494.3", "-1.8 %"}));
+  EXPECT_EQ(t.notes.size(), 2u);
+}
+
+// A kernel that failed keeps its message in the row; without a stock time there is no vs stock.
+TEST(GpuUpstream, BenchReportKeepsAFailedKernel) {
+  UpstreamBenchOptions o;
+  UpstreamBenchResult res;
+  res.rows = json::parse(R"([{"head_dim": 128, "causal": true, "seq": 4096, "timings": [
+      {"kind": "stock", "tricks": null, "error": "out of memory"},
+      {"kind": "variant", "tricks": {"tau": 8.0, "emu_eighths": 2}, "ms": 2.0, "tflops": 300.0}]}])");
+  const Report r = upstream_bench_report(o, res);
+  ASSERT_EQ(r.tables[0].rows.size(), 2u);
+  EXPECT_EQ(r.tables[0].rows[0],
+            (std::vector<std::string>{"128", "yes", "4096", "upstream stock", "", "", "error", "out of memory", ""}));
+  EXPECT_EQ(r.tables[0].rows[1], (std::vector<std::string>{"128", "yes", "4096", "variant", "8", "2/8", "2.000", "300.0", ""}));
+  EXPECT_FALSE(r.results.at("rows")[0].at("timings")[1].contains("vs_stock"));
+  EXPECT_EQ(r.results.at("env"), json());
 }

@@ -162,7 +162,18 @@ struct UpstreamExp2Result {
 // 0 .. total-1 as little-endian uint32) and compares it with ex2_emu(x, degree). Needs no GPU.
 UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t total, int threads,
                                                 const std::function<void(uint64_t)>& progress);
-Report run_upstream_exp2(const UpstreamExp2Options& o);
+// Every degree of UpstreamExp2Options::degrees, in order, and the driver's environment.
+struct UpstreamExp2SweepResult {
+  json env;                                // the driver's report of versions and the device
+  std::vector<UpstreamExp2Result> degrees;
+};
+// Validates the options, requires the GPU and upstream, streams and compares each degree (a
+// driver that exits non-zero after a compiled degree is an error).
+UpstreamExp2SweepResult compute_upstream_exp2(const UpstreamExp2Options& o);
+// The table and the JSON of `gpu upstream exp2`; results.bit_exact = no mismatch on any degree that
+// compiled. Needs no GPU.
+Report upstream_exp2_report(const UpstreamExp2Options& o, const UpstreamExp2SweepResult& r);
+Report run_upstream_exp2(const UpstreamExp2Options& o);  // upstream_exp2_report(o, compute_...)
 
 // ---- speed of the variants next to the stock kernel and cuDNN (one process, one run)
 
@@ -174,6 +185,18 @@ struct UpstreamBenchOptions {
   int warmup = 5, iters = 20;
   std::string python = "python3";
 };
-Report run_upstream_bench(const UpstreamBenchOptions& o);
+// The driver's answer (`fa4_upstream.py bench-tricks`), as it printed it.
+struct UpstreamBenchResult {
+  json env;   // versions and the device
+  // One object per shape (head_dim, causal, seq, ...) with "timings": per kernel (cuDNN, stock,
+  // the variants in order) its "kind", "tricks" (variants), "ms" and "tflops", or "error".
+  json rows;
+};
+// Validates every shape and variant, requires the GPU and upstream, runs the driver once.
+UpstreamBenchResult compute_upstream_bench(const UpstreamBenchOptions& o);
+// The table and the JSON of `gpu upstream bench` (results.rows: the driver's rows, each timing
+// with "vs_stock" = stock time / its time where both are known). Needs no GPU.
+Report upstream_bench_report(const UpstreamBenchOptions& o, const UpstreamBenchResult& r);
+Report run_upstream_bench(const UpstreamBenchOptions& o);  // upstream_bench_report(o, compute_...)
 
 }  // namespace fa4sim
