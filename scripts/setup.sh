@@ -10,7 +10,7 @@ build=${FA4SIM_BUILD_DIR:-build}
 
 debs=(build-essential cmake git pkg-config libcli11-dev libfmt-dev libeigen3-dev libboost-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-dev python3-pip python3-numpy
-      python3-matplotlib)
+      python3-matplotlib python3-mpmath)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,11 +21,11 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# The python3 on PATH may not be Debian's (pyenv, venv): give it numpy, matplotlib and ml_dtypes
-# (the cross-check scripts' needs), nanobind (to build the Python module `import fa4sim`) and
-# pytest (its tests) from PyPI when it lacks them.
+# The python3 on PATH may not be Debian's (pyenv, venv): give it numpy, matplotlib, ml_dtypes and
+# mpmath (the cross-check scripts' needs), nanobind (to build the Python module `import fa4sim`)
+# and pytest (its tests) from PyPI when it lacks them.
 py_missing=()
-for m in numpy matplotlib ml_dtypes nanobind pytest; do
+for m in numpy matplotlib ml_dtypes mpmath nanobind pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
 if ((${#py_missing[@]})); then
