@@ -28,10 +28,14 @@ py_missing=()
 for m in numpy matplotlib ml_dtypes mpmath nanobind pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
+# A numpy already there stays as it is: the newest ml_dtypes would pull numpy 2 over Debian's
+# numpy 1.24, and Debian's matplotlib (built against 1.x) then fails to import.
+keep=()
+np_version=$(python3 -c "import numpy; print(numpy.__version__)" 2>/dev/null) && keep+=("numpy==$np_version")
 if ((${#py_missing[@]})); then
   echo "setup: pip-installing ${py_missing[*]} for $(command -v python3)"
-  python3 -m pip install -q "${py_missing[@]}" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages "${py_missing[@]}" ||
+  python3 -m pip install -q "${py_missing[@]}" "${keep[@]}" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "${py_missing[@]}" "${keep[@]}" ||
     echo "setup: warning: could not install ${py_missing[*]}; tests that need them will skip"
 fi
 
