@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest.h>
+
 namespace fa4sim::test {
 
 struct CliResult {
@@ -58,6 +60,20 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_file 
   std::remove(out.c_str());
   std::remove(err.c_str());
   return r;
+}
+
+// Runs `fa4sim CMDLINE --json DIR/out.json` and checks a refused input: exit 2, our error prefix,
+// `needle` on stderr, nothing on stdout, and no report file (nor a temporary one) in DIR.
+inline void expect_usage_error_without_report(const std::string& cmdline, const std::string& needle) {
+  const auto dir = temp_dir("bad");
+  const auto out = dir / "out.json";
+  auto r = run_cli(cmdline + " --json " + out.string());
+  EXPECT_EQ(r.code, 2) << cmdline << "\n" << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << cmdline << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << cmdline << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << cmdline << "\n" << r.out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << cmdline << ": a report file was written";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace fa4sim::test

@@ -4,7 +4,7 @@
 //         the L1 start has a smaller mean error than the minimax; exact scores agree with
 //         `fa4sim exp2 --exhaustive`; a cheap fit never ends worse than its start or upstream.
 //   slow: under fp32-maxrel (c0 = 1, as upstream), degrees 3 and 5 are no worse than upstream's
-//         POLY_EX2 (issue 15 acceptance); a few minutes each on 2 cores.
+//         POLY_EX2 (the fitter checked against a known answer); a few minutes each on 2 cores.
 #include <gtest/gtest.h>
 
 #include <cmath>

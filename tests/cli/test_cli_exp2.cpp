@@ -14,18 +14,8 @@ using json = nlohmann::json;
 
 namespace {
 
-// Runs `fa4sim exp2 ARGS --json DIR/out.json` and checks: exit 2, our error prefix, the needle,
-// nothing on stdout, and no report file (nor a temporary one) in DIR.
 void expect_usage_error(const std::string& args, const std::string& needle) {
-  const auto dir = temp_dir("exp2bad");
-  const auto out = dir / "out.json";
-  auto r = run_cli("exp2 " + args + " --json " + out.string());
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << args << "\n" << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
-  EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
-  EXPECT_TRUE(std::filesystem::is_empty(dir)) << args << ": a report file was written";
-  std::filesystem::remove_all(dir);
+  fa4sim::test::expect_usage_error_without_report("exp2 " + args, needle);
 }
 
 TEST(CliExp2, BadDegree) {

@@ -1,4 +1,4 @@
-// `fa4sim fit` and `fa4sim exp2 --coeffs` from the command line: every bad input of issue 15
+// `fa4sim fit` and `fa4sim exp2 --coeffs` from the command line: every bad input
 // (exit 2, "fa4sim: error: <what> (<hint>)", nothing on stdout, no report file), the minimax
 // report, and that `exp2 --coeffs` with upstream's coefficients reproduces `exp2 --degree`.
 #include <gtest/gtest.h>
@@ -17,15 +17,7 @@ using json = nlohmann::json;
 namespace {
 
 void expect_usage_error(const std::string& args, const std::string& needle) {
-  const auto dir = temp_dir("fitbad");
-  const auto out = dir / "out.json";
-  auto r = run_cli(args + " --json " + out.string());
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << args << "\n" << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
-  EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
-  EXPECT_TRUE(std::filesystem::is_empty(dir)) << args << ": a report file was written";
-  std::filesystem::remove_all(dir);
+  fa4sim::test::expect_usage_error_without_report(args, needle);
 }
 
 TEST(CliFit, BadDegree) {
