@@ -9,24 +9,14 @@
 #include <string>
 
 #include "fa4sim/gpu/gpu_attention.h"
+#include "recorded_run.h"
 
 using namespace fa4sim;
 
 namespace {
 
-// A recorded H200 run, data/gpu/<path>.
-json recorded(const std::string& path) {
-  std::ifstream f(std::string(FA4SIM_SOURCE_DIR) + "/data/gpu/" + path);
-  EXPECT_TRUE(f.good()) << path;
-  return json::parse(f);
-}
-
-// r gives back the recorded run's command, params and results, key for key and in order.
-void expect_recorded(const Report& r, const json& rec) {
-  EXPECT_EQ(r.command, rec.at("command"));
-  EXPECT_EQ(r.params, rec.at("params")) << r.params.dump();
-  EXPECT_EQ(r.results, rec.at("results")) << r.results.dump();
-}
+using fa4sim::test::expect_recorded;
+using fa4sim::test::recorded;
 
 const char* kH200 = "NVIDIA H200 (132 SMs, sm_90)";
 

@@ -20,6 +20,7 @@
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/gpu/gpu_upstream.h"
+#include "recorded_run.h"
 
 using namespace fa4sim;
 
@@ -357,16 +358,9 @@ TEST(GpuUpstream, CountModeDecodesTheLseSlots) {
 namespace {
 
 // A recorded H200 run, data/gpu/upstream/<name>.
-json recorded_upstream(const std::string& name) {
-  return json::parse(slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/gpu/upstream/" + name));
-}
+json recorded_upstream(const std::string& name) { return fa4sim::test::recorded("upstream/" + name); }
 
-// r gives back the recorded run's command, params and results, key for key and in order.
-void expect_recorded(const Report& r, const json& rec) {
-  EXPECT_EQ(r.command, rec.at("command"));
-  EXPECT_EQ(r.params, rec.at("params")) << r.params.dump();
-  EXPECT_EQ(r.results, rec.at("results")) << r.results.dump();
-}
+using fa4sim::test::expect_recorded;
 
 // A compiled degree whose comparison covered `inputs` patterns per class with no mismatch.
 UpstreamExp2Result exp2_degree(int degree, std::vector<double> poly, const std::vector<uint64_t>& inputs, double wall_s,
