@@ -30,8 +30,6 @@ std::string roofline_data_dir() {
   return data_dir();  // Note [Install layout] in paths.h
 }
 
-namespace {
-
 json read_json_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -49,6 +47,8 @@ json read_json_file(const std::string& path, const std::string& what) {
                 "fix the syntax (e.g. with python3 -m json.tool)");
   }
 }
+
+namespace {
 
 // Strict field access: every failure names the field by its path.
 struct Fields {

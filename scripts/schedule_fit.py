@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""schedule_fit.py: calibrates the schedule model (data/schedule/sm90.json) on H200 measurements
+of upstream FA4 and judges it on configurations it was not fitted on (docs/schedule.md).
+
+  schedule_fit.py fit  --fa4sim build/fa4sim [--data DIR] [--spec data/schedule/sm90.json]
+      fits the calibrated constants on DIR/calibration.jsonl (stock and the tricks grid) and
+      writes them into the spec, with the command, the data and the date
+  schedule_fit.py eval --fa4sim build/fa4sim [--data DIR] [--out data/schedule/eval_h200.json]
+      predicts every measured configuration of DIR/{calibration,heldout,moonshot}.jsonl and
+      writes predicted / measured with the measured spread, and the acceptance figures
+
+DIR holds the output of scripts/schedule_device.sh (default data/gpu/schedule/2026-12-01).
+The fit: the clock line (MHz against the predicted tensor busy share) by least squares on the
+clocks sampled during the runs; then tensor_efficiency, wgmma_latency, cta_fixed_cycles and
+tau_cycles by Nelder-Mead on the squared log ratio of predicted to measured time over every
+(shape, kind) of the calibration plan.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01")
+SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
+PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles"]
+BOUNDS = {"tensor_efficiency": (0.3, 1.0), "wgmma_latency": (0, 2000), "cta_fixed_cycles": (0, 2e5),
+          "tau_cycles": (0, 2000)}
+
+
+def load_rows(path):
+    """(input dict, measured ms, spread, kind name, median sampled clock) per measured kind."""
+    out = []
+    with open(path) as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    for row in lines[1:]:
+        s = row["shape"]
+        clocks = [c["sm_mhz"] for c in row.get("clocks", []) if "sm_mhz" in c]
+        for name, k in row["kinds"].items():
+            if "ms" not in k or k["spec"]["kind"] == "cudnn":
+                continue
+            spec = k["spec"]
+            t = spec.get("tricks") or {}
+            inp = {"arch": "h200", "batch": s["batch"], "heads": s["heads"], "heads_kv": s.get("heads_kv", s["heads"]),
+                   "seq": s["seq"], "d": s["head_dim"], "causal": bool(s["causal"]), "tau": float(t.get("tau", 0)),
+                   "emu_fraction": t.get("emu_eighths", 0) / 8.0, "degree": t.get("degree", 3)}
+            if spec["kind"] == "tile":
+                inp["tile"] = spec["tile"]
+            cudnn = row["kinds"].get("cudnn", {}).get("ms")
+            out.append({"input": inp, "ms": k["ms"], "spread": k["spread"], "kind": name, "shape": s,
+                        "clock": statistics.median(clocks) if clocks else None, "flops": row["flops"],
+                        "cudnn_ms": cudnn, "rounds": k["round_ms"]})
+    return out
+
+
+def predict(fa4sim, spec, inputs):
+    with tempfile.TemporaryDirectory() as d:
+        sp, ip = os.path.join(d, "spec.json"), os.path.join(d, "inputs.json")
+        json.dump(spec, open(sp, "w"))
+        json.dump(inputs, open(ip, "w"))
+        r = subprocess.run([fa4sim, "schedule", "--inputs", ip, "--spec", sp, "--json", "-"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"schedule_fit: fa4sim schedule failed: {r.stderr.strip()}")
+        return json.loads(r.stdout)["results"]["predictions"]
+
+
+def nelder_mead(f, x0, steps, iters=160):
+    n = len(x0)
+    pts = [list(x0)] + [[x0[j] + (steps[j] if j == i else 0) for j in range(n)] for i in range(n)]
+    vals = [f(p) for p in pts]
+    for _ in range(iters):
+        order = sorted(range(n + 1), key=lambda i: vals[i])
+        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
+        cen = [sum(p[j] for p in pts[:-1]) / n for j in range(n)]
+        refl = [cen[j] + (cen[j] - pts[-1][j]) for j in range(n)]
+        fr = f(refl)
+        if fr < vals[0]:
+            exp = [cen[j] + 2 * (cen[j] - pts[-1][j]) for j in range(n)]
+            fe = f(exp)
+            pts[-1], vals[-1] = (exp, fe) if fe < fr else (refl, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = refl, fr
+        else:
+            con = [cen[j] + 0.5 * (pts[-1][j] - cen[j]) for j in range(n)]
+            fc = f(con)
+            if fc < vals[-1]:
+                pts[-1], vals[-1] = con, fc
+            else:
+                for i in range(1, n + 1):
+                    pts[i] = [pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]) for j in range(n)]
+                    vals[i] = f(pts[i])
+        if max(vals) - min(vals) < 1e-7:
+            break
+    i = min(range(n + 1), key=lambda i: vals[i])
+    return pts[i], vals[i]
+
+
+def clamp_params(x):
+    return [min(max(v, BOUNDS[p][0]), BOUNDS[p][1]) for p, v in zip(PARAMS, x)]
+
+
+def tensor_share(p):
+    """The grid's predicted tensor busy share, as predict_schedule feeds its clock line."""
+    return p["tensor_share_grid"]
+
+
+def fit_clock(rows, preds):
+    """Least-squares line clock = a + b * tensor busy share, over the shapes' sampled clocks."""
+    pts = {}
+    for r, p in zip(rows, preds):
+        key = json.dumps(r["shape"], sort_keys=True)
+        if r["clock"] is not None and r["kind"] == "stock":
+            pts[key] = (tensor_share(p), r["clock"])
+    xs, ys = zip(*pts.values())
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / max(1e-12, sum((x - mx) ** 2 for x in xs))
+    return my - b * mx, b
+
+
+def cmd_fit(a):
+    spec = json.load(open(a.spec))
+    rows = load_rows(os.path.join(a.data, "calibration.jsonl"))
+    inputs = [r["input"] for r in rows]
+    evals = [0]
+
+    def loss(x):
+        evals[0] += 1
+        x = clamp_params(x)
+        for p, v in zip(PARAMS, x):
+            spec["calibrated"][p] = v
+        preds = predict(a.fa4sim, spec, inputs)
+        # cycles at the clock sampled during the run: the cycle model alone
+        return sum(math.log(p["total_cycles"] / (r["clock"] * 1e3) / r["ms"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
+
+    x0 = [spec["calibrated"][p] for p in PARAMS]
+    steps = [0.1, 200, 10000, 50]
+    x, v = nelder_mead(loss, x0, steps, iters=a.iters)
+    x, v = nelder_mead(loss, x, [s / 4 for s in steps], iters=a.iters)
+    for p, val in zip(PARAMS, clamp_params(x)):
+        spec["calibrated"][p] = val
+    preds = predict(a.fa4sim, spec, inputs)
+    c0, c1 = fit_clock(rows, preds)
+    spec["calibrated"]["clock_mhz_intercept"], spec["calibrated"]["clock_mhz_per_tensor_util"] = c0, c1
+    print(f"{dict(zip(PARAMS, clamp_params(x)))}; rms log error of the cycle model at the sampled clocks "
+          f"{math.sqrt(v):.4f} ({evals[0]} evaluations); clock line {c0:.1f} + {c1:.1f} x tensor busy")
+    spec["calibrated"] = {k: round(v, 6) for k, v in spec["calibrated"].items()}
+    spec["calibration"] = {
+        "command": "python3 scripts/schedule_fit.py fit --fa4sim build/fa4sim --data " + os.path.relpath(a.data, ROOT),
+        "data": os.path.relpath(os.path.join(a.data, "calibration.jsonl"), ROOT),
+        "date": datetime.date.today().isoformat(), "rms_log_error": round(math.sqrt(v), 5),
+        "configurations": len(rows),
+        "note": "fitted on the calibration plan only (d 64/128, seq 4096/16384, causal or not, stock and tau x "
+                "emulated fraction); the held-out and moonshot plans are not used"}
+    with open(a.spec, "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    print(f"wrote {a.spec}")
+
+
+def effect_rows(rows, preds):
+    """Per shape and variant: measured and predicted change vs stock, with the spread of both."""
+    stock = {}
+    for r, p in zip(rows, preds):
+        if r["kind"] == "stock":
+            stock[json.dumps(r["shape"], sort_keys=True)] = (r, p)
+    out = []
+    for r, p in zip(rows, preds):
+        key = json.dumps(r["shape"], sort_keys=True)
+        if r["kind"] == "stock" or key not in stock:
+            continue
+        sr, sp = stock[key]
+        meas = sr["ms"] / r["ms"] - 1
+        pred = sp["ms"] / p["ms"] - 1
+        spread = math.hypot(sr["spread"], r["spread"]) / 2
+        out.append({"shape": r["shape"], "kind": r["kind"], "measured_effect": meas, "predicted_effect": pred,
+                    "spread": spread, "beyond_spread": abs(meas) > spread,
+                    "sign_right": (meas > 0) == (pred > 0) if abs(meas) > spread else None,
+                    "size_error_points": 100 * abs(pred - meas)})
+    return out
+
+
+def cmd_eval(a):
+    spec = json.load(open(a.spec))
+    report = {"schema": "fa4sim/schedule-eval-v1", "spec": os.path.relpath(a.spec, ROOT),
+              "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
+              "command": "python3 scripts/schedule_fit.py eval --fa4sim build/fa4sim", "date": datetime.date.today().isoformat(),
+              "plans": {}}
+    for plan in ("calibration", "heldout", "moonshot"):
+        path = os.path.join(a.data, plan + ".jsonl")
+        if not os.path.exists(path):
+            continue
+        rows = load_rows(path)
+        preds = predict(a.fa4sim, spec, [r["input"] for r in rows])
+        items = []
+        for r, p in zip(rows, preds):
+            meas_tf = r["flops"] / (r["ms"] * 1e-3) / 1e12
+            items.append({"shape": r["shape"], "kind": r["kind"], "measured_tflops": meas_tf, "spread": r["spread"],
+                          "predicted_tflops": p["tflops"], "ratio": p["tflops"] / meas_tf, "binding": p["binding"],
+                          "critical_path": p["critical_path"], "clock_mhz_predicted": p["clock_mhz"],
+                          "clock_mhz_sampled": r["clock"]})
+        ratios = [abs(i["ratio"] - 1) for i in items]
+        eff = effect_rows(rows, preds)
+        big = [e for e in eff if e["beyond_spread"]]
+        summary = {"configurations": len(items),
+                   "within_5pct": sum(x <= 0.05 for x in ratios), "within_10pct": sum(x <= 0.10 for x in ratios),
+                   "max_abs_error": max(ratios) if ratios else None,
+                   "median_abs_error": statistics.median(ratios) if ratios else None,
+                   "effects": len(eff), "effects_beyond_spread": len(big),
+                   "effects_sign_right": sum(bool(e["sign_right"]) for e in big),
+                   "effects_within_3_points": sum(e["size_error_points"] <= 3 for e in big)}
+        report["plans"][plan] = {"summary": summary, "items": items, "effects": eff}
+        print(f"{plan}: {summary}")
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.out)
+    print(f"wrote {a.out}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("cmd", choices=["fit", "eval"])
+    ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
+    ap.add_argument("--data", default=DATA)
+    ap.add_argument("--spec", default=SPEC)
+    ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
+    a = ap.parse_args()
+    return cmd_fit(a) if a.cmd == "fit" else cmd_eval(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
