@@ -8,7 +8,9 @@ in R interleaved rounds: the kinds in a rotated order each round (reversed every
 kind a batch of N back-to-back launches with an event after each (one untimed launch first, so the
 host's enqueue time hides behind the GPU's work). After each round the SM clock, power and
 temperature are read with nvidia-smi. A kind's figure is the median over its rounds' medians; its
-spread is (max - min) / median of the round medians.
+spread is (max - min) / median of the round medians. Each batch's wall-clock start and end are kept
+(round_wall) so that a clock log taken beside the run (scripts/schedule_device.sh runs nvidia-smi
+every 20 ms) gives the SM clock under load for each batch.
 
   fa4_protocol.py --plan PLAN.json --plan-name NAME [--rounds R] [--iters N] --out FILE.jsonl
 
@@ -93,6 +95,7 @@ def make_callable(shape, k):
 def time_batch(fn, iters):
     import torch
     fn()
+    torch.cuda.synchronize()
     evs = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
     t0 = time.perf_counter()
     evs[0].record()
@@ -121,14 +124,21 @@ def measure_shape(entry, rounds, iters):
         except Exception as e:  # noqa: BLE001
             row["kinds"][name] = {"spec": k, "error": (type(e).__name__ + ": " + str(e)).splitlines()[0][:300]}
         torch.cuda.empty_cache()
+    if runs:  # about a second of the first kind, so that clocks and temperature settle first
+        t_end = time.time() + 1.0
+        while time.time() < t_end:
+            runs[0][1]()
+        torch.cuda.synchronize()
     for r in range(rounds):
         order = runs[r % len(runs):] + runs[:r % len(runs)] if runs else []
         if r % 2:
             order = order[::-1]
         for name, fn in order:
+            t0 = time.time()
             ms, host = time_batch(fn, iters)
             row["kinds"][name]["round_ms"].append(statistics.median(ms))
             row["kinds"][name]["host_ms"].append(host)
+            row["kinds"][name].setdefault("round_wall", []).append([t0, time.time()])
         row["clocks"].append(smi_sample())
     for name, kd in row["kinds"].items():
         if kd.get("round_ms"):

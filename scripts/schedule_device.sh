@@ -14,6 +14,11 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv > "$OUT/nvidia-smi.csv" 2>&1
 cat "$OUT/nvidia-smi.csv"
+# The SM clock under load, every 20 ms, for the whole run (the protocol keeps each batch's wall time).
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 20 \
+  > "$OUT/clocks.csv" 2>&1 &
+smi=$!
+trap 'kill $smi 2>/dev/null' EXIT
 for pb in "${plans[@]}"; do
   p=${pb%%:*}; budget=160; [ "$p" != "$pb" ] && budget=${pb#*:}
   echo "== plan $p (rounds $ROUNDS, iters $ITERS, budget ${budget}s)"

@@ -87,8 +87,8 @@ ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
   s.wgmma_latency = num_field(j, origin, "calibrated.wgmma_latency", 0, 1e5);
   s.cta_fixed_cycles = num_field(j, origin, "calibrated.cta_fixed_cycles", 0, 1e7);
   s.tau_cycles = num_field(j, origin, "calibrated.tau_cycles", 0, 1e5);
-  s.clock_mhz_intercept = num_field(j, origin, "calibrated.clock_mhz_intercept", 100, 5000);
-  s.clock_mhz_per_tensor_util = num_field(j, origin, "calibrated.clock_mhz_per_tensor_util", -5000, 5000);
+  s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
+  s.clock_tensor_slowdown = num_field(j, origin, "calibrated.clock_tensor_slowdown", 0, 100);
   return s;
 }
 
@@ -305,6 +305,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   const Program first_issue = issue_stream(k.d / 16 + 4 + overhead),
                 issue = issue_stream(k.d / 16 + k.tile_n / 16 + 6 + overhead);
   const int iters = simulated_iters(n, masked);
+  const double o_per_thread = rows * k.d / (s.kernel == "sm100" ? 1.0 : 4.0);  // O accumulators a thread rescales
   auto work = [&](int j) {
     sched::IterationWork w;
     w.issue_gemms = j == 0 ? first_issue : issue;
@@ -312,7 +313,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.gemm1 = j == 0 ? 0 : k.gemm_clocks;
     w.softmax = j < masked ? sm_mask : sm_plain;
     w.post = post;
-    w.extra_wait = tr.tau > 0 ? s.tau_cycles : 0;
+    w.extra_wait = tr.tau > 0 ? s.tau_cycles * o_per_thread / 32.0 : 0;
     return w;
   };
   CtaTime t;
@@ -402,7 +403,8 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, co
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
-  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_intercept + s.clock_mhz_per_tensor_util * p.tensor_share_grid);
+  // Note [Schedule model]: under the power cap, power / clock grows with the tensor share.
+  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * p.tensor_share_grid));
   p.ms = p.total_cycles / (p.clock_mhz * 1e3);
   p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma},

@@ -25,9 +25,10 @@
 //    issuing asynchronously (no issue slots of the softmax warps), S and P in tensor memory.
 // The CTA's time: the simulated iterations, then the steady-state period times the rest, plus a
 // calibrated per-CTA cost (prologue, epilogue, launch). The grid: CTAs list-scheduled on the SMs
-// (non-causal: waves; causal: longest first, as upstream's LPT scheduler). Clock: a calibrated
-// line in the tensor pipe's busy share (the H200 lowers its clock under the power cap as tensor
-// work grows), capped at the arch's sm_clock_mhz.
+// (non-causal: waves; causal: longest first, as upstream's LPT scheduler). Clock: at the power cap
+// (the H200 runs these kernels at 680-690 W of 700) power / clock grows with the share u of the
+// MMA peak the grid reaches, so clock = base / (1 + slowdown u), both calibrated on clocks logged
+// under load, capped at the arch's sm_clock_mhz.
 // Not modelled: HBM and L2 traffic (upstream's K/V loads are hidden by the 2-stage TMA pipeline
 // at these shapes: not checked by this model), register spills, smem bank conflicts.
 #pragma once
@@ -56,8 +57,11 @@ struct ScheduleSpec {
   int window = 8;  // instructions a warp may choose from (the compiler's interleaving)
   double overhead_instructions = 0;  // per warp and iteration beyond the modelled streams (ncu)
   // calibrated
-  double tensor_efficiency = 1, wgmma_latency = 0, cta_fixed_cycles = 0, tau_cycles = 0;
-  double clock_mhz_intercept = 0, clock_mhz_per_tensor_util = 0;
+  double tensor_efficiency = 1, wgmma_latency = 0, cta_fixed_cycles = 0;
+  double tau_cycles = 0;  // exposed clocks per iteration with tau > 0, per 32 O accumulators of a thread
+  // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
+  // grid's FLOPs over its clocks at the MMA peak
+  double clock_mhz_base = 0, clock_tensor_slowdown = 0;
   json raw;
 };
 
