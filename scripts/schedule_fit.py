@@ -8,6 +8,10 @@ of upstream FA4 and judges it on configurations it was not fitted on (docs/sched
   schedule_fit.py eval --fa4sim build/fa4sim [--data DIR] [--out data/schedule/eval_h200.json]
       predicts every measured configuration of DIR/{calibration,heldout,moonshot}.jsonl and
       writes predicted / measured with the measured spread, and the acceptance figures
+  schedule_fit.py blackwell --fa4sim build/fa4sim
+      fits the sm100 MMA latency (data/schedule/sm100.json) on one source of published Blackwell
+      speeds (data/published/fa4_speeds.json) and predicts every other published row
+      (data/schedule/eval_blackwell.json)
 
 DIR holds the output of scripts/schedule_device.sh (default data/gpu/schedule/2026-12-01).
 The fit: tensor_efficiency, wgmma_latency, cta_fixed_cycles, tau_cycles, the MUFU latency and
@@ -265,16 +269,98 @@ def cmd_eval(a):
     print(f"wrote {a.out}")
 
 
+BLACKWELL_FIT_SOURCE = "pull/2109"  # the published rows the sm100 MMA latency is fitted on
+GPU_ARCH = {"B200": "b200", "unknown-sm100": "b200", "GB300": "b300", "B300": "b300"}
+
+
+def blackwell_rows(path):
+    rows = []
+    for r in json.load(open(path))["rows"]:
+        full = all(r.get(k) is not None for k in ("batch", "heads", "seq_q", "head_dim", "causal", "tflops"))
+        if r["kernel"] != "fa4" or r["dtype"] != "bf16" or r["gpu"] not in GPU_ARCH or not full:
+            continue
+        inp = {"arch": GPU_ARCH[r["gpu"]], "batch": r["batch"], "heads": r["heads"],
+               "heads_kv": r.get("heads_kv") or r["heads"], "seq": r["seq_q"], "seq_k": r.get("seq_k") or r["seq_q"],
+               "d": r["head_dim"], "causal": bool(r["causal"])}
+        rows.append({"input": inp, "published": r})
+    return rows
+
+
+def stock_inputs(spec, rows):
+    """Upstream's own tricks per row (the spec's tile rules: tau 8 and the emulation table)."""
+    out = []
+    for r in rows:
+        inp = dict(r["input"])
+        rule = next(t for t in spec["tiles"] if inp["d"] <= t["d_max"] and t.get("causal", inp["causal"]) == inp["causal"])
+        inp["tau"], inp["emu_fraction"] = rule.get("stock_tau", 0), rule.get("stock_emu_fraction", 0)
+        out.append(inp)
+    return out
+
+
+def cmd_blackwell(a):
+    """Fits the sm100 MMA latency on one source's rows, predicts every other published row."""
+    spec_path = os.path.join(ROOT, "data", "schedule", "sm100.json")
+    spec = json.load(open(spec_path))
+    rows = blackwell_rows(os.path.join(ROOT, "data", "published", "fa4_speeds.json"))
+    fit_rows = [r for r in rows if BLACKWELL_FIT_SOURCE in r["published"]["source"]]
+
+    def loss(lat, window):
+        spec["calibrated"]["wgmma_latency"] = lat
+        spec["window"]["value"] = window
+        preds = predict(a.fa4sim, spec, stock_inputs(spec, fit_rows))
+        return sum(math.log(p["tflops"] / r["published"]["tflops"]) ** 2 for p, r in zip(preds, fit_rows))
+
+    best = min((loss(lat, w), lat, w) for w in (1, 2, 4, 8, 16) for lat in range(0, 1601, 100))
+    lo = max(0, best[1] - 100)
+    best = min((loss(lat, best[2]), lat, best[2]) for lat in range(lo, lo + 201, 10))
+    spec["calibrated"]["wgmma_latency"], spec["window"]["value"] = best[1], best[2]
+    spec["window"]["source"] = spec["window"]["assumption"] = None
+    spec["window"] = {"value": best[2], "assumption": False, "source": "fitted with the MMA latency (see calibration)"}
+    spec["calibration"]["wgmma_latency"] = (
+        f"the MMA latency and the issue window fitted on the {len(fit_rows)} rows of {BLACKWELL_FIT_SOURCE} in "
+        f"data/published/fa4_speeds.json (python3 scripts/schedule_fit.py blackwell, "
+        f"{datetime.date.today().isoformat()}); every other constant is the H200 calibration")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    preds = predict(a.fa4sim, spec, stock_inputs(spec, rows))
+    items = []
+    for r, p in zip(rows, preds):
+        pub = r["published"]
+        items.append({"gpu": pub["gpu"], "arch": r["input"]["arch"], "input": r["input"], "published_tflops": pub["tflops"],
+                      "predicted_tflops": p["tflops"], "ratio": p["tflops"] / pub["tflops"],
+                      "used_for_fit": BLACKWELL_FIT_SOURCE in pub["source"], "source": pub["source"],
+                      "binding": p["binding"]})
+    held = [i for i in items if not i["used_for_fit"]]
+    by_src = {}
+    for i in held:
+        if abs(i["ratio"] - 1) <= 0.10:
+            by_src.setdefault(i["source"].split(" (")[0], 0)
+            by_src[i["source"].split(" (")[0]] += 1
+    summary = {"rows": len(items), "fit_rows": len(items) - len(held), "held_out": len(held),
+               "held_out_within_10pct": sum(abs(i["ratio"] - 1) <= 0.10 for i in held),
+               "held_out_within_10pct_by_source": by_src, "mma_latency": best[1], "window": best[2]}
+    out = {"schema": "fa4sim/schedule-eval-blackwell-v1", "date": datetime.date.today().isoformat(),
+           "command": "python3 scripts/schedule_fit.py blackwell --fa4sim build/fa4sim", "summary": summary,
+           "items": items}
+    path = os.path.join(ROOT, "data", "schedule", "eval_blackwell.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    print(summary)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "eval"])
+    ap.add_argument("cmd", choices=["fit", "eval", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--spec", default=SPEC)
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
     a = ap.parse_args()
-    return cmd_fit(a) if a.cmd == "fit" else cmd_eval(a)
+    return {"fit": cmd_fit, "eval": cmd_eval, "blackwell": cmd_blackwell}[a.cmd](a)
 
 
 if __name__ == "__main__":

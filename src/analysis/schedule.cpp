@@ -75,6 +75,9 @@ ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
     r.tile_n = static_cast<int>(num_field(j, origin, fmt::format("tiles.{}.tile_n", i), 16, 256));
     r.causal = t.contains("causal") ? (t["causal"].get<bool>() ? 1 : 0) : -1;
     r.rs = t.value("rs", true);
+    if (t.contains("stock_tau")) r.stock_tau = num_field(j, origin, fmt::format("tiles.{}.stock_tau", i), 0, 64);
+    if (t.contains("stock_emu_fraction"))
+      r.stock_emu_fraction = num_field(j, origin, fmt::format("tiles.{}.stock_emu_fraction", i), 0, 1);
     s.tiles.push_back(r);
   }
   s.lat_fma = num_field(j, origin, "latency.fma", 1, 1000);
@@ -111,8 +114,8 @@ namespace {
 
 struct Builder {
   Program p;
-  int add(Pipe pipe, int d1 = -1, int d2 = -1) {
-    p.push_back(Instr{pipe, d1, d2});
+  int add(Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
+    p.push_back(Instr{pipe, d1, d2, width});
     return static_cast<int>(p.size()) - 1;
   }
 };
@@ -127,19 +130,28 @@ bool emulated(int col, double f) {
   return x - std::floor(x) < f - 1e-12;
 }
 
-// One exp2 of the scaled score `src`: the MUFU, or the emulation of flash_attn/cute/utils.py
-// ex2_emulation (data/exp_pipe_model.json: clamp, floor by add.rm, two subs, Horner, splice).
-int add_exp(Builder& b, int src, bool emu, int degree) {
-  if (!emu) return b.add(sched::kMufu, src);
-  const int clamp = b.add(sched::kAlu, src);
-  const int fl = b.add(sched::kFma, clamp);
+// The exp2 of `n` (1 or 2) scaled scores from `src`: the MUFU, or the emulation of
+// flash_attn/cute/utils.py ex2_emulation / ex2_emulation_2 (data/exp_pipe_model.json: clamp
+// per element, floor by add.rm, two subs and Horner as one packed f32x2 instruction per pair
+// where the arch packs, splice per element). Returns the last result.
+int add_exp(Builder& b, int src, bool emu, int degree, int n = 1) {
+  if (!emu) {
+    int r = -1;
+    for (int i = 0; i < n; ++i) r = b.add(sched::kMufu, src);
+    return r;
+  }
+  int clamp = -1;
+  for (int i = 0; i < n; ++i) clamp = b.add(sched::kAlu, src);
+  const int fl = b.add(sched::kFma, clamp, -1, n);
   int h = fl;
   if (degree >= 1) {
-    const int back = b.add(sched::kFma, fl);
-    h = b.add(sched::kFma, clamp, back);
-    for (int k = 0; k < degree; ++k) h = b.add(sched::kFma, h);
+    const int back = b.add(sched::kFma, fl, -1, n);
+    h = b.add(sched::kFma, clamp, back, n);
+    for (int k = 0; k < degree; ++k) h = b.add(sched::kFma, h, -1, n);
   }
-  return b.add(sched::kAlu, fl, h);
+  int r = -1;
+  for (int i = 0; i < n; ++i) r = b.add(sched::kAlu, fl, h);
+  return r;
 }
 
 // Reduction of `vals` into one value with `chains` independent accumulators (pipe `pipe`).
@@ -157,6 +169,7 @@ struct StreamSpec {
   int d = 64;
   bool masked = false, rs = true, packed = false;
   const Tricks* tricks = nullptr;
+  bool tmem = false;  // sm100: S comes from and P goes to tensor memory (tcgen05.ld / st)
 };
 
 // The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
@@ -164,11 +177,12 @@ struct StreamSpec {
 Program softmax_stream(const StreamSpec& s) {
   Builder b;
   const Tricks& tr = *s.tricks;
-  const double pk = s.packed ? 0.5 : 1.0;  // f32x2 ops issue once per two elements
-  std::vector<std::vector<int>> src(s.rows, std::vector<int>(s.cols, -1));
+  int ld = -1;
+  for (int i = 0; s.tmem && i < 4; ++i) ld = b.add(sched::kShfl, ld);  // tcgen05.ld of S, 32 columns each
+  std::vector<std::vector<int>> src(s.rows, std::vector<int>(s.cols, ld));
   if (s.masked)
     for (auto& row : src)
-      for (int& v : row) v = b.add(sched::kAlu, b.add(sched::kAlu));
+      for (int& v : row) v = b.add(sched::kAlu, b.add(sched::kAlu, ld));
   std::vector<int> scaled_max(s.rows);
   for (int r = 0; r < s.rows; ++r) {
     int m = reduce(b, src[r], sched::kAlu, 4);
@@ -185,28 +199,34 @@ Program softmax_stream(const StreamSpec& s) {
     for (int c0 = 0; c0 < s.cols; c0 += chunk) {
       const int c1 = std::min(s.cols, c0 + chunk);
       std::vector<int> f(c1 - c0), x(c1 - c0);
-      for (int c = c0; c < c1; ++c)
-        f[c - c0] = (s.packed && (c & 1)) ? f[c - c0 - 1] : b.add(sched::kFma, scaled_max[r], src[r][c]);
-      for (int c = c0; c < c1; ++c) x[c - c0] = add_exp(b, f[c - c0], emulated(c, tr.emu_fraction), tr.degree);
-      for (int c = c0; c < c1; ++c)
-        if (!s.packed || !(c & 1)) acc[c % 4] = b.add(sched::kFma, acc[c % 4], x[c - c0]);
+      const int step = s.packed ? 2 : 1;  // elements per FMA-pipe instruction
+      for (int c = c0; c < c1; c += step)
+        f[c - c0] = b.add(sched::kFma, scaled_max[r], src[r][c], step);
+      for (int c = c0; c < c1; c += step)
+        x[c - c0] = add_exp(b, f[c - c0], emulated(c, tr.emu_fraction), tr.degree, step);
+      for (int c = c0; c < c1; c += step) acc[(c / step) % 4] = b.add(sched::kFma, acc[(c / step) % 4], x[c - c0], step);
     }
-    (void)pk;
   }
   return std::move(b.p);
 }
 
 // After GEMM1: P to 16 bits (cvt_f16, pairs), P to shared memory when not RS, O *= row_scale.
+// sm100: P converted and stored to tensor memory; O is rescaled by the correction warpgroup (on
+// the same sub-partition: its instructions are charged here).
 Program post_stream(const StreamSpec& s) {
   Builder b;
   const int elems = s.rows * s.cols;
   for (int i = 0; i < elems / 2; ++i) b.add(sched::kAlu);
   if (!s.rs)
     for (int i = 0; i < elems / 4; ++i) b.add(sched::kShfl);
+  if (s.tmem)
+    for (int i = 0; i < 2; ++i) b.add(sched::kShfl);  // tcgen05.st of P
   const Tricks& tr = *s.tricks;
   const double share = tr.tau > 0 ? tr.rescale_share : 1.0;
-  const int o_elems = static_cast<int>(std::lround(s.rows * s.d / 4.0 * share * (s.packed ? 0.5 : 1.0)));
-  for (int i = 0; i < o_elems; ++i) b.add(sched::kFma);
+  const double o_per_thread = s.tmem ? s.rows * s.d : s.rows * s.d / 4.0;
+  const int step = s.packed ? 2 : 1;
+  const int o_instr = static_cast<int>(std::lround(o_per_thread * share / step));
+  for (int i = 0; i < o_instr; ++i) b.add(sched::kFma, -1, -1, step);
   return std::move(b.p);
 }
 
@@ -245,13 +265,20 @@ void check_input(const ScheduleInput& in) {
   if (!(t.rescale_share >= 0 && t.rescale_share <= 1)) throw Error("rescale share outside [0, 1]", "a share");
 }
 
+}  // namespace
+
+const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal) {
+  for (const auto& r : s.tiles)
+    if (d <= r.d_max && (r.causal < 0 || r.causal == (causal ? 1 : 0))) return r;
+  throw Error(fmt::format("no tile rule of '{}' covers d = {}", s.origin, d), "d <= 256");
+}
+
+namespace {
+
 Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
   Kernel k;
   k.d = in.shape.d;
-  const TileRule* rule = nullptr;
-  for (const auto& r : s.tiles)
-    if (in.shape.d <= r.d_max && (r.causal < 0 || r.causal == (in.shape.causal ? 1 : 0))) { rule = &r; break; }
-  if (!rule) throw Error(fmt::format("no tile rule of '{}' covers d = {}", s.origin, in.shape.d), "d <= 256");
+  const TileRule* rule = &tile_rule(s, in.shape.d, in.shape.causal);
   k.tile_m = in.tile_m > 0 ? in.tile_m : rule->tile_m;
   k.tile_n = in.tile_n > 0 ? in.tile_n : rule->tile_n;
   k.rs = rule->rs;
@@ -270,6 +297,7 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
   sched::SimConfig c;
   c.warps = k.warps;
   c.turn_barrier = k.turn_barrier;
+  c.pv_first = s.kernel == "sm100";
   c.window = s.window;
   c.gemm_latency = s.wgmma_latency;
   const double lanes_smsp_fma = a.fp32_fma_lanes_per_clk_sm / a.smsp_per_sm;
@@ -295,17 +323,19 @@ int simulated_iters(int n, int masked) { return std::min(n, std::max(masked + 6,
 CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, const Tricks& tr, bool packed,
                  int n, int masked) {
   const sched::SimConfig c = sim_config(a, s, k);
-  const int rows = s.kernel == "sm100" ? 1 : 2;
-  const int cols = s.kernel == "sm100" ? k.tile_n : k.tile_n / 4;
-  StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr};
+  const bool sm100 = s.kernel == "sm100";
+  const int rows = sm100 ? 1 : 2;  // per thread: sm100 a row of the 128-row tile, sm90 2 rows of a wgmma m64 tile
+  const int cols = sm100 ? k.tile_n : k.tile_n / 4;
+  StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr, sm100};
   StreamSpec mask = plain;
   mask.masked = true;
   const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask), post = post_stream(plain);
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
-  const Program first_issue = issue_stream(k.d / 16 + 4 + overhead),
-                issue = issue_stream(k.d / 16 + k.tile_n / 16 + 6 + overhead);
+  // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
+  const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
+                issue = issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
   const int iters = simulated_iters(n, masked);
-  const double o_per_thread = rows * k.d / (s.kernel == "sm100" ? 1.0 : 4.0);  // O accumulators a thread rescales
+  const double o_per_thread = rows * k.d / (sm100 ? 1.0 : 4.0);  // O accumulators a thread rescales
   auto work = [&](int j) {
     sched::IterationWork w;
     w.issue_gemms = j == 0 ? first_issue : issue;

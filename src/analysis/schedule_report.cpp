@@ -37,9 +37,10 @@ ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
     const ScheduleSpec s = load_schedule_spec(o.spec_path.empty() ? schedule_spec_for_arch(a) : o.spec_path);
     ScheduleModelRow row;
     row.arch = a.name;
-    ScheduleInput stock = o.input;
-    stock.tricks.tau = 0;
-    stock.tricks.emu_fraction = 0;
+    ScheduleInput stock = o.input;  // upstream's own setting: sm90 none, sm100 tau 8 and its emulation table
+    const TileRule& rule = tile_rule(s, o.input.shape.d, o.input.shape.causal);
+    stock.tricks.tau = rule.stock_tau;
+    stock.tricks.emu_fraction = rule.stock_emu_fraction;
     row.stock = predict_schedule(a, s, stock);
     row.with_tricks = predict_schedule(a, s, o.input);
     row.best = o.search ? search_best(a, s, o.input, row.stock.tflops) : ScheduleBest{0, 0, row.stock.tflops, 0};

@@ -13,6 +13,7 @@ enum Pipe : uint8_t { kIssue = 0, kFma, kAlu, kMufu, kShfl, kPipes };
 struct Instr {
   Pipe pipe = kIssue;
   int dep1 = -1, dep2 = -1;  // indices of earlier instructions of the same program
+  int width = 1;             // 2: a packed f32x2 instruction (one issue slot, twice the pipe's lanes)
 };
 
 using Program = std::vector<Instr>;
@@ -35,6 +36,7 @@ struct IterationWork {
 struct SimConfig {
   int warps = 1;             // consumer warps per SMSP
   bool turn_barrier = true;  // warps issue their MMAs in turn (upstream's scheduler barrier)
+  bool pv_first = false;     // O += P V enters the tensor unit before the next S (sm100: P aliases S)
   int window = 8;
   double gemm_latency = 0;   // clocks from an MMA's end to the waiting warp's wake-up
   PipeRates rates;

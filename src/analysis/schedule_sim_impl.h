@@ -60,10 +60,11 @@ struct Sim {
       if (in.dep1 >= 0) at = std::max(at, s.ready[in.dep1]);
       if (in.dep2 >= 0) at = std::max(at, s.ready[in.dep2]);
       if (at <= t) {
-        pipe_free[in.pipe] = t + c.rates.occupancy[in.pipe];
+        const double occ = c.rates.occupancy[in.pipe] * in.width;
+        pipe_free[in.pipe] = t + occ;
         s.ready[i] = t + c.rates.latency[in.pipe];
         s.drain = std::max(s.drain, s.ready[i]);
-        r.pipe_busy[in.pipe] += c.rates.occupancy[in.pipe];
+        r.pipe_busy[in.pipe] += occ;
         r.issued += 1;
         while (s.pc < static_cast<int>(p.size()) && s.ready[s.pc] != kNever) ++s.pc;
         return true;
@@ -109,8 +110,13 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
             issued = sim.try_issue(s, t, next);
             if (!issued || s.pc < static_cast<int>(s.prog->size())) break;
           }
-          s.g0_done = last ? t : sim.enqueue(t, wk.gemm0);
-          s.g1_done = sim.enqueue(t, last ? tail.gemm1 : wk.gemm1);
+          if (c.pv_first) {
+            s.g1_done = sim.enqueue(t, last ? tail.gemm1 : wk.gemm1);
+            s.g0_done = last ? t : sim.enqueue(t, wk.gemm0);
+          } else {
+            s.g0_done = last ? t : sim.enqueue(t, wk.gemm0);
+            s.g1_done = sim.enqueue(t, last ? tail.gemm1 : wk.gemm1);
+          }
           sim.turn = (k + 1) % c.warps;
           sim.enter(s, last ? kWaitG1 : kWaitG0, t);
           s.wait_until = last ? s.g1_done : s.g0_done;

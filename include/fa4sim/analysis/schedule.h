@@ -47,6 +47,7 @@ struct TileRule {
   int causal = -1;  // -1: either, 0: non-causal only, 1: causal only
   int tile_m = 0, tile_n = 0;
   bool rs = true;  // P from registers (true) or through shared memory
+  double stock_tau = 0, stock_emu_fraction = 0;  // the tricks upstream itself runs with (sm100)
 };
 
 struct ScheduleSpec {
@@ -66,6 +67,8 @@ struct ScheduleSpec {
 };
 
 ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin);
+// The rule for a head dim (the first that covers it); throws Error if none does.
+const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal);
 ScheduleSpec load_schedule_spec(const std::string& name_or_path);
 // The kernel an arch runs: sm_90 -> data/schedule/sm90.json, sm_100/sm_103 -> sm100.json.
 std::string schedule_spec_for_arch(const ArchSpec& a);
