@@ -32,6 +32,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
+REPEAT = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
           "clock_mhz_base", "clock_tensor_slowdown"]
@@ -109,6 +110,23 @@ def load_rows(path):
     return out
 
 
+def merge_repeat(rows, repeat_path):
+    """Measured time = geometric mean of this run and an earlier run of the same plan (same
+    protocol, another machine of the kind); spread = the larger of the within-run spread and the
+    two runs' difference."""
+    if not repeat_path or not os.path.exists(repeat_path):
+        return rows
+    rep = {(json.dumps(r["shape"], sort_keys=True), r["kind"]): r for r in load_rows(repeat_path)}
+    for r in rows:
+        o = rep.get((json.dumps(r["shape"], sort_keys=True), r["kind"]))
+        if o is None:
+            continue
+        r["ms_runs"] = [r["ms"], o["ms"]]
+        r["ms"] = math.sqrt(r["ms"] * o["ms"])
+        r["spread"] = max(r["spread"], o["spread"], abs(math.log(r["ms_runs"][0] / r["ms_runs"][1])))
+    return rows
+
+
 def predict(fa4sim, spec, inputs):
     with tempfile.TemporaryDirectory() as d:
         sp, ip = os.path.join(d, "spec.json"), os.path.join(d, "inputs.json")
@@ -158,7 +176,8 @@ def clamp_params(x):
 
 def cmd_fit(a):
     spec = json.load(open(a.spec))
-    rows = load_rows(os.path.join(a.data, "calibration.jsonl"))
+    rows = merge_repeat(load_rows(os.path.join(a.data, "calibration.jsonl")),
+                        a.repeat and os.path.join(a.repeat, "calibration.jsonl"))
     inputs = [r["input"] for r in rows]
     evals = [0]
 
@@ -176,10 +195,19 @@ def cmd_fit(a):
 
     if any(r["clock"] is None for r in rows):
         sys.exit("schedule_fit: the calibration data has no clock log (clocks.csv)")
-    x0 = [get_param(spec, p) for p in PARAMS]
     steps = [0.1, 300, 10000, 50, 8, 200, 0.2]
-    x, v = nelder_mead(loss, x0, steps, iters=a.iters)
-    x, v = nelder_mead(loss, x, [st / 4 for st in steps], iters=a.iters)
+    x0 = [get_param(spec, p) for p in PARAMS]
+    best = None
+    for window in (1, 2, 4):  # the issue window is discrete: a Nelder-Mead run for each
+        spec["window"]["value"] = window
+        x, v = nelder_mead(loss, x0, steps, iters=a.iters)
+        x, v = nelder_mead(loss, x, [st / 4 for st in steps], iters=a.iters)
+        print(f"window {window}: loss {v:.5f}")
+        if best is None or v < best[0]:
+            best = (v, window, x)
+    v, window, x = best
+    spec["window"] = {"value": window, "assumption": False,
+                      "source": "fitted (1, 2 or 4) with the calibrated constants by scripts/schedule_fit.py"}
     for p, val in zip(PARAMS, clamp_params(x)):
         set_param(spec, p, val)
     preds = predict(a.fa4sim, spec, inputs)
@@ -194,6 +222,7 @@ def cmd_fit(a):
         "date": datetime.date.today().isoformat(), "rms_log_error_time": round(rms_t, 5),
         "rms_log_error_clock": round(rms_c, 5),
         "configurations": len(rows),
+        "repeat": os.path.relpath(a.repeat, ROOT) if a.repeat else None,
         "note": "fitted on the calibration plan only (d 64/128, seq 4096/16384, causal or not, stock and tau x "
                 "emulated fraction); the held-out and moonshot plans are not used"}
     with open(a.spec, "w") as f:
@@ -234,7 +263,7 @@ def cmd_eval(a):
         path = os.path.join(a.data, plan + ".jsonl")
         if not os.path.exists(path):
             continue
-        rows = load_rows(path)
+        rows = merge_repeat(load_rows(path), a.repeat and os.path.join(a.repeat, plan + ".jsonl"))
         preds = predict(a.fa4sim, spec, [r["input"] for r in rows])
         items = []
         for r, p in zip(rows, preds):
@@ -301,6 +330,12 @@ def cmd_blackwell(a):
     """Fits the sm100 MMA latency on one source's rows, predicts every other published row."""
     spec_path = os.path.join(ROOT, "data", "schedule", "sm100.json")
     spec = json.load(open(spec_path))
+    sm90 = json.load(open(a.spec))  # the H200 calibration, carried over (the clock is not)
+    for k, v in sm90["calibrated"].items():
+        if not k.startswith("clock_"):
+            spec["calibrated"][k] = v
+    spec["latency"] = sm90["latency"]
+    spec["overhead_instructions"]["value"] = sm90["overhead_instructions"]["value"]
     rows = blackwell_rows(os.path.join(ROOT, "data", "published", "fa4_speeds.json"))
     fit_rows = [r for r in rows if BLACKWELL_FIT_SOURCE in r["published"]["source"]]
 
@@ -356,6 +391,7 @@ def main():
     ap.add_argument("cmd", choices=["fit", "eval", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
+    ap.add_argument("--repeat", default=REPEAT, help="an earlier run of the same plans, merged in ('' for none)")
     ap.add_argument("--spec", default=SPEC)
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))

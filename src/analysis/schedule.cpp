@@ -433,7 +433,7 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, co
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
-  // Note [Schedule model]: under the power cap, power / clock grows with the tensor share.
+  // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]).
   p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * p.tensor_share_grid));
   p.ms = p.total_cycles / (p.clock_mhz * 1e3);
   p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
