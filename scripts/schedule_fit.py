@@ -269,7 +269,8 @@ def cmd_eval(a):
         for r, p in zip(rows, preds):
             meas_tf = r["flops"] / (r["ms"] * 1e-3) / 1e12
             at_clock = r["flops"] / (p["total_cycles"] / (r["clock"] * 1e3) * 1e-3) / 1e12 if r["clock"] else None
-            items.append({"shape": r["shape"], "kind": r["kind"], "measured_tflops": meas_tf, "spread": r["spread"],
+            items.append({"shape": r["shape"], "kind": r["kind"], "input": r["input"],
+                          "measured_tflops": meas_tf, "spread": r["spread"],
                           "predicted_tflops": p["tflops"], "ratio": p["tflops"] / meas_tf,
                           "predicted_tflops_at_sampled_clock": at_clock,
                           "ratio_at_sampled_clock": at_clock / meas_tf if at_clock else None, "binding": p["binding"],
@@ -358,11 +359,12 @@ def cmd_blackwell(a):
     with open(spec_path, "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")
-    preds = predict(a.fa4sim, spec, stock_inputs(spec, rows))
+    inputs = stock_inputs(spec, rows)
+    preds = predict(a.fa4sim, spec, inputs)
     items = []
-    for r, p in zip(rows, preds):
+    for r, p, inp in zip(rows, preds, inputs):
         pub = r["published"]
-        items.append({"gpu": pub["gpu"], "arch": r["input"]["arch"], "input": r["input"], "published_tflops": pub["tflops"],
+        items.append({"gpu": pub["gpu"], "arch": r["input"]["arch"], "input": inp, "published_tflops": pub["tflops"],
                       "predicted_tflops": p["tflops"], "ratio": p["tflops"] / pub["tflops"],
                       "used_for_fit": BLACKWELL_FIT_SOURCE in pub["source"], "source": pub["source"],
                       "binding": p["binding"]})

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fa4sim/analysis/schedule.h"
+#include "fa4sim/util/error.h"
 
 namespace fa4sim {
 
@@ -30,6 +31,32 @@ ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, ScheduleInput
 }
 
 }  // namespace
+
+ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where) {
+  if (!e.is_object()) throw Error(fmt::format("{} is not an object", where), "give {\"d\": 64, ...}");
+  ScheduleInput in = defaults;
+  AttnShape& s = in.shape;
+  try {
+    s.batch = e.value("batch", s.batch);
+    s.heads = e.value("heads", s.heads);
+    s.heads_kv = e.value("heads_kv", e.contains("heads") ? s.heads : s.heads_kv);
+    s.seq_q = e.value("seq", s.seq_q);
+    s.seq_k = e.value("seq_k", e.contains("seq") ? s.seq_q : s.seq_k);
+    s.d = e.value("d", s.d);
+    s.causal = e.value("causal", s.causal);
+    in.tricks.tau = e.value("tau", in.tricks.tau);
+    in.tricks.emu_fraction = e.value("emu_fraction", in.tricks.emu_fraction);
+    in.tricks.degree = e.value("degree", in.tricks.degree);
+    in.tricks.rescale_share = e.value("rescale_share", in.tricks.rescale_share);
+    if (e.contains("tile")) {
+      in.tile_m = e["tile"].at(0).get<int>();
+      in.tile_n = e["tile"].at(1).get<int>();
+    }
+  } catch (const json::exception& ex) {
+    throw Error(fmt::format("{}: {}", where, ex.what()), "numbers, booleans and a [m, n] tile only");
+  }
+  return in;
+}
 
 ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
   ScheduleModelResult r;

@@ -20,7 +20,7 @@ struct ScheduleCli {
   std::vector<std::string> arch_files;
   std::string spec;
   int batch = 4, heads = 32, kv_heads = 0, seq = 4096, seq_k = 0, d = 128, causal = 0;
-  double tau = 0, emu_fraction = 0, rescale_share = 0.02;
+  double tau = 0, emu_fraction = 0, rescale_share = Tricks{}.rescale_share;
   int degree = 3;
   std::string tile;
   bool no_search = false;
@@ -56,25 +56,20 @@ Report run_inputs(const ScheduleCli& c, const std::string& spec_path) {
   rep.params = json{{"inputs", c.inputs}, {"spec", spec_path}};
   json preds = json::array();
   std::map<std::string, ArchSpec> archs;
+  const ScheduleInput defaults = input_of(c);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& e = list[i];
-    if (!e.is_object()) throw Error(fmt::format("inputs file '{}': entry {} is not an object", c.inputs, i), "");
-    ScheduleCli x = c;
-    try {
-      x.arch = e.value("arch", c.arch);
-      x.batch = e.value("batch", c.batch), x.heads = e.value("heads", c.heads), x.kv_heads = e.value("heads_kv", x.heads);
-      x.seq = e.value("seq", c.seq), x.seq_k = e.value("seq_k", x.seq), x.d = e.value("d", c.d);
-      x.causal = e.value("causal", false) ? 1 : 0, x.tau = e.value("tau", c.tau);
-      x.emu_fraction = e.value("emu_fraction", c.emu_fraction), x.degree = e.value("degree", c.degree);
-      x.rescale_share = e.value("rescale_share", c.rescale_share);
-      if (e.contains("tile")) x.tile = fmt::format("{}x{}", e["tile"][0].get<int>(), e["tile"][1].get<int>());
-    } catch (const json::exception& ex) {
-      throw Error(fmt::format("inputs file '{}': entry {}: {}", c.inputs, i, ex.what()), "numbers and booleans only");
+    const ScheduleInput in = schedule_input_from_json(e, defaults, fmt::format("inputs file '{}': entry {}", c.inputs, i));
+    const std::string arch = e.is_object() && e.contains("arch") && e["arch"].is_string() ? e["arch"].get<std::string>() : c.arch;
+    if (!archs.count(arch)) {
+      ScheduleCli x = c;
+      x.arch = arch;
+      x.arch_files.clear();
+      archs.emplace(arch, archs_of(x).front());
     }
-    if (!archs.count(x.arch)) archs.emplace(x.arch, archs_of(x).front());
-    const ArchSpec& a = archs.at(x.arch);
+    const ArchSpec& a = archs.at(arch);
     const ScheduleSpec s = load_schedule_spec(spec_path.empty() ? schedule_spec_for_arch(a) : spec_path);
-    json p = to_json(predict_schedule(a, s, input_of(x)));
+    json p = to_json(predict_schedule(a, s, in));
     p["input"] = e;
     preds.push_back(std::move(p));
   }

@@ -82,7 +82,9 @@ struct Tricks {
   double tau = 0;           // conditional rescaling threshold (log2 units), 0 = always rescale
   double emu_fraction = 0;  // share of exps emulated on the FMA pipe
   int degree = 3;
-  double rescale_share = 0;  // share of (row, iteration) pairs whose warp rescales O when tau > 0
+  // With tau > 0: share of iterations in which a warp still rescales O. 0.02 stands for random
+  // inputs (`fa4sim rescale` measures it for a score distribution).
+  double rescale_share = 0.02;
 };
 
 struct ScheduleInput {
@@ -108,6 +110,11 @@ struct SchedulePrediction {
   std::string critical_path;  // what a warp waits for most in one iteration
   json path_breakdown;        // clocks per iteration a warp spends in each state
 };
+
+// One configuration as JSON: {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau,
+// emu_fraction, degree, rescale_share, tile: [m, n]}; missing keys take `defaults`' values (arch
+// excepted: the caller reads it). Throws Error naming `where` for a value of the wrong type.
+ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where);
 
 // Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
 // not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
