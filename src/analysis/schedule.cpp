@@ -305,7 +305,6 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
   const double lanes_smsp_mufu = a.mufu_ex2_per_clk_sm / a.smsp_per_sm;
   c.rates.occupancy = {0, 32 / lanes_smsp_fma, 32 / lanes_smsp_alu, 32 / lanes_smsp_mufu, 2};
   c.rates.latency = {1, s.lat_fma, s.lat_alu, s.lat_mufu, s.lat_shfl};
-  for (auto& o : c.rates.occupancy) o /= a.issue_slots_per_clk_smsp > 0 ? 1 : 1;
   return c;
 }
 

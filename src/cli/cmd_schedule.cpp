@@ -116,10 +116,15 @@ void add_schedule(CLI::App& root) {
   int_in(sub->add_option("--degree", c.degree, "Polynomial degree of the emulated exp2"), 0, 5)->type_name("N")->capture_default_str();
   checked(sub->add_option("--rescale-share", c.rescale_share,
                           "With tau > 0: share of iterations in which a warp still rescales O (fa4sim rescale measures it)"),
-          "0..1", [](const std::string&, const std::string& v) { parse_emu_fraction(v); })
+          "0..1",
+          [](const std::string& opt, const std::string& v) {
+            const double x = parse_double(opt, v);
+            if (!(x >= 0 && x <= 1))
+              throw Error(fmt::format("{} = {} is outside [0, 1]", opt, v), "a share of iterations, e.g. 0.02");
+          })
       ->type_name("F")
       ->capture_default_str();
-  checked(sub->add_option("--tile", c.tile, "Tile MxN instead of the kernel's own (M a multiple of 64, N of 16)"), "",
+  checked(sub->add_option("--tile", c.tile, "Tile MxN instead of the kernel's own: M 64..256 a multiple of 64, N 16..256 a multiple of 16"), "",
           [](const std::string&, const std::string& v) { parse_tile(v); })
       ->type_name("MxN");
   sub->add_flag("--no-search", c.no_search, "Skip the search for the best (tau, fraction)");

@@ -13,7 +13,8 @@
 //  - W consumer warps, one from each consumer warpgroup (the warpgroup's 4 warps sit one per SMSP
 //    and run in step, so one SMSP stands for the SM); one tensor unit, a FIFO of warpgroup MMAs
 //    at the arch's rate / smsp_per_sm, times the calibrated tensor efficiency;
-//  - one issue slot per clock (issue_slots_per_clk_smsp), pipes fma / alu / mufu with occupancy
+//  - one issue slot per clock (every arch fa4sim knows has issue_slots_per_clk_smsp = 1; the
+//    simulation does not read it), pipes fma / alu / mufu with occupancy
 //    32 / (lanes per clock per SMSP) clocks per warp instruction and latencies from the data file;
 //    a warp issues the first instruction of a small window (the compiler's interleaving) whose
 //    operands are ready and whose pipe is free; warps take turns (loose round robin);
