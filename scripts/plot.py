@@ -120,7 +120,8 @@ def plot_schedule(rep, out_dir):
     ones (calibration, held-out, moonshot) and the published Blackwell ones, with the 5 % and 10 % bands."""
     fig, ax = plt.subplots(figsize=(6.4, 6.0))
     styles = {"h200_calibration": ("o", "tab:gray", "H200, calibration"),
-              "h200_heldout": ("o", "tab:blue", "H200, held out"),
+              "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
+              "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (held out)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
               "blackwell_published_held_out": ("^", "tab:red", "Blackwell, published")}
     lo, hi = 1e9, 0

@@ -127,6 +127,18 @@ def merge_repeat(rows, repeat_path):
     return rows
 
 
+def plan_path(a, plan):
+    """The plan's measurements: DIR/<plan>.jsonl, or the newest folder of data/gpu/schedule that has it."""
+    path = os.path.join(a.data, plan + ".jsonl")
+    if os.path.exists(path):
+        return path
+    root = os.path.dirname(a.data)
+    for d in sorted(os.listdir(root), reverse=True):
+        if os.path.exists(os.path.join(root, d, plan + ".jsonl")):
+            return os.path.join(root, d, plan + ".jsonl")
+    return path
+
+
 def predict(fa4sim, spec, inputs):
     with tempfile.TemporaryDirectory() as d:
         sp, ip = os.path.join(d, "spec.json"), os.path.join(d, "inputs.json")
@@ -176,8 +188,9 @@ def clamp_params(x):
 
 def cmd_fit(a):
     spec = json.load(open(a.spec))
-    rows = merge_repeat(load_rows(os.path.join(a.data, "calibration.jsonl")),
-                        a.repeat and os.path.join(a.repeat, "calibration.jsonl"))
+    rows = []
+    for plan in a.fit_plans.split(","):
+        rows += merge_repeat(load_rows(plan_path(a, plan)), a.repeat and os.path.join(a.repeat, plan + ".jsonl"))
     inputs = [r["input"] for r in rows]
     evals = [0]
 
@@ -217,14 +230,14 @@ def cmd_fit(a):
           f"({evals[0]} evaluations)")
     spec["calibrated"] = {k: round(v, 6) for k, v in spec["calibrated"].items()}
     spec["calibration"] = {
-        "command": "python3 scripts/schedule_fit.py fit --fa4sim build/fa4sim --data " + os.path.relpath(a.data, ROOT),
-        "data": os.path.relpath(os.path.join(a.data, "calibration.jsonl"), ROOT),
+        "command": "python3 scripts/schedule_fit.py fit --fa4sim build/fa4sim --fit-plans " + a.fit_plans,
+        "data": [os.path.relpath(plan_path(a, p), ROOT) for p in a.fit_plans.split(",")],
         "date": datetime.date.today().isoformat(), "rms_log_error_time": round(rms_t, 5),
         "rms_log_error_clock": round(rms_c, 5),
         "configurations": len(rows),
         "repeat": os.path.relpath(a.repeat, ROOT) if a.repeat else None,
-        "note": "fitted on the calibration plan only (d 64/128, seq 4096/16384, causal or not, stock and tau x "
-                "emulated fraction); the held-out and moonshot plans are not used"}
+        "note": f"fitted on the plans {a.fit_plans} only; the others (moonshot, heldout2 when heldout is "
+                "fitted) are not used"}
     with open(a.spec, "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")
@@ -259,8 +272,8 @@ def cmd_eval(a):
               "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
               "command": "python3 scripts/schedule_fit.py eval --fa4sim build/fa4sim", "date": datetime.date.today().isoformat(),
               "plans": {}}
-    for plan in ("calibration", "heldout", "moonshot"):
-        path = os.path.join(a.data, plan + ".jsonl")
+    for plan in ("calibration", "heldout", "moonshot", "heldout2"):
+        path = plan_path(a, plan)
         if not os.path.exists(path):
             continue
         rows = merge_repeat(load_rows(path), a.repeat and os.path.join(a.repeat, plan + ".jsonl"))
@@ -396,6 +409,9 @@ def main():
     ap.add_argument("--repeat", default=REPEAT, help="an earlier run of the same plans, merged in ('' for none)")
     ap.add_argument("--spec", default=SPEC)
     ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--fit-plans", default="calibration,heldout",
+                    help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
+                         "and is judged on heldout2)")
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
     a = ap.parse_args()
     return {"fit": cmd_fit, "eval": cmd_eval, "blackwell": cmd_blackwell}[a.cmd](a)

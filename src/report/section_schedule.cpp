@@ -93,21 +93,23 @@ void report_schedule(ReportContext& ctx) {
     results[name] = {{"configurations", c.n}, {"within_5pct", c.within5}, {"within_10pct", c.within10},
                      {"stale", c.stale}, {"items", c.items}};
   };
-  for (const char* plan : {"calibration", "heldout", "moonshot"})
+  for (const char* plan : {"calibration", "heldout", "moonshot", "heldout2"})
     if (h200["plans"].contains(plan))
       add(fmt::format("h200_{}", plan), compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
   const Compared held = compare(bw["items"], "published_tflops", "predicted_tflops", true);
   add("blackwell_published_held_out", held);
-  t.notes.push_back("H200: medians of interleaved rounds (scripts/fa4_protocol.py), two runs merged; calibration = the "
-                    "configurations the constants were fitted on, heldout/moonshot = not used. Blackwell: published "
+  t.notes.push_back("H200: medians of interleaved rounds (scripts/fa4_protocol.py; calibration, heldout and moonshot "
+                    "two runs merged, heldout2 one run); the constants are fitted on calibration and heldout, "
+                    "moonshot and heldout2 are not used (heldout2 was measured after the plan was fixed, for this). "
+                    "Blackwell: published "
                     "figures of data/published/fa4_speeds.json except PR #2109's rows, on which the sm100 MMA latency "
                     "and issue window were fitted. docs/schedule.md has the misses and their reasons.");
   r.results = results;
   r.tables.push_back(t);
   r.threads = 1;
   ctx.write(r, "schedule.json", sw.seconds());
-  const json& ho = results["h200_heldout"];
-  ctx.add_finding({"schedule model, H200 held-out configurations within 5 % / 10 % of measured",
+  const json& ho = results["h200_heldout2"];
+  ctx.add_finding({"schedule model, H200 held-out (heldout2) configurations within 5 % / 10 % of measured",
                    fmt::format("{} / {} of {}", ho["within_5pct"].get<int>(), ho["within_10pct"].get<int>(),
                                ho["configurations"].get<int>()),
                    "-", std::nullopt, "schedule: the issue's target is 80 % within 5 % and all within 10 %"});
