@@ -32,7 +32,6 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
-REPEAT = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
           "clock_mhz_base", "clock_tensor_slowdown"]
@@ -110,25 +109,36 @@ def load_rows(path):
     return out
 
 
-def merge_repeat(rows, repeat_path):
-    """Measured time = geometric mean of this run and an earlier run of the same plan (same
-    protocol, another machine of the kind); spread = the larger of the within-run spread and the
-    two runs' difference."""
-    if not repeat_path or not os.path.exists(repeat_path):
-        return rows
-    rep = {(json.dumps(r["shape"], sort_keys=True), r["kind"]): r for r in load_rows(repeat_path)}
+def merge_runs(rows, other_paths):
+    """Measured time = geometric mean over this run and the other runs of the same plan (same
+    protocol, other machines of the kind); spread = the largest of the within-run spreads and the
+    runs' differences."""
+    others = []
+    for path in other_paths:
+        others.append({(json.dumps(r["shape"], sort_keys=True), r["kind"]): r for r in load_rows(path)})
     for r in rows:
-        o = rep.get((json.dumps(r["shape"], sort_keys=True), r["kind"]))
-        if o is None:
+        key = (json.dumps(r["shape"], sort_keys=True), r["kind"])
+        found = [o[key] for o in others if key in o]
+        if not found:
             continue
-        r["ms_runs"] = [r["ms"], o["ms"]]
-        r["ms"] = math.sqrt(r["ms"] * o["ms"])
-        r["spread"] = max(r["spread"], o["spread"], abs(math.log(r["ms_runs"][0] / r["ms_runs"][1])))
+        r["ms_runs"] = [r["ms"]] + [o["ms"] for o in found]
+        r["ms"] = math.exp(statistics.mean(math.log(m) for m in r["ms_runs"]))
+        r["spread"] = max([r["spread"]] + [o["spread"] for o in found] +
+                          [abs(math.log(x / y)) for x in r["ms_runs"] for y in r["ms_runs"]])
     return rows
 
 
+def plan_rows(a, plan):
+    """The plan's rows from its primary run (plan_path) merged with every other run that has it."""
+    primary = plan_path(a, plan)
+    root = os.path.dirname(os.path.dirname(primary))
+    others = sorted(os.path.join(root, d, plan + ".jsonl") for d in os.listdir(root)
+                    if os.path.exists(os.path.join(root, d, plan + ".jsonl")))
+    return merge_runs(load_rows(primary), [o for o in others if os.path.abspath(o) != os.path.abspath(primary)])
+
+
 def plan_path(a, plan):
-    """The plan's measurements: DIR/<plan>.jsonl, or the newest folder of data/gpu/schedule that has it."""
+    """The plan's primary run: DIR/<plan>.jsonl, or the newest folder of data/gpu/schedule that has it."""
     path = os.path.join(a.data, plan + ".jsonl")
     if os.path.exists(path):
         return path
@@ -190,7 +200,7 @@ def cmd_fit(a):
     spec = json.load(open(a.spec))
     rows = []
     for plan in a.fit_plans.split(","):
-        rows += merge_repeat(load_rows(plan_path(a, plan)), a.repeat and os.path.join(a.repeat, plan + ".jsonl"))
+        rows += plan_rows(a, plan)
     inputs = [r["input"] for r in rows]
     evals = [0]
 
@@ -235,7 +245,7 @@ def cmd_fit(a):
         "date": datetime.date.today().isoformat(), "rms_log_error_time": round(rms_t, 5),
         "rms_log_error_clock": round(rms_c, 5),
         "configurations": len(rows),
-        "repeat": os.path.relpath(a.repeat, ROOT) if a.repeat else None,
+        "runs_merged": "every folder of data/gpu/schedule that holds the plan (geometric mean)",
         "note": f"fitted on the plans {a.fit_plans} only; the others (moonshot, heldout2 when heldout is "
                 "fitted) are not used"}
     with open(a.spec, "w") as f:
@@ -276,7 +286,7 @@ def cmd_eval(a):
         path = plan_path(a, plan)
         if not os.path.exists(path):
             continue
-        rows = merge_repeat(load_rows(path), a.repeat and os.path.join(a.repeat, plan + ".jsonl"))
+        rows = plan_rows(a, plan)
         preds = predict(a.fa4sim, spec, [r["input"] for r in rows])
         items = []
         for r, p in zip(rows, preds):
@@ -406,7 +416,6 @@ def main():
     ap.add_argument("cmd", choices=["fit", "eval", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
-    ap.add_argument("--repeat", default=REPEAT, help="an earlier run of the same plans, merged in ('' for none)")
     ap.add_argument("--spec", default=SPEC)
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--fit-plans", default="calibration,heldout",
