@@ -104,7 +104,7 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI:
   c.q_scale = parse_double("--q-scale", o.q_scale);
   c.q_path = o.q, c.k_path = o.k, c.v_path = o.v;
   c.dtypes.clear();
-  for (const auto& d : split(o.dtype, ','))
+  for (const auto& d : list_items("--dtype", o.dtype, "a format"))
     c.dtypes.push_back(parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);
