@@ -104,7 +104,8 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
 }
 
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {
-  const std::string valid = "valid: " + range_text(lo, hi);
+  // Bounds that only guard the conversion (-2^62) would read as noise in the hint.
+  const std::string valid = lo < -1000000000000LL ? "e.g. 1000 or 1e6" : "valid: " + range_text(lo, hi);
   if (s.empty()) throw Error(fmt::format("{} needs a number, got an empty value", opt));
   ExactInt e = exact_int(s);
   if (e.kind == ExactInt::kNotLiteral) {  // hex integers, inf, nan: read as a double

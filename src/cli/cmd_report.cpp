@@ -33,9 +33,10 @@ std::string report_command(const ReportOptions& o, bool only_given) {
 bool inside_new_folder(const std::string& path, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (path.empty() || fs::exists(dir, ec)) return false;
-  const auto norm = [](const fs::path& p) { return (fs::absolute(p) / "").lexically_normal(); };
-  return norm(fs::path(path).parent_path()) == norm(dir);
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty() || fs::exists(dir, ec)) return false;
+  const auto norm = [&](const fs::path& p) { return (fs::absolute(p, ec) / "").lexically_normal(); };
+  return norm(parent) == norm(dir);
 }
 
 }  // namespace

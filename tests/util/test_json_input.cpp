@@ -22,7 +22,7 @@ std::string nested(size_t depth) { return std::string(depth, '[') + std::string(
 
 TEST(JsonInput, NestingDepthCountsBracketsOutsideStrings) {
   EXPECT_EQ(json_nesting_depth("1"), 0u);
-  EXPECT_EQ(json_nesting_depth("{\"a\": [1, {\"b\": []}]}"), 3u);
+  EXPECT_EQ(json_nesting_depth("{\"a\": [1, {\"b\": []}]}"), 4u);
   EXPECT_EQ(json_nesting_depth("[\"[[[[\", \"\\\"[[\"]"), 1u);
   EXPECT_EQ(json_nesting_depth(nested(10)), 10u);
   EXPECT_EQ(json_nesting_depth(nested(100000), 256), 257u) << "stops counting past the limit";
