@@ -405,6 +405,9 @@ TEST(CliMain, IgnoredOptionsAreNamed) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("fa4sim: warning: --seed has no effect with --exhaustive"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fa4sim: warning: --sampling has no effect with --exhaustive"), std::string::npos) << r.err;
+  r = run_cli("fit --degree 1 --minimax-only --objective bf16-identical");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --objective has no effect with --minimax-only"), std::string::npos) << r.err;
 }
 
 // An unsafe check names each dtype once ("e4m3, e4m3" for two unsafe taus).
