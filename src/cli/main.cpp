@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "cli_util.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/version.h"
 
 namespace {
@@ -130,6 +131,10 @@ int run(int argc, char** argv) {
   // extra argument or asks for "a subcommand".
   if (const std::string m = unknown_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
   if (const std::string m = option_before_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
+  // A copied binary reads the source tree it was built from: say so (Note [Install layout]).
+  if (const std::string cmd = argv[1]; (cmd == "roofline" || cmd == "report") && data_from_foreign_source_tree())
+    std::fprintf(stderr, "fa4sim: warning: no installed data next to this binary: reading %s/data, the source tree it "
+                         "was built from (install fa4sim, or set FA4SIM_DATA_DIR)\n", FA4SIM_SOURCE_DIR);
 
   try {
     app.parse(argc, argv);

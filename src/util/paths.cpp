@@ -44,6 +44,13 @@ std::string data_dir() {
   return std::string(FA4SIM_SOURCE_DIR) + "/data";
 }
 
+bool data_from_foreign_source_tree() {
+  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return false;
+  if (!installed("data").empty()) return false;
+  const std::string exe = executable_path(), src = std::string(FA4SIM_SOURCE_DIR) + "/";
+  return !exe.empty() && exe.rfind(src, 0) != 0;
+}
+
 std::string scripts_dir() {
   if (std::string p = installed("scripts"); !p.empty()) return p;
   return std::string(FA4SIM_SOURCE_DIR) + "/scripts";

@@ -436,3 +436,18 @@ TEST(CliMain, DataDirThatIsAFileIsNamed) {
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// A binary copied out of its build tree, with no installed data next to it, reads the source
+// tree it was built from: roofline and report say so on stderr (they did so silently).
+TEST(CliMain, CopiedBinaryWarnsAboutItsData) {
+  auto r = run_cli("roofline --arch h200");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const auto dir = fa4sim::test::temp_dir("copied");
+  std::filesystem::copy_file(FA4SIM_BIN, dir / "fa4sim");
+  const std::string cmd = (dir / "fa4sim").string() + " roofline --arch h200 >/dev/null 2>" + (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("fa4sim: warning: no installed data next to this binary"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
