@@ -65,7 +65,7 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
                          "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)"),
          1, 4096)
       ->type_name("N")->capture_default_str()->group("Kernel");
-  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG")
+  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]")
       ->type_name("MODE")->capture_default_str()->group("Kernel");
   sub->add_option("--order", o.order, "Key-tile order: reverse (the kernel's) or forward (the article's)")
       ->type_name("reverse|forward")->capture_default_str()->group("Kernel");

@@ -122,7 +122,7 @@ void add_rescale(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--exp", o.exp,
                   "exp2 for P: exact (float64 argument, rounded once), mufu (correctly rounded float32), "
-                  "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ,RES,START_FRG (upstream's mix)")
+                  "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ[,RES[,START_FRG]] (upstream's mix)")
       ->type_name("MODE")
       ->capture_default_str();
   positive(sub->add_option("--softmax-scale", o.scale,

@@ -224,6 +224,19 @@ TEST(CliRoofline, DeeplyNestedJsonIsRefused) {
   expect_usage_error("--arch h200 --measured " + deep, "measured file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
 }
 
+// One schedule grammar for roofline --schedule and --exp schedule: (they took 1 to 3 numbers up
+// to 2^20, and exactly 3 up to 1024); freq 0 emulates nothing, so 0,4,1 is refused.
+TEST(CliRoofline, ScheduleGrammarIsShared) {
+  expect_usage_error("--schedule 0,4,1", "--schedule 0,4,1: freq = 0 emulates nothing");
+  auto r = run_cli("roofline --arch b200 --schedule 0 --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:0,4,1",
+                               "--exp schedule: 0,4,1: freq = 0 emulates nothing");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:3,4", "--exp schedule: 3,4: res = 4 must be below freq = 3");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:10,4,1,2", "--exp schedule: expects freq[,res[,start_frg]]");
+  EXPECT_EQ(run_cli("rescale --rows 8 --keys 256 --d 8 --exp schedule:10").code, 0);
+}
+
 TEST(CliRoofline, BadTileScheduleAndOthers) {
   expect_usage_error("--tile 0x128", "--tile M = 0 is out of range");
   expect_usage_error("--tile 128x0", "--tile N = 0 is out of range");
