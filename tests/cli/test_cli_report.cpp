@@ -163,6 +163,12 @@ TEST(CliReport, OutNeverWritesThroughALinkToOutside) {
     EXPECT_TRUE(fs::is_regular_file(out / name)) << name;
   }
   EXPECT_EQ(slurp((out / "report.md").string()).rfind("# fa4sim report", 0), 0u);
+  // The figures plot.py draws into the folder, when it runs, do not follow links either.
+  fs::create_symlink(precious, out / "roofline_pipe_model.png");
+  auto fig = run_cli("report --only roofline --out " + out.string());
+  ASSERT_EQ(fig.code, 0) << fig.err;
+  EXPECT_EQ(slurp(precious.string()), "PRECIOUS\n");
+  EXPECT_FALSE(fs::is_symlink(out / "roofline_pipe_model.png"));
   fs::remove_all(dir);
 }
 
