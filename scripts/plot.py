@@ -115,6 +115,39 @@ def plot_roofline(rep, out_dir):
     return written
 
 
+def plot_schedule(rep, out_dir):
+    """schedule_predicted_vs_measured.png: the schedule model's TFLOP/s against the H200's measured
+    ones (calibration, held-out, moonshot) and the published Blackwell ones, with the 5 % and 10 % bands."""
+    fig, ax = plt.subplots(figsize=(6.4, 6.0))
+    styles = {"h200_calibration": ("o", "tab:gray", "H200, calibration"),
+              "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
+              "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (held out)"),
+              "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
+              "blackwell_published_held_out": ("^", "tab:red", "Blackwell, published")}
+    lo, hi = 1e9, 0
+    for key, (marker, color, label) in styles.items():
+        items = rep["results"].get(key, {}).get("items", [])
+        xs = [i.get("measured_tflops", i.get("published_tflops")) for i in items]
+        ys = [i["predicted_tflops"] for i in items]
+        if not xs:
+            continue
+        lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+        ax.scatter(xs, ys, marker=marker, s=14, color=color, alpha=0.75, label=f"{label} ({len(xs)})")
+    if hi == 0:  # not a report section's comparison (e.g. one `fa4sim schedule` prediction)
+        plt.close(fig)
+        return plot_generic(rep, out_dir)
+    xs = [lo * 0.9, hi * 1.1]
+    ax.plot(xs, xs, color="black", lw=0.8)
+    for f, ls in ((0.05, "--"), (0.10, ":")):
+        ax.plot(xs, [x * (1 + f) for x in xs], color="black", lw=0.6, ls=ls)
+        ax.plot(xs, [x * (1 - f) for x in xs], color="black", lw=0.6, ls=ls, label=f"±{int(f * 100)} %")
+    ax.set_xlabel("measured (H200) / published (Blackwell) TFLOP/s")
+    ax.set_ylabel("schedule model TFLOP/s")
+    ax.set_title("fa4sim schedule: predicted vs measured")
+    ax.legend(fontsize=7)
+    return [save(fig, rep, out_dir, "schedule_predicted_vs_measured.png")]
+
+
 def plot_generic(rep, out_dir):
     written = []
     for key, val in rep.get("results", {}).items():
@@ -160,7 +193,8 @@ def main():
             return 2
         out_dir = a.out or os.path.dirname(os.path.abspath(path))
         os.makedirs(out_dir, exist_ok=True)
-        written = plot_roofline(rep, out_dir) if rep.get("command") == "roofline" else plot_generic(rep, out_dir)
+        plotters = {"roofline": plot_roofline, "schedule": plot_schedule}
+        written = plotters.get(rep.get("command"), plot_generic)(rep, out_dir)
         if not written:
             print("plot.py: nothing to plot in '{}'".format(path), file=sys.stderr)
     return 0

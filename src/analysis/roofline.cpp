@@ -31,6 +31,9 @@ std::string roofline_data_dir() {
   return data_dir();  // Note [Install layout] in paths.h
 }
 
+// The schedule model's files are read through the one JSON reader too (Note [JSON input depth]).
+json read_json_file(const std::string& path, const std::string& what) { return read_json_input(path, what); }
+
 namespace {
 
 // Strict field access: every failure names the field by its path.

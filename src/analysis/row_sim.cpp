@@ -27,7 +27,7 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
     e.mode = Exp2Mode::emu;
     e.degree = s[3] - '0';
   } else if (s.rfind("schedule:", 0) == 0) {
-    const ScheduleSpec v = parse_schedule_spec("--exp schedule:", s.substr(9));
+    const EmulationSchedule v = parse_emulation_schedule("--exp schedule:", s.substr(9));
     e.mode = Exp2Mode::schedule;
     e.freq = v.freq, e.res = v.res, e.start_frg = v.start_frg;
   } else {
@@ -37,7 +37,7 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
   return e;
 }
 
-ScheduleSpec parse_schedule_spec(const std::string& what, const std::string& text) {
+EmulationSchedule parse_emulation_schedule(const std::string& what, const std::string& text) {
   const std::vector<std::string> parts = split_on(text, ',');
   if (parts.size() > 3)
     throw Error(fmt::format("{} expects freq[,res[,start_frg]], got '{}'", what, text), "e.g. 10,4,1");

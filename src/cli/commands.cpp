@@ -14,6 +14,7 @@ const std::vector<CommandEntry>& commands() {
       {"report", add_report},
       {"rescale", add_rescale},
       {"roofline", add_roofline},
+      {"schedule", add_schedule},
       {"version", add_version},
   };
   return kCommands;

@@ -35,6 +35,7 @@ void add_quantize(CLI::App& root);
 void add_report(CLI::App& root);
 void add_rescale(CLI::App& root);
 void add_roofline(CLI::App& root);
+void add_schedule(CLI::App& root);
 void add_version(CLI::App& root);
 
 }  // namespace fa4sim::cli

@@ -82,7 +82,7 @@ double parse_emu_fraction(const std::string& s) {
 namespace {
 
 ScheduleResult parse_schedule(const std::string& s, int row_width) {
-  const ScheduleSpec v = parse_schedule_spec("--schedule", s);
+  const EmulationSchedule v = parse_emulation_schedule("--schedule", s);
   return compute_schedule(v.freq, v.res, v.start_frg, row_width,
                           fmt::format("custom {},{},{}", v.freq, v.res, v.start_frg));
 }

@@ -19,9 +19,6 @@ void check_roofline_data() {
   for (const auto& n : known_arch_names()) load_known_arch(n);
 }
 
-namespace {
-
-// A python3 that can import matplotlib: the one on PATH, else Debian's. Empty when none.
 std::string python_with_matplotlib() {
   for (const char* py : {"python3", "/usr/bin/python3"}) {
     const std::string cmd = fmt::format("{} -c 'import matplotlib' >/dev/null 2>&1", py);
@@ -29,6 +26,8 @@ std::string python_with_matplotlib() {
   }
   return {};
 }
+
+namespace {
 
 std::string fmt_figure(double x) {  // as the roofline tables print counts and ratios
   if (x == std::floor(x) && std::fabs(x) < 1e15) return fmt::format("{:.0f}", x);

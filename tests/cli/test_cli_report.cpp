@@ -18,7 +18,7 @@ using json = nlohmann::ordered_json;
 TEST(CliReport, OnlyListsSectionsAndRefusesEmpty) {
   auto h = run_cli("report --help");
   EXPECT_EQ(h.code, 0);
-  EXPECT_NE(h.out.find("formats, exp2, fit, rescale, roofline, attention, gpu"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("formats, exp2, fit, rescale, roofline, schedule, attention, gpu"), std::string::npos) << h.out;
   const auto dir = temp_dir("report");
   auto r = run_cli("report --only '' --out " + (dir / "r").string());
   EXPECT_EQ(r.code, 2) << r.err;

@@ -65,6 +65,9 @@ namespace fa4sim {
 // else <source dir>/data.
 std::string roofline_data_dir();
 
+// Reads a JSON input file; `what` names it in errors ("arch file 'x.json' does not exist").
+json read_json_file(const std::string& path, const std::string& what);
+
 struct ArchSpec {
   std::string name, full_name, sm_arch, origin;  // origin: the file it was read from
   int sm_count = 0;

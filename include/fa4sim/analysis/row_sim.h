@@ -20,11 +20,11 @@ Exp2Choice parse_exp2_choice(const std::string& s);
 // FREQ[,RES[,START_FRG]], integers 0..2^20, RES defaults to 4 and START_FRG to 0; RES < FREQ,
 // except FREQ = 0 (nothing emulated), where RES and START_FRG must be 0 or left out. `what`
 // names the option in errors ("--schedule", "--exp schedule:").
-struct ScheduleSpec {
+struct EmulationSchedule {
   int freq = 0, res = 0, start_frg = 0;
 };
 inline constexpr int kMaxScheduleValue = 1 << 20;
-ScheduleSpec parse_schedule_spec(const std::string& what, const std::string& text);
+EmulationSchedule parse_emulation_schedule(const std::string& what, const std::string& text);
 std::string exp2_choice_name(const Exp2Choice& e);
 
 // The kernel's assertion max_offset + tau < log2(dtype_max), with what saturates and by how much.

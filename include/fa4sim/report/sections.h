@@ -7,6 +7,7 @@
 // data/published files it reads.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "fa4sim/report/context.h"
@@ -31,8 +32,13 @@ void report_formats(ReportContext& ctx);
 void report_gpu(ReportContext& ctx);
 void report_rescale(ReportContext& ctx);
 void report_roofline(ReportContext& ctx);
+void report_schedule(ReportContext& ctx);
+// Reads data/schedule/eval_*.json and the kernel descriptions: Error when one is missing or malformed.
+void check_schedule_data();
 
 // ---- the roofline section's parts (section_roofline.cpp)
+// A python3 that can import matplotlib: the one on PATH, else Debian's. Empty when none.
+std::string python_with_matplotlib();
 struct ArchSpec;
 // Loads every data/archs file: Error when there is none or one is malformed.
 void check_roofline_data();

@@ -1,0 +1,150 @@
+// schedule.h: the schedule model of FlashAttention-4's forward kernel (`fa4sim schedule`): from a
+// shape, an architecture and FA4's softmax tricks to a predicted time, TFLOP/s, the binding
+// resource and the exposed critical path. It sits beside the tile-cost roofline (roofline.h),
+// which stays: the roofline counts each resource alone; this model overlaps them as the kernel's
+// warps do.
+//
+// ---- Note [Schedule model]
+// Modelled kernel: upstream's sm90 forward, Dao-AILab/flash-attention flash_attn/cute/
+// flash_fwd_sm90.py (FlashAttentionForwardSm90, flash-attn-4 4.0.0b36), and its sm100 forward
+// (flash_fwd_sm100.py), each described by a data file (data/schedule/*.json: tiles, warp roles,
+// latencies, calibrated constants, each with its source or its calibration run).
+// Per SM sub-partition (SMSP), a discrete-event simulation of one CTA's main loop:
+//  - W consumer warps, one from each consumer warpgroup (the warpgroup's 4 warps sit one per SMSP
+//    and run in step, so one SMSP stands for the SM); one tensor unit, a FIFO of warpgroup MMAs
+//    at the arch's rate / smsp_per_sm, times the calibrated tensor efficiency;
+//  - one issue slot per clock (every arch fa4sim knows has issue_slots_per_clk_smsp = 1; the
+//    simulation does not read it), pipes fma / alu / mufu with occupancy
+//    32 / (lanes per clock per SMSP) clocks per warp instruction and latencies from the data file;
+//    a warp issues the first instruction of a small window (the compiler's interleaving) whose
+//    operands are ready and whose pipe is free; warps take turns (loose round robin);
+//  - sm90 (intra-warpgroup overlap): each iteration a warp waits its turn at the scheduler barrier
+//    (when upstream uses one), issues GEMM0 = Q K_j^T and GEMM1 = P_{j-1} V_{j-1}, waits GEMM0,
+//    runs the online softmax of S_j (row max, scale FMA, exp2 on the MUFU or emulated, row sum),
+//    waits GEMM1, converts P to 16 bits and rescales O;
+//  - sm100: two softmax warpgroups (one per Q tile) and a correction warpgroup, the MMA warp
+//    issuing asynchronously (no issue slots of the softmax warps), S and P in tensor memory.
+// The CTA's time: the simulated iterations, then the steady-state period times the rest, plus a
+// calibrated per-CTA cost (prologue, epilogue, launch). The grid: CTAs list-scheduled on the SMs
+// (non-causal: waves; causal: longest first, as upstream's LPT scheduler). Clock: at the power cap
+// (the H200 runs these kernels at 680-690 W of 700) power / clock grows with the share u of the
+// MMA peak the grid reaches, so clock = base / (1 + slowdown u), both calibrated on clocks logged
+// under load, capped at the arch's sm_clock_mhz.
+// Not modelled: HBM and L2 traffic (upstream's K/V loads are hidden by the 2-stage TMA pipeline
+// at these shapes: not checked by this model), register spills, smem bank conflicts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fa4sim/analysis/roofline.h"
+#include "fa4sim/util/report.h"
+
+namespace fa4sim {
+
+// A kernel description: data/schedule/<name>.json (schema fa4sim/schedule-v1).
+struct TileRule {
+  int d_max = 0;
+  int causal = -1;  // -1: either, 0: non-causal only, 1: causal only
+  int tile_m = 0, tile_n = 0;
+  bool rs = true;  // P from registers (true) or through shared memory
+  double stock_tau = 0, stock_emu_fraction = 0;  // the tricks upstream itself runs with (sm100)
+};
+
+struct ScheduleSpec {
+  std::string name, kernel, origin;  // kernel: "sm90" or "sm100"
+  std::vector<TileRule> tiles;
+  // latencies (clocks) and issue costs
+  double lat_fma = 4, lat_alu = 4, lat_mufu = 18, lat_shfl = 24;
+  int window = 8;  // instructions a warp may choose from (the compiler's interleaving)
+  double overhead_instructions = 0;  // per warp and iteration beyond the modelled streams (ncu)
+  // calibrated
+  double tensor_efficiency = 1, wgmma_latency = 0, cta_fixed_cycles = 0;
+  double tau_cycles = 0;  // exposed clocks per iteration with tau > 0, per 32 O accumulators of a thread
+  // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
+  // grid's FLOPs over its clocks at the MMA peak
+  double clock_mhz_base = 0, clock_tensor_slowdown = 0;
+  json raw;
+};
+
+ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin);
+// The rule for a head dim (the first that covers it); throws Error if none does.
+const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal);
+ScheduleSpec load_schedule_spec(const std::string& name_or_path);
+// The kernel an arch runs: sm_90 -> data/schedule/sm90.json, sm_100/sm_103 -> sm100.json.
+std::string schedule_spec_for_arch(const ArchSpec& a);
+
+struct AttnShape {
+  int batch = 1, heads = 1, heads_kv = 1, seq_q = 1, seq_k = 1, d = 128;
+  bool causal = false;
+};
+
+struct Tricks {
+  double tau = 0;           // conditional rescaling threshold (log2 units), 0 = always rescale
+  double emu_fraction = 0;  // share of exps emulated on the FMA pipe
+  int degree = 3;
+  // With tau > 0: share of iterations in which a warp still rescales O. 0.02 stands for random
+  // inputs (`fa4sim rescale` measures it for a score distribution).
+  double rescale_share = 0.02;
+};
+
+struct ScheduleInput {
+  AttnShape shape;
+  Tricks tricks;
+  int tile_m = 0, tile_n = 0;  // 0: the kernel's own choice (spec.tiles)
+};
+
+struct SchedulePrediction {
+  int tile_m = 0, tile_n = 0, warps = 0;  // consumer warps per SMSP
+  bool rs = true;
+  long ctas = 0;
+  double waves = 0;
+  double iter_cycles = 0;   // steady-state period of one main-loop iteration (one K/V block)
+  double cta_cycles = 0;    // of the longest CTA
+  double total_cycles = 0;  // makespan over the grid
+  double clock_mhz = 0, ms = 0, tflops = 0, flops = 0;
+  // busy shares of the steady-state iteration, per SMSP
+  double instructions_per_iteration = 0;
+  double tensor_share_grid = 0;  // FLOPs over the grid's clocks at the MMA peak (feeds the clock line)  // issued per consumer warp and iteration
+  double util_tensor = 0, util_mufu = 0, util_fma = 0, util_alu = 0, util_issue = 0;
+  std::string binding;        // the resource with the largest busy share
+  std::string critical_path;  // what a warp waits for most in one iteration
+  json path_breakdown;        // clocks per iteration a warp spends in each state
+};
+
+// One configuration as JSON: {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau,
+// emu_fraction, degree, rescale_share, tile: [m, n]}; missing keys take `defaults`' values (arch
+// excepted: the caller reads it). Throws Error naming `where` for a value of the wrong type.
+ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where);
+
+// Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
+// not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
+SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in);
+
+struct ScheduleModelOptions {
+  std::vector<ArchSpec> archs;
+  std::string spec_path;  // empty: the arch's own (schedule_spec_for_arch)
+  ScheduleInput input;
+  bool search = true;  // also search (tau, fraction) for the best predicted speed
+  json params;
+};
+
+struct ScheduleBest {
+  double tau = 0, emu_fraction = 0, tflops = 0, gain = 0;  // gain: predicted / stock - 1
+};
+
+struct ScheduleModelRow {
+  std::string arch;
+  SchedulePrediction stock, with_tricks;
+  ScheduleBest best;
+};
+
+struct ScheduleModelResult {
+  std::vector<ScheduleModelRow> rows;
+};
+
+ScheduleModelResult compute_schedule(const ScheduleModelOptions& o);
+Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult& r);
+json to_json(const SchedulePrediction& p);
+
+}  // namespace fa4sim

@@ -1,0 +1,463 @@
+// schedule.cpp: the schedule model (Note [Schedule model] in include/fa4sim/analysis/schedule.h):
+// kernel descriptions, the per-iteration instruction streams of FA4's warps, the CTA and grid
+// times. Rendering: schedule_report.cpp. The simulation: schedule_sim.h.
+#include "fa4sim/analysis/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+#include "schedule_sim.h"
+
+namespace fa4sim {
+
+namespace fs = std::filesystem;
+using sched::Instr;
+using sched::Pipe;
+using sched::Program;
+
+// ---- kernel descriptions (data/schedule/*.json)
+
+namespace {
+
+double num_field(const json& j, const std::string& origin, const std::string& path, double lo, double hi) {
+  const json* cur = &j;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool index = cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+    if (index ? std::stoul(key) >= cur->size() : !cur->is_object() || !cur->contains(key))
+      throw Error(fmt::format("schedule file '{}': missing field '{}'", origin, path),
+                  "see data/schedule/sm90.json for the format");
+    cur = index ? &(*cur)[std::stoul(key)] : &(*cur)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (cur->is_object() && cur->contains("value")) cur = &(*cur)["value"];
+  if (!cur->is_number())
+    throw Error(fmt::format("schedule file '{}': field '{}' is not a number", origin, path),
+                "give a number");
+  const double v = cur->get<double>();
+  if (!(v >= lo && v <= hi))
+    throw Error(fmt::format("schedule file '{}': field '{}' = {} is out of range", origin, path, v),
+                fmt::format("allowed {} .. {}", lo, hi));
+  return v;
+}
+
+}  // namespace
+
+ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
+  if (!j.is_object() || j.value("schema", "") != "fa4sim/schedule-v1")
+    throw Error(fmt::format("schedule file '{}' is not a fa4sim/schedule-v1 object", origin),
+                "see data/schedule/sm90.json for the format");
+  ScheduleSpec s;
+  s.origin = origin;
+  s.raw = j;
+  s.name = j.value("name", "");
+  s.kernel = j.value("kernel", "");
+  if (s.kernel != "sm90" && s.kernel != "sm100")
+    throw Error(fmt::format("schedule file '{}': field 'kernel' must be \"sm90\" or \"sm100\"", origin),
+                "the two kernels fa4sim models");
+  if (!j.contains("tiles") || !j["tiles"].is_array() || j["tiles"].empty())
+    throw Error(fmt::format("schedule file '{}': missing field 'tiles'", origin), "a list of tile rules");
+  for (size_t i = 0; i < j["tiles"].size(); ++i) {
+    const json& t = j["tiles"][i];
+    TileRule r;
+    r.d_max = static_cast<int>(num_field(j, origin, fmt::format("tiles.{}.d_max", i), 8, 512));
+    r.tile_m = static_cast<int>(num_field(j, origin, fmt::format("tiles.{}.tile_m", i), 64, 256));
+    r.tile_n = static_cast<int>(num_field(j, origin, fmt::format("tiles.{}.tile_n", i), 16, 256));
+    r.causal = t.contains("causal") ? (t["causal"].get<bool>() ? 1 : 0) : -1;
+    r.rs = t.value("rs", true);
+    if (t.contains("stock_tau")) r.stock_tau = num_field(j, origin, fmt::format("tiles.{}.stock_tau", i), 0, 64);
+    if (t.contains("stock_emu_fraction"))
+      r.stock_emu_fraction = num_field(j, origin, fmt::format("tiles.{}.stock_emu_fraction", i), 0, 1);
+    s.tiles.push_back(r);
+  }
+  s.lat_fma = num_field(j, origin, "latency.fma", 1, 1000);
+  s.lat_alu = num_field(j, origin, "latency.alu", 1, 1000);
+  s.lat_mufu = num_field(j, origin, "latency.mufu", 1, 1000);
+  s.lat_shfl = num_field(j, origin, "latency.shfl", 1, 1000);
+  s.window = static_cast<int>(num_field(j, origin, "window", 1, 64));
+  s.overhead_instructions = num_field(j, origin, "overhead_instructions", 0, 1e4);
+  s.tensor_efficiency = num_field(j, origin, "calibrated.tensor_efficiency", 0.05, 1);
+  s.wgmma_latency = num_field(j, origin, "calibrated.wgmma_latency", 0, 1e5);
+  s.cta_fixed_cycles = num_field(j, origin, "calibrated.cta_fixed_cycles", 0, 1e7);
+  s.tau_cycles = num_field(j, origin, "calibrated.tau_cycles", 0, 1e5);
+  s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
+  s.clock_tensor_slowdown = num_field(j, origin, "calibrated.clock_tensor_slowdown", 0, 100);
+  return s;
+}
+
+ScheduleSpec load_schedule_spec(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  const std::string path = is_path ? name_or_path : roofline_data_dir() + "/schedule/" + name_or_path + ".json";
+  return parse_schedule_spec(read_json_file(path, "schedule file"), path);
+}
+
+std::string schedule_spec_for_arch(const ArchSpec& a) {
+  if (a.sm_arch == "sm_90") return "sm90";
+  if (a.sm_arch == "sm_100" || a.sm_arch == "sm_103") return "sm100";
+  throw Error(fmt::format("no schedule model for {} ({})", a.name, a.sm_arch),
+              "the schedule model covers FA4's sm90 and sm100 forward kernels: h100_sxm, h200, b200, b300");
+}
+
+// ---- instruction streams (thread view of one warp, one iteration)
+
+namespace {
+
+struct Builder {
+  Program p;
+  int add(Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
+    p.push_back(Instr{pipe, d1, d2, width});
+    return static_cast<int>(p.size()) - 1;
+  }
+};
+
+// Is element `col` of a row (the thread's col-th column: n8 tile col / 2) emulated? The rule of
+// scripts/fa4_tricks.py generalised to any fraction f: tile t is emulated iff frac(t f) < f.
+bool emulated(int col, double f) {
+  if (f <= 0) return false;
+  if (f >= 1) return true;
+  const int t = col / 2;
+  const double x = t * f;
+  return x - std::floor(x) < f - 1e-12;
+}
+
+// The exp2 of `n` (1 or 2) scaled scores from `src`: the MUFU, or the emulation of
+// flash_attn/cute/utils.py ex2_emulation / ex2_emulation_2 (data/exp_pipe_model.json: clamp
+// per element, floor by add.rm, two subs and Horner as one packed f32x2 instruction per pair
+// where the arch packs, splice per element). Returns the last result.
+int add_exp(Builder& b, int src, bool emu, int degree, int n = 1) {
+  if (!emu) {
+    int r = -1;
+    for (int i = 0; i < n; ++i) r = b.add(sched::kMufu, src);
+    return r;
+  }
+  int clamp = -1;
+  for (int i = 0; i < n; ++i) clamp = b.add(sched::kAlu, src);
+  const int fl = b.add(sched::kFma, clamp, -1, n);
+  int h = fl;
+  if (degree >= 1) {
+    const int back = b.add(sched::kFma, fl, -1, n);
+    h = b.add(sched::kFma, clamp, back, n);
+    for (int k = 0; k < degree; ++k) h = b.add(sched::kFma, h, -1, n);
+  }
+  int r = -1;
+  for (int i = 0; i < n; ++i) r = b.add(sched::kAlu, fl, h);
+  return r;
+}
+
+// Reduction of `vals` into one value with `chains` independent accumulators (pipe `pipe`).
+int reduce(Builder& b, const std::vector<int>& vals, Pipe pipe, int chains, int init = -1) {
+  std::vector<int> acc(chains, -1);
+  if (init >= 0) acc[0] = init;
+  for (size_t i = 0; i < vals.size(); ++i) acc[i % chains] = b.add(pipe, acc[i % chains], vals[i]);
+  int r = acc[0];
+  for (int c = 1; c < chains; ++c) r = acc[c] < 0 ? r : b.add(pipe, r, acc[c]);
+  return r;
+}
+
+struct StreamSpec {
+  int rows = 2, cols = 64;  // per thread
+  int d = 64;
+  bool masked = false, rs = true, packed = false;
+  const Tricks* tricks = nullptr;
+  bool tmem = false;  // sm100: S comes from and P goes to tensor memory (tcgen05.ld / st)
+};
+
+// The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
+// fa4_tricks' update_row_max): mask, row max (+ quad shuffles), scale FMA, exp2, row sum.
+Program softmax_stream(const StreamSpec& s) {
+  Builder b;
+  const Tricks& tr = *s.tricks;
+  int ld = -1;
+  for (int i = 0; s.tmem && i < 4; ++i) ld = b.add(sched::kShfl, ld);  // tcgen05.ld of S, 32 columns each
+  std::vector<std::vector<int>> src(s.rows, std::vector<int>(s.cols, ld));
+  if (s.masked)
+    for (auto& row : src)
+      for (int& v : row) v = b.add(sched::kAlu, b.add(sched::kAlu, ld));
+  std::vector<int> scaled_max(s.rows);
+  for (int r = 0; r < s.rows; ++r) {
+    int m = reduce(b, src[r], sched::kAlu, 4);
+    for (int sh = 0; sh < 2 && s.rows > 1; ++sh) m = b.add(sched::kAlu, m, b.add(sched::kShfl, m));
+    scaled_max[r] = b.add(sched::kFma, m);
+    const int diff = b.add(sched::kFma, scaled_max[r]);
+    if (tr.tau > 0) scaled_max[r] = b.add(sched::kAlu, b.add(sched::kAlu, diff), scaled_max[r]);
+    b.add(sched::kMufu, diff);  // row_scale = exp2((old - new) * scale_log2)
+  }
+  if (tr.tau > 0) b.add(sched::kAlu);  // the warp's vote
+  const int chunk = 8;
+  for (int r = 0; r < s.rows; ++r) {
+    std::vector<int> acc(4, -1);
+    for (int c0 = 0; c0 < s.cols; c0 += chunk) {
+      const int c1 = std::min(s.cols, c0 + chunk);
+      std::vector<int> f(c1 - c0), x(c1 - c0);
+      const int step = s.packed ? 2 : 1;  // elements per FMA-pipe instruction
+      for (int c = c0; c < c1; c += step)
+        f[c - c0] = b.add(sched::kFma, scaled_max[r], src[r][c], step);
+      for (int c = c0; c < c1; c += step)
+        x[c - c0] = add_exp(b, f[c - c0], emulated(c, tr.emu_fraction), tr.degree, step);
+      for (int c = c0; c < c1; c += step) acc[(c / step) % 4] = b.add(sched::kFma, acc[(c / step) % 4], x[c - c0], step);
+    }
+  }
+  return std::move(b.p);
+}
+
+// After GEMM1: P to 16 bits (cvt_f16, pairs), P to shared memory when not RS, O *= row_scale.
+// sm100: P converted and stored to tensor memory; O is rescaled by the correction warpgroup (on
+// the same sub-partition: its instructions are charged here).
+Program post_stream(const StreamSpec& s) {
+  Builder b;
+  const int elems = s.rows * s.cols;
+  for (int i = 0; i < elems / 2; ++i) b.add(sched::kAlu);
+  if (!s.rs)
+    for (int i = 0; i < elems / 4; ++i) b.add(sched::kShfl);
+  if (s.tmem)
+    for (int i = 0; i < 2; ++i) b.add(sched::kShfl);  // tcgen05.st of P
+  const Tricks& tr = *s.tricks;
+  const double share = tr.tau > 0 ? tr.rescale_share : 1.0;
+  const double o_per_thread = s.tmem ? s.rows * s.d : s.rows * s.d / 4.0;
+  const int step = s.packed ? 2 : 1;
+  const int o_instr = static_cast<int>(std::lround(o_per_thread * share / step));
+  for (int i = 0; i < o_instr; ++i) b.add(sched::kFma, -1, -1, step);
+  return std::move(b.p);
+}
+
+Program issue_stream(int n_instr) {
+  Builder b;
+  for (int i = 0; i < n_instr; ++i) b.add(sched::kIssue);
+  return std::move(b.p);
+}
+
+}  // namespace
+
+// ---- one CTA
+
+namespace {
+
+struct Kernel {
+  int tile_m = 0, tile_n = 0, warps = 0, d = 0;
+  bool rs = true, turn_barrier = true;
+  double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
+};
+
+void check_input(const ScheduleInput& in) {
+  const AttnShape& a = in.shape;
+  if (a.d < 8 || a.d > 256 || a.d % 8 != 0)
+    throw Error(fmt::format("head dim {} cannot run in FA4's forward", a.d), "d must be a multiple of 8 in 8..256");
+  if (a.seq_q < 1 || a.seq_k < 1) throw Error("seq must be at least 1", "give --seq >= 1");
+  if (a.batch < 1 || a.heads < 1 || a.heads_kv < 1) throw Error("batch and heads must be at least 1", "give positive sizes");
+  if (a.heads % a.heads_kv != 0)
+    throw Error(fmt::format("heads {} is not a multiple of kv heads {}", a.heads, a.heads_kv),
+                "GQA needs heads = kv_heads * group size");
+  const Tricks& t = in.tricks;
+  if (!(t.emu_fraction >= 0 && t.emu_fraction <= 1))
+    throw Error(fmt::format("emulated fraction {} is outside [0, 1]", t.emu_fraction), "give a share of the exps");
+  if (t.degree < 0 || t.degree > 5) throw Error("degree must be 0..5", "the polynomials of ex2_emulation");
+  if (!(t.tau >= 0 && t.tau <= 64)) throw Error(fmt::format("tau {} is outside [0, 64]", t.tau), "tau is in log2 units");
+  if (!(t.rescale_share >= 0 && t.rescale_share <= 1)) throw Error("rescale share outside [0, 1]", "a share");
+}
+
+}  // namespace
+
+const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal) {
+  for (const auto& r : s.tiles)
+    if (d <= r.d_max && (r.causal < 0 || r.causal == (causal ? 1 : 0))) return r;
+  throw Error(fmt::format("no tile rule of '{}' covers d = {}", s.origin, d), "d <= 256");
+}
+
+namespace {
+
+Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+  Kernel k;
+  k.d = in.shape.d;
+  const TileRule* rule = &tile_rule(s, in.shape.d, in.shape.causal);
+  k.tile_m = in.tile_m > 0 ? in.tile_m : rule->tile_m;
+  k.tile_n = in.tile_n > 0 ? in.tile_n : rule->tile_n;
+  k.rs = rule->rs;
+  if (k.tile_m % 64 != 0 || k.tile_m < 64 || k.tile_m > 256 || k.tile_n % 16 != 0 || k.tile_n < 16 || k.tile_n > 256)
+    throw Error(fmt::format("tile {}x{} is not one the kernel can run", k.tile_m, k.tile_n),
+                "M a multiple of 64 in 64..256, N a multiple of 16 in 16..256");
+  const int wg_rows = s.kernel == "sm100" ? 128 : 64;
+  k.warps = std::max(1, k.tile_m / wg_rows);
+  k.turn_barrier = s.kernel == "sm90" && k.warps >= 2 && k.d <= 128;
+  const double rate_smsp = a.mma_bf16_flop_per_clk_sm / a.smsp_per_sm * s.tensor_efficiency;
+  k.gemm_clocks = 2.0 * wg_rows / a.smsp_per_sm * k.tile_n * k.d / rate_smsp;
+  return k;
+}
+
+sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k) {
+  sched::SimConfig c;
+  c.warps = k.warps;
+  c.turn_barrier = k.turn_barrier;
+  c.pv_first = s.kernel == "sm100";
+  c.window = s.window;
+  c.gemm_latency = s.wgmma_latency;
+  const double lanes_smsp_fma = a.fp32_fma_lanes_per_clk_sm / a.smsp_per_sm;
+  const double lanes_smsp_alu = a.alu_lanes_per_clk_sm / a.smsp_per_sm;
+  const double lanes_smsp_mufu = a.mufu_ex2_per_clk_sm / a.smsp_per_sm;
+  c.rates.occupancy = {0, 32 / lanes_smsp_fma, 32 / lanes_smsp_alu, 32 / lanes_smsp_mufu, 2};
+  c.rates.latency = {1, s.lat_fma, s.lat_alu, s.lat_mufu, s.lat_shfl};
+  return c;
+}
+
+struct CtaTime {
+  double cycles = 0, period = 0;
+  sched::SimResult sim;
+  int sim_iters = 0;
+};
+
+// Iterations simulated for a CTA of n iterations with `masked` masked ones; the rest run at the
+// steady-state period.
+int simulated_iters(int n, int masked) { return std::min(n, std::max(masked + 6, 10)); }
+
+// One CTA of n iterations whose first `masked` iterations apply the causal mask.
+CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, const Tricks& tr, bool packed,
+                 int n, int masked) {
+  const sched::SimConfig c = sim_config(a, s, k);
+  const bool sm100 = s.kernel == "sm100";
+  const int rows = sm100 ? 1 : 2;  // per thread: sm100 a row of the 128-row tile, sm90 2 rows of a wgmma m64 tile
+  const int cols = sm100 ? k.tile_n : k.tile_n / 4;
+  StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr, sm100};
+  StreamSpec mask = plain;
+  mask.masked = true;
+  const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask), post = post_stream(plain);
+  const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
+  // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
+  const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
+                issue = issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
+  const int iters = simulated_iters(n, masked);
+  const double o_per_thread = rows * k.d / (sm100 ? 1.0 : 4.0);  // O accumulators a thread rescales
+  auto work = [&](int j) {
+    sched::IterationWork w;
+    w.issue_gemms = j == 0 ? first_issue : issue;
+    w.gemm0 = k.gemm_clocks;
+    w.gemm1 = j == 0 ? 0 : k.gemm_clocks;
+    w.softmax = j < masked ? sm_mask : sm_plain;
+    w.post = post;
+    w.extra_wait = tr.tau > 0 ? s.tau_cycles * o_per_thread / 32.0 : 0;
+    return w;
+  };
+  CtaTime t;
+  t.sim = sched::simulate(c, iters, work);
+  t.sim_iters = iters;
+  const int lo = std::max(masked, iters / 2), hi = iters - 1;
+  t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo) : t.sim.end / std::max(1, iters);
+  t.cycles = t.sim.end + s.cta_fixed_cycles;  // of `iters` iterations; cta_cycles() extends it
+  return t;
+}
+
+double cta_cycles(const CtaTime& t, int n) { return t.cycles + (n - t.sim_iters) * t.period; }
+
+// The grid's makespan: CTAs list-scheduled on `sms` SMs, longest first (upstream's causal LPT
+// order; non-causal CTAs are all equal, so the order does not matter).
+double makespan(std::vector<double> ctas, int sms) {
+  std::sort(ctas.rbegin(), ctas.rend());
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int i = 0; i < sms; ++i) free_at.push(0);
+  double end = 0;
+  for (double c : ctas) {
+    const double t = free_at.top() + c;
+    free_at.pop();
+    free_at.push(t);
+    end = std::max(end, t);
+  }
+  return end;
+}
+
+const char* state_name(int st) {
+  static const char* names[] = {"turn barrier", "MMA issue", "wait S = QK^T", "softmax", "tau vote/branch",
+                                "wait O += PV", "P convert + O rescale", "done"};
+  return names[st];
+}
+
+}  // namespace
+
+SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+  check_input(in);
+  const Kernel k = choose_kernel(a, s, in);
+  const AttnShape& sh = in.shape;
+  const int qpk = sh.heads / sh.heads_kv;
+  const long rows = static_cast<long>(sh.seq_q) * qpk;  // pack_gqa: a KV head's query heads share a tile
+  const long m_blocks = (rows + k.tile_m - 1) / k.tile_m;
+  const int n_all = (sh.seq_k + k.tile_n - 1) / k.tile_n;
+  std::map<std::pair<int, int>, CtaTime> cache;
+  std::vector<double> ctas;
+  const CtaTime* longest = nullptr;
+  double longest_cycles = 0;
+  for (long m = 0; m < m_blocks; ++m) {
+    int n = n_all, masked = 0;
+    if (sh.causal) {
+      const long first = m * k.tile_m / qpk, last = std::min<long>(rows - 1, (m + 1) * k.tile_m - 1) / qpk;
+      const long off = sh.seq_k - sh.seq_q;
+      n = static_cast<int>(std::clamp<long>((last + off + 1 + k.tile_n - 1) / k.tile_n, 0, n_all));
+      const int n_full = static_cast<int>(std::clamp<long>((first + off + 1) / k.tile_n, 0, n));
+      masked = n - n_full;
+    }
+    if (n == 0) continue;
+    const int iters = simulated_iters(n, masked);
+    auto it = cache.find({iters, masked});
+    if (it == cache.end())
+      it = cache.emplace(std::make_pair(iters, masked), cta_time(a, s, k, in.tricks, a.packed_f32x2, iters, masked)).first;
+    const double cycles = cta_cycles(it->second, n);
+    if (cycles > longest_cycles) longest = &it->second, longest_cycles = cycles;
+    for (long r = 0; r < static_cast<long>(sh.batch) * sh.heads_kv; ++r) ctas.push_back(cycles);
+  }
+  SchedulePrediction p;
+  p.tile_m = k.tile_m;
+  p.tile_n = k.tile_n;
+  p.warps = k.warps;
+  p.rs = k.rs;
+  p.ctas = static_cast<long>(ctas.size());
+  p.waves = static_cast<double>(p.ctas) / a.sm_count;
+  p.total_cycles = makespan(ctas, a.sm_count);
+  p.flops = 4.0 * sh.batch * sh.heads * static_cast<double>(sh.seq_q) * sh.seq_k * sh.d;
+  if (sh.causal) p.flops /= 2;  // the convention of upstream's benchmarks
+  if (!longest) return p;
+  const CtaTime& t = *longest;
+  p.iter_cycles = t.period;
+  p.cta_cycles = longest_cycles;
+  const double span = t.sim.end;
+  p.util_tensor = t.sim.tensor_busy / span;
+  p.util_fma = t.sim.pipe_busy[sched::kFma] / span;
+  p.util_alu = t.sim.pipe_busy[sched::kAlu] / span;
+  p.util_mufu = t.sim.pipe_busy[sched::kMufu] / span;
+  p.util_issue = t.sim.issued / span;
+  p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
+  p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
+  // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]).
+  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * p.tensor_share_grid));
+  p.ms = p.total_cycles / (p.clock_mhz * 1e3);
+  p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
+  const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma},
+                                                {"alu", p.util_alu}, {"issue", p.util_issue}};
+  p.binding = std::max_element(std::begin(res), std::end(res), [](auto& x, auto& y) { return x.second < y.second; })->first;
+  p.path_breakdown = json::object();
+  int worst = 0;
+  for (int st = 0; st < sched::kDone; ++st) {
+    const double per_iter = t.sim.state_clocks[st] / (k.warps * static_cast<double>(t.sim_iters));
+    p.path_breakdown[state_name(st)] = per_iter;
+    if (st != sched::kSoftmax && st != sched::kPost && per_iter > t.sim.state_clocks[worst] / (k.warps * double(t.sim_iters))) worst = st;
+  }
+  p.critical_path = state_name(worst);
+  return p;
+}
+
+json to_json(const SchedulePrediction& p) {
+  return json{{"tile_m", p.tile_m}, {"tile_n", p.tile_n}, {"consumer_warps_per_smsp", p.warps}, {"p_from_registers", p.rs},
+              {"ctas", p.ctas}, {"waves", p.waves}, {"iteration_cycles", p.iter_cycles}, {"cta_cycles", p.cta_cycles},
+              {"total_cycles", p.total_cycles}, {"clock_mhz", p.clock_mhz}, {"ms", p.ms}, {"tflops", p.tflops},
+              {"flops", p.flops},
+              {"busy", {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma}, {"alu", p.util_alu},
+                        {"issue", p.util_issue}}},
+              {"instructions_per_warp_iteration", p.instructions_per_iteration}, {"tensor_share_grid", p.tensor_share_grid}, {"binding", p.binding}, {"critical_path", p.critical_path}, {"clocks_per_iteration_by_state", p.path_breakdown}};
+}
+
+}  // namespace fa4sim

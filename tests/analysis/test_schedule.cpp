@@ -1,0 +1,157 @@
+// schedule.h: the schedule model. The kernel descriptions pick upstream's tiles, the simulation
+// obeys its resources, predictions move the way the kernel does, and bad input is refused with
+// the field or option named.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "fa4sim/analysis/roofline.h"
+#include "fa4sim/analysis/schedule.h"
+#include "fa4sim/util/error.h"
+#include "../../src/analysis/schedule_sim.h"
+
+using namespace fa4sim;
+
+namespace {
+
+const ArchSpec& h200() {
+  static const ArchSpec a = load_known_arch("h200");
+  return a;
+}
+const ScheduleSpec& sm90() {
+  static const ScheduleSpec s = load_schedule_spec("sm90");
+  return s;
+}
+
+ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, int heads = 32, int kv = 32) {
+  ScheduleInput in;
+  in.shape = {batch, heads, kv, seq, seq, d, causal};
+  return in;
+}
+
+}  // namespace
+
+// flash_attn/cute/interface.py _tile_size_fwd_sm90 (4.0.0b36), as data/schedule/sm90.json writes it.
+TEST(Schedule, Sm90TilesAreUpstreams) {
+  struct Case { int d; bool causal; int m, n, warps; };
+  for (const Case c : {Case{64, false, 192, 128, 3}, Case{64, true, 192, 128, 3}, Case{96, false, 192, 144, 3},
+                       Case{96, true, 192, 128, 3}, Case{128, false, 128, 128, 2}, Case{192, false, 128, 112, 2},
+                       Case{256, true, 128, 80, 2}}) {
+    const SchedulePrediction p = predict_schedule(h200(), sm90(), shape(c.d, c.causal));
+    EXPECT_EQ(p.tile_m, c.m) << c.d;
+    EXPECT_EQ(p.tile_n, c.n) << c.d;
+    EXPECT_EQ(p.warps, c.warps) << c.d;
+  }
+}
+
+// One warp alone: a program of n MUFU instructions holds the MUFU n * 32 / lanes clocks.
+TEST(Schedule, SimulationChargesEachPipeItsOccupancy) {
+  sched::SimConfig c;
+  c.warps = 1;
+  c.turn_barrier = false;
+  c.rates.occupancy = {0, 1, 2, 8, 2};
+  c.rates.latency = {1, 4, 4, 20, 24};
+  sched::Program mufu(64, sched::Instr{sched::kMufu});
+  const auto r = sched::simulate(c, 1, [&](int) {
+    sched::IterationWork w;
+    w.softmax = mufu;
+    return w;
+  });
+  EXPECT_DOUBLE_EQ(r.pipe_busy[sched::kMufu], 64 * 8.0);
+  EXPECT_GE(r.end, 63 * 8.0 + 20);  // the last one issues after 63 others, then its latency
+  EXPECT_LE(r.end, 64 * 8.0 + 40);
+}
+
+// Two warps sharing the tensor unit: with no softmax work the iteration is the MMAs back to back.
+TEST(Schedule, SimulationTensorFifoBindsWithoutSoftmax) {
+  sched::SimConfig c;
+  c.warps = 2;
+  c.rates.occupancy = {0, 1, 2, 8, 2};
+  c.rates.latency = {1, 4, 4, 20, 24};
+  const auto r = sched::simulate(c, 20, [&](int j) {
+    sched::IterationWork w;
+    w.gemm0 = 100;
+    w.gemm1 = j == 0 ? 0 : 100;
+    return w;
+  });
+  const double period = (r.iter_start[19] - r.iter_start[9]) / 10;
+  EXPECT_NEAR(period, 2 * 200.0, 1.0);
+  EXPECT_NEAR(r.tensor_busy, 2 * (20 * 200.0 - 100 + 100), 1e-9);
+}
+
+TEST(Schedule, PredictionsMoveAsTheKernelDoes) {
+  const auto base = predict_schedule(h200(), sm90(), shape(64));
+  // twice the batch: twice the CTAs, about twice the time (the last wave is partial)
+  const auto twice = predict_schedule(h200(), sm90(), shape(64, false, 4096, 8));
+  EXPECT_EQ(twice.ctas, 2 * base.ctas);
+  EXPECT_NEAR(twice.total_cycles / base.total_cycles, 2.0, 0.1);
+  // causal: half the FLOPs, less time
+  const auto causal = predict_schedule(h200(), sm90(), shape(64, true));
+  EXPECT_DOUBLE_EQ(causal.flops, base.flops / 2);
+  EXPECT_LT(causal.total_cycles, base.total_cycles);
+  // GQA with pack_gqa: the same CTAs and work as MHA
+  const auto gqa = predict_schedule(h200(), sm90(), shape(128, false, 4096, 4, 32, 8));
+  const auto mha = predict_schedule(h200(), sm90(), shape(128));
+  EXPECT_EQ(gqa.ctas, mha.ctas);
+  EXPECT_NEAR(gqa.total_cycles, mha.total_cycles, 1e-6 * mha.total_cycles);
+  // emulating exps at d = 64 on the H200 costs time (measured: data/schedule/eval_h200.json)
+  ScheduleInput emu = shape(64);
+  emu.tricks.emu_fraction = 0.5;
+  EXPECT_GT(predict_schedule(h200(), sm90(), emu).total_cycles, base.total_cycles * 1.05);
+  // a prediction is a pure function of its input
+  EXPECT_EQ(predict_schedule(h200(), sm90(), shape(64)).total_cycles, base.total_cycles);
+}
+
+// The Blackwell kernel: upstream's stock setting is tau 8 with its emulation table.
+TEST(Schedule, Sm100StockIsUpstreamsTricks) {
+  const ScheduleSpec s = load_schedule_spec("sm100");
+  EXPECT_EQ(schedule_spec_for_arch(load_known_arch("b200")), "sm100");
+  EXPECT_EQ(schedule_spec_for_arch(h200()), "sm90");
+  const TileRule& r = tile_rule(s, 128, false);
+  EXPECT_EQ(r.stock_tau, 8);
+  EXPECT_DOUBLE_EQ(r.stock_emu_fraction, 0.1875);
+  const auto p = predict_schedule(load_known_arch("b200"), s, shape(128));
+  EXPECT_EQ(p.tile_m, 256);
+  EXPECT_GT(p.tflops, 0);
+  EXPECT_THROW(schedule_spec_for_arch(load_known_arch("a100")), Error);
+}
+
+TEST(Schedule, BadInputIsRefusedWithTheReason) {
+  auto expect_error = [](ScheduleInput in, const std::string& needle) {
+    try {
+      predict_schedule(h200(), sm90(), in);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error(shape(100), "multiple of 8");
+  expect_error(shape(264), "multiple of 8");
+  expect_error(shape(64, false, 0), "seq");
+  expect_error(shape(64, false, 4096, 4, 32, 5), "not a multiple of kv heads");
+  ScheduleInput f = shape(64);
+  f.tricks.emu_fraction = 1.5;
+  expect_error(f, "outside [0, 1]");
+  f.tricks.emu_fraction = -0.1;
+  expect_error(f, "outside [0, 1]");
+  ScheduleInput t = shape(64);
+  t.tile_m = 100;
+  t.tile_n = 128;
+  expect_error(t, "tile 100x128");
+}
+
+TEST(Schedule, SpecMissingAFieldNamesIt) {
+  json j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  j["calibrated"].erase("tau_cycles");
+  try {
+    parse_schedule_spec(j, "edited.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calibrated.tau_cycles"), std::string::npos) << e.what();
+  }
+  j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  j["tiles"][2].erase("tile_n");
+  EXPECT_THROW(parse_schedule_spec(j, "edited.json"), Error);
+}
