@@ -48,7 +48,12 @@ bool data_from_foreign_source_tree() {
   if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return false;
   if (!installed("data").empty()) return false;
   const std::string exe = executable_path(), src = std::string(FA4SIM_SOURCE_DIR) + "/";
-  return !exe.empty() && exe.rfind(src, 0) != 0;
+  if (exe.empty() || exe.rfind(src, 0) == 0) return false;
+  // A build tree outside the source tree is still a build tree (CMakeCache.txt above the binary).
+  std::error_code ec;
+  for (fs::path d = fs::path(exe).parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (fs::exists(d / "CMakeCache.txt", ec)) return false;
+  return true;
 }
 
 std::string scripts_dir() {

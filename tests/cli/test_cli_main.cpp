@@ -449,5 +449,8 @@ TEST(CliMain, CopiedBinaryWarnsAboutItsData) {
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
   EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("fa4sim: warning: no installed data next to this binary"),
             std::string::npos);
+  std::ofstream(dir / "CMakeCache.txt") << "";  // a build tree outside the source tree: no warning
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  EXPECT_EQ(fa4sim::test::slurp((dir / "err").string()).find("warning"), std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -18,7 +18,8 @@ namespace fa4sim {
 std::string data_dir();
 std::string scripts_dir();
 // Whether data_dir() falls back to the source tree the binary was built from although the binary
-// is not in that tree (a copied binary): its results then depend on whatever that checkout holds.
+// is neither in that tree nor in a build tree (a copied binary): its results then depend on
+// whatever that checkout holds.
 bool data_from_foreign_source_tree();
 // The running binary's own path (/proc/self/exe), "" when unknown.
 std::string executable_path();
