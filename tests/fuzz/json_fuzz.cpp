@@ -1,6 +1,7 @@
 // json_fuzz.cpp: libFuzzer harness for every JSON input fa4sim reads (Note [JSON input depth]):
-// report --baseline, roofline --arch-file and --measured, the pipe model, data/published, and the
-// text of exp2 --coeffs files. Not part of the default build. Build and run (clang, from the
+// report --baseline, roofline --arch-file and --measured, the pipe model, data/published, the
+// schedule model's kernel descriptions (--spec) and input lists (--inputs), and the text of exp2
+// --coeffs files. Not part of the default build. Build and run (clang, from the
 // repository root):
 //   tests/fuzz/run_json_fuzz.sh [SECONDS] [WORKDIR]
 // which compiles this file with the readers' sources under -fsanitize=fuzzer,address,undefined,
@@ -14,6 +15,7 @@
 
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/analysis/roofline.h"
+#include "fa4sim/analysis/schedule.h"
 #include "fa4sim/report/baseline.h"
 #include "fa4sim/report/published.h"
 #include "fa4sim/util/error.h"
@@ -55,6 +57,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   expect_only_errors([&] { (void)parse_measured(j, "fuzz.json"); });
   expect_only_errors([&] { (void)parse_pipe_model(j, "fuzz.json"); });
   expect_only_errors([&] { (void)PublishedValues::parse(j, "fuzz.json"); });
+  expect_only_errors([&] { (void)parse_schedule_spec(j, "fuzz.json"); });
+  expect_only_errors([&] {
+    if (j.is_array())
+      for (const auto& e : j) (void)schedule_input_from_json(e, ScheduleInput{}, "fuzz.json");
+    else
+      (void)schedule_input_from_json(j, ScheduleInput{}, "fuzz.json");
+  });
   expect_only_errors([&] { (void)compare_results(j, j); });
   expect_only_errors([&] { (void)with_nonfinite_as_text(j).dump(2); });
   return 0;

@@ -10,6 +10,7 @@
 
 #include "cli_helpers.h"
 #include "fa4sim/analysis/roofline.h"
+#include "fa4sim/analysis/schedule.h"
 #include "fa4sim/report/baseline.h"
 #include "fa4sim/report/published.h"
 #include "fa4sim/util/error.h"
@@ -71,7 +72,7 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
       "[{\"degree\": 3, \"f\": 0.5, \"exps_per_clk_sm\": 16}]}",
       "{\"schema\": \"fa4sim/report-v1\", \"results\": {\"a\": [1, 2.5, \"nan\", {\"b_stderr\": 0.1, \"b\": 3}]}}"};
   const std::string data = std::string(FA4SIM_SOURCE_DIR) + "/data";
-  for (const char* dir : {"/archs", "/published"})
+  for (const char* dir : {"/archs", "/published", "/schedule"})
     for (const auto& e : std::filesystem::directory_iterator(data + dir))
       if (e.path().extension() == ".json") seeds.push_back(test::slurp(e.path().string()));
   seeds.push_back(test::slurp(data + "/exp_pipe_model.json"));
@@ -101,13 +102,16 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
         continue;
       }
       ++parsed;
-      for (int reader = 0; reader < 5; ++reader) {
+      for (int reader = 0; reader < 7; ++reader) {
         try {
           if (reader == 0) (void)parse_arch(j, "in");
           if (reader == 1) (void)parse_measured(j, "in");
           if (reader == 2) (void)parse_pipe_model(j, "in");
           if (reader == 3) (void)PublishedValues::parse(j, "in");
           if (reader == 4) (void)compare_results(j, j);
+          if (reader == 5) (void)parse_schedule_spec(j, "in");
+          if (reader == 6)
+            for (const auto& e : j.is_array() ? j : json::array({j})) (void)schedule_input_from_json(e, ScheduleInput{}, "in");
         } catch (const Error&) {
         }
       }
