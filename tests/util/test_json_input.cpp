@@ -74,7 +74,8 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
   const std::string data = std::string(FA4SIM_SOURCE_DIR) + "/data";
   for (const char* dir : {"/archs", "/published", "/schedule"})
     for (const auto& e : std::filesystem::directory_iterator(data + dir))
-      if (e.path().extension() == ".json") seeds.push_back(test::slurp(e.path().string()));
+      if (e.path().extension() == ".json" && e.file_size() < 20000)  // small files: more runs
+        seeds.push_back(test::slurp(e.path().string()));
   seeds.push_back(test::slurp(data + "/exp_pipe_model.json"));
   const std::vector<std::string> tokens = {"[", "]", "{", "}", "\"", ",", ":", "null", "true", "-1", "0",
                                            "1e999", "1e-999", "\"nan\"", "\"x\"", "[[[[[[[[", "{}", "[]"};
