@@ -76,4 +76,16 @@ inline void expect_usage_error_without_report(const std::string& cmdline, const 
   std::filesystem::remove_all(dir);
 }
 
+// Runs `fa4sim ARGS` and checks a refused input: exit 2, our error prefix and `needle` on
+// stderr, nothing on stdout. Returns the result for further checks.
+inline CliResult expect_refused(const std::string& args, const std::string& needle,
+                                const std::string& stdin_file = "") {
+  auto r = run_cli(args, stdin_file);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
+  return r;
+}
+
 }  // namespace fa4sim::test

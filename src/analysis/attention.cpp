@@ -205,6 +205,7 @@ struct Inputs {
 struct Stored {
   std::vector<float> q, k, v;
   std::vector<float> qd, kd, vd;  // per (batch, kv_head)
+  uint64_t saturated[3] = {0, 0, 0};  // Q, K, V inputs beyond the format's max finite
 };
 
 // `label`: "'q.npy'" for a file, "q" for an in-memory tensor.
@@ -451,7 +452,7 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
     amax_of(in.v, in.seq_k, in.kv_heads, 1, st.vd);
   }
   auto store = [&](const std::vector<float>& x, int seq, int heads, int hg, const std::vector<float>& ds,
-                   std::vector<float>& out) {
+                   std::vector<float>& out, uint64_t& saturated) {
     out.resize(x.size());
     for (int b = 0; b < in.batch; ++b)
       for (int s = 0; s < seq; ++s)
@@ -460,13 +461,16 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
           const float dsc = ds[size_t(b) * size_t(in.kv_heads) + size_t(h / hg)];
           for (int j = 0; j < in.d; ++j) {
             const float y = scaled ? x[off + size_t(j)] / dsc : x[off + size_t(j)];
+            // Saturated: beyond max finite by more than the rounding (amax / descale may land
+            // an ulp above max finite, which rounds to it without saturating).
+            saturated += std::fabs(y) > fmax && !std::isfinite(quantize(f, y, Overflow::ieee)) ? 1 : 0;
             out[off + size_t(j)] = quantize(f, y, Overflow::satfinite);
           }
         }
   };
-  store(in.q, in.seq_q, in.heads, group, st.qd, st.q);
-  store(in.k, in.seq_k, in.kv_heads, 1, st.kd, st.k);
-  store(in.v, in.seq_k, in.kv_heads, 1, st.vd, st.v);
+  store(in.q, in.seq_q, in.heads, group, st.qd, st.q, st.saturated[0]);
+  store(in.k, in.seq_k, in.kv_heads, 1, st.kd, st.k, st.saturated[1]);
+  store(in.v, in.seq_k, in.kv_heads, 1, st.vd, st.v, st.saturated[2]);
   return st;
 }
 
@@ -478,6 +482,7 @@ struct UnitMetrics {
   double qkv2 = 0, sat2 = 0, pconv2 = 0, rest2 = 0;             // error split (squared norms)
   RescaleCounts counts;
   double visible = 0;  // sum over query tiles of rows * visible keys
+  uint64_t o_overflow = 0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
 };
 
 struct RunSetup {
@@ -575,7 +580,10 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
     auto& o = outs[vi];
     o.resize(size_t(rows) * size_t(d));
     sim.finalize(o.data(), size_t(d), vi == 0 ? lse.data() : nullptr);
-    // V's descale at the normalisation, then the bf16 output.
+    // V's descale at the normalisation, then the bf16 output. The conversion saturates an
+    // overflowed float32 output (inf) to bf16's max: count those, so the run can say so.
+    if (vi == 0)
+      for (const float x : o) m.o_overflow += std::isfinite(x * u.vdf) ? 0 : 1;
     for (float& x : o) x = quantize(kBF16, x * u.vdf, Overflow::satfinite);
     if (vi == 0) {
       m.counts += sim.counts();
@@ -696,6 +704,8 @@ json run_json(const AttentionRun& r) {
             {"saturated_pct", r.saturated_pct},
             {"rows_pct", r.rows_pct},
             {"warps_pct", r.warps_pct}};
+  if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] > 0)
+    j["inputs_saturated"] = {{"q", r.inputs_saturated[0]}, {"k", r.inputs_saturated[1]}, {"v", r.inputs_saturated[2]}};
   if (r.split) {
     j["error_split"] = {{"qkv_quantization", r.split_qkv},
                         {"saturation", r.split_saturation},
@@ -720,6 +730,7 @@ UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
     m.qkv2 += x.qkv2, m.sat2 += x.sat2, m.pconv2 += x.pconv2, m.rest2 += x.rest2;
     m.counts += x.counts;
     m.visible += x.visible;
+    m.o_overflow += x.o_overflow;
   }
   return m;
 }
@@ -736,7 +747,8 @@ AttentionRun make_run(const AttentionConfig& c, const Inputs& in, const Format& 
   r.rel_l2_unquantized = std::sqrt(safe_div(m.d2_a, m.ref2_a));
   r.rel_l2_dequantized = std::sqrt(safe_div(m.d2_b, m.ref2_b));
   r.max_abs = m.max_abs;
-  r.cosine = safe_div(m.dot_a, std::sqrt(m.o2 * m.ref2_a));
+  // Cosine is undefined when either vector is zero (Q = 0, V = 0): nan, not 0.
+  r.cosine = m.o2 * m.ref2_a > 0 ? m.dot_a / std::sqrt(m.o2 * m.ref2_a) : std::nan("");
   r.lse_max_err = m.lse_err;
   r.saturated = m.counts.saturated;
   r.p_count = m.counts.p_count;
@@ -749,6 +761,7 @@ AttentionRun make_run(const AttentionConfig& c, const Inputs& in, const Format& 
   r.split_p_conversion = std::sqrt(safe_div(m.pconv2, m.ref2_b));
   r.split_kernel_rest = std::sqrt(safe_div(m.rest2, m.ref2_b));
   if (is_fp8(f)) r.q_descale = st.qd, r.k_descale = st.kd, r.v_descale = st.vd;
+  std::copy(std::begin(st.saturated), std::end(st.saturated), std::begin(r.inputs_saturated));
   r.flops = 4.0 * m.visible * in.d;
   return r;
 }
@@ -778,6 +791,11 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
       },
       [&](uint64_t done) { prog.update(done); });
   const UnitMetrics m = sum_units(um);
+  if (m.o_overflow > 0)
+    throw Error(fmt::format("the float32 O accumulator overflows (|O| > 3.4e38) in {} output value(s) of the {} run: "
+                            "V is too large for float32 attention, and the bf16 conversion would hide it as +-3.39e38",
+                            m.o_overflow, f.name),
+                "scale V down: sum over keys of P * |V| must stay below 3.4e38");
   AttentionRun r = make_run(c, in, f, st, tau, mo, m);
   r.elapsed_s = sw.seconds();
   // Executed work: Q K^T once and P V once per variant in float32; two float64 references.
@@ -791,16 +809,21 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
 
 // ---- the report
 
+// The seq column: seq_q, or seq_q/seq_k when they differ.
+std::string seq_cell(const AttentionRun& r) {
+  return r.seq_k == r.seq_q ? std::to_string(r.seq_q) : fmt::format("{}/{}", r.seq_q, r.seq_k);
+}
+
 // A run's row in the main table and, with the split, in the error-split table.
 void add_run_rows(const AttentionConfig& c, const AttentionRun& r, Table& t, Table& ts) {
   t.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), fmt::format("{:g}", r.max_offset),
-                    std::to_string(r.seq_q), fmt::format("{:.4g}", r.rel_l2_unquantized),
+                    seq_cell(r), fmt::format("{:.4g}", r.rel_l2_unquantized),
                     fmt::format("{:.4g}", r.rel_l2_dequantized), fmt::format("{:.3g}", r.max_abs),
                     fmt::format("{:.6f}", r.cosine), fmt::format("{:.3g}", r.lse_max_err),
                     fmt::format("{} ({:.3g}%)", r.saturated, r.saturated_pct),
                     fmt::format("{:.2f}", r.rows_pct), fmt::format("{:.1f}", r.warps_pct)});
   if (c.split)
-    ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), std::to_string(r.seq_q),
+    ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), seq_cell(r),
                        fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
                        fmt::format("{:.4g}", r.split_p_conversion),
                        fmt::format("{:.4g}", r.split_kernel_rest)});
@@ -884,6 +907,12 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   for (const AttentionRun& r : m.runs) {
     add_run_rows(c, r, t, ts);
     runs.push_back(run_json(r));
+    if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] == 0) continue;
+    const std::string note = fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
+                                    "clamped to it (the satfinite conversion); the error columns include it",
+                                    r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
+                                    r.dtype);
+    if (std::find(t.notes.begin(), t.notes.end(), note) == t.notes.end()) t.notes.push_back(note);
   }
   add_attention_notes(c, preset, m.runs.front(), t);
   rep.tables.push_back(std::move(t));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/parse.h"
 #include "fa4sim/util/parallel.h"
 
 namespace fa4sim {
@@ -202,15 +203,16 @@ float parse_float32(const std::string& token, const std::string& where) {
   const bool neg = !lo.empty() && lo[0] == '-';
   if (body == "nan") return neg ? -NAN : NAN;
   if (body == "inf" || body == "infinity") return neg ? -INFINITY : INFINITY;
+  // The whole token must be the number: a NUL inside it ("1.5\0junk") stops strtof early.
   if (token.empty() || std::isspace(static_cast<unsigned char>(token[0])))
-    throw Error(fmt::format("{}: '{}' is not a number", where, token),
+    throw Error(fmt::format("{}: '{}' is not a number", where, printable_text(token)),
                 "give decimal or hex floats, nan, inf or -inf");
   errno = 0;
   char* end = nullptr;
   const float v = std::strtof(token.c_str(), &end);
-  if (end == token.c_str() || *end != '\0' || body.rfind("nan", 0) == 0 ||
+  if (end == token.c_str() || end != token.c_str() + token.size() || body.rfind("nan", 0) == 0 ||
       body.rfind("inf", 0) == 0)
-    throw Error(fmt::format("{}: '{}' is not a number", where, token),
+    throw Error(fmt::format("{}: '{}' is not a number", where, printable_text(token)),
                 "give decimal or hex floats, nan, inf or -inf");
   if (std::isinf(v))
     throw Error(fmt::format("{}: '{}' is beyond the float32 range (max 3.40282347e38)", where, token),
@@ -283,6 +285,7 @@ bool ValueReader::next(std::vector<float>& out, size_t max_values) {
     const char ch = pending_[pos_++];
     const bool sep = ch == '\n' || ch == ',' || ch == '#' || std::isspace(static_cast<unsigned char>(ch));
     if (!in_comment_ && !sep) {
+      after_comma_ = false;
       if (token_.size() >= kMaxToken)
         throw Error(fmt::format("{} line {}: a token longer than {} characters is not a number",
                                 source_, line_, kMaxToken),
@@ -294,9 +297,16 @@ bool ValueReader::next(std::vector<float>& out, size_t max_values) {
       out.push_back(parse_float32(token_, fmt::format("{} line {}", source_, line_)));
       token_.clear();
     }
+    if (ch == ',' && !in_comment_) {
+      if (after_comma_)  // "1,,2": an empty field, as every list option refuses it
+        throw Error(fmt::format("{} line {}: an empty field between two commas", source_, line_),
+                    "separate the numbers by one comma, blanks or new lines");
+      after_comma_ = true;
+    }
     if (ch == '#') in_comment_ = true;
     if (ch == '\n') {
       in_comment_ = false;
+      after_comma_ = false;
       ++line_;
     }
   }

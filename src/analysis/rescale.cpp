@@ -286,15 +286,16 @@ OneShot run_oneshot(const std::vector<float>& V, const std::vector<float>& S,
 }
 
 // The score check of Note [Score range] (online_softmax.h): refuses scores that overflow, scaled scores beyond kMaxScaledScore and
-// rows whose every key is masked (-inf: softmax has no value there).
+// rows whose every key is masked (-inf: softmax has no value there). Only a file's -inf is a mask:
+// a generated -inf (rise:-1e308) is an overflow like its mirror +inf.
 void check_score_range(const std::vector<float>& S, int rows, int keys, float scale_log2,
-                       const std::string& label, const std::optional<double>& scale) {
+                       const std::string& label, const std::optional<double>& scale, bool masks_allowed) {
   double worst = 0;
   for (int r = 0; r < rows; ++r) {
     bool any = false;
     for (int k = 0; k < keys; ++k) {
       const float x = S[size_t(r) * size_t(keys) + size_t(k)];
-      if (x == -std::numeric_limits<float>::infinity()) continue;
+      if (masks_allowed && x == -std::numeric_limits<float>::infinity()) continue;
       any = true;
       if (!std::isfinite(x))
         throw Error(fmt::format("--dist {}: score [{}, {}] overflows float32 (|score| > 3.4e38)", label, r, k),
@@ -327,8 +328,10 @@ FileScores read_file_scores(RescaleConfig& cfg) {
     const NpyArray a = read_npy_2d_f32(dist.path);
     const int fr = int(a.shape[0]), fk = int(a.shape[1]);
     if ((cfg.rows_set && fr != cfg.rows) || (cfg.keys_set && fk != cfg.keys))
-      throw Error(fmt::format("{} has shape {} but --rows {} --keys {} were given", dist.path,
-                              a.shape_string(), cfg.rows, cfg.keys),
+      throw Error(fmt::format("{} has shape {} but {} given", dist.path, a.shape_string(),
+                              cfg.rows_set && cfg.keys_set ? fmt::format("--rows {} --keys {} were", cfg.rows, cfg.keys)
+                              : cfg.rows_set               ? fmt::format("--rows {} was", cfg.rows)
+                                                           : fmt::format("--keys {} was", cfg.keys)),
                   "leave out --rows/--keys to take the file's shape");
     if (!file_scores.empty() && (fr != rows || fk != keys))
       throw Error(fmt::format("{} has shape {}, another file has ({}, {})", dist.path,
@@ -392,7 +395,7 @@ void run_dist(const RescaleConfig& cfg, const FileScores& files, size_t di, Nump
   const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
   const ScoreDist& dist = cfg.dists[di];
   const std::vector<float> S = seed_scores(cfg, files, di, np, seed, threads);
-  check_score_range(S, rows, keys, scale_log2, dist.label, cfg.scale);
+  check_score_range(S, rows, keys, scale_log2, dist.label, cfg.scale, dist.kind == ScoreDist::Kind::file);
   std::vector<double> O_ref, lse_ref;
   if (!cfg.counts_only)
     softmax_reference(S.data(), rows, keys, scale_log2, in.V.data(), d, O_ref, lse_ref, threads);

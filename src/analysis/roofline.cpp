@@ -18,6 +18,7 @@
 
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/json_input.h"
 #include "fa4sim/core/exp2_schedule.h"
 
 namespace fa4sim {
@@ -30,23 +31,8 @@ std::string roofline_data_dir() {
   return data_dir();  // Note [Install layout] in paths.h
 }
 
-json read_json_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw Error(fmt::format("{} '{}' does not exist", what, path), "check the path");
-  if (fs::is_directory(path, ec))
-    throw Error(fmt::format("{} '{}' is a directory", what, path), "give a .json file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("cannot read {} '{}'", what, path), "check permissions");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  try {
-    return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{} '{}' is not valid JSON: {}", what, path, e.what()),
-                "fix the syntax (e.g. with python3 -m json.tool)");
-  }
-}
+// The schedule model's files are read through the one JSON reader too (Note [JSON input depth]).
+json read_json_file(const std::string& path, const std::string& what) { return read_json_input(path, what); }
 
 namespace {
 
@@ -82,9 +68,13 @@ struct Fields {
     if (!std::isfinite(x)) fail(key, "must be finite", "e.g. 16");
     return x;
   }
+  // Rates and counts: > 0, and within 1e-3..1e9 so that every time, ratio and cell the
+  // roofline derives from them stays finite and readable (a rate of 1e-308 made cells inf).
   double positive(const std::string& key) const {
     const double x = number(key);
     if (!(x > 0)) fail(key, fmt::format("must be > 0, got {}", x), "rates and counts are positive");
+    if (x < 1e-3 || x > 1e9)
+      fail(key, fmt::format("must be in 0.001..1e9, got {:g}", x), "rates are per clock per SM, e.g. 16");
     return x;
   }
   int positive_int(const std::string& key, int hi) const {
@@ -170,7 +160,7 @@ ArchSpec parse_arch(const json& j, const std::string& origin) {
 }
 
 ArchSpec load_arch_file(const std::string& path) {
-  return parse_arch(read_json_file(path, "arch file"), path);
+  return parse_arch(read_json_input(path, "arch file"), path);
 }
 
 std::vector<std::string> known_arch_names() {
@@ -297,7 +287,7 @@ PipeModelSpec parse_pipe_model(const json& j, const std::string& origin) {
 
 PipeModelSpec load_pipe_model() {
   const std::string path = roofline_data_dir() + "/exp_pipe_model.json";
-  return parse_pipe_model(read_json_file(path, "pipe model"), path);
+  return parse_pipe_model(read_json_input(path, "pipe model"), path);
 }
 
 PipeCounts pipe_counts(const std::vector<PipeOp>& ops, const ArchSpec& a, int degree) {
@@ -387,7 +377,7 @@ PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree,
 
 TuningTable load_tuning() {
   const std::string path = roofline_data_dir() + "/fa4_tuning.json";
-  const json j = read_json_file(path, "tuning table");
+  const json j = read_json_input(path, "tuning table");
   const std::string where = fmt::format("tuning table '{}'", path);
   Fields top{j, where, ""};
   TuningTable t;
@@ -474,7 +464,7 @@ MeasuredFile parse_measured(const json& j, const std::string& origin) {
 }
 
 MeasuredFile load_measured(const std::string& path) {
-  return parse_measured(read_json_file(path, "measured file"), path);
+  return parse_measured(read_json_input(path, "measured file"), path);
 }
 
 // ---- the report

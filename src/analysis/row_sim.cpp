@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -26,26 +27,39 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
     e.mode = Exp2Mode::emu;
     e.degree = s[3] - '0';
   } else if (s.rfind("schedule:", 0) == 0) {
-    const auto parts = split_on(s.substr(9), ',');
-    if (parts.size() != 3)
-      throw Error(fmt::format("--exp '{}': expected schedule:FREQ,RES,START_FRG", s),
-                  "e.g. schedule:10,4,1 (2-CTA non-causal d=128)");
-    int v[3];
-    for (int i = 0; i < 3; ++i) {
-      const double x = parse_finite("--exp schedule", parts[size_t(i)]);
-      if (x != std::floor(x) || x < 0 || x > 1024)
-        throw Error(fmt::format("--exp '{}': FREQ, RES, START_FRG must be integers 0..1024", s));
-      v[i] = int(x);
-    }
+    const EmulationSchedule v = parse_emulation_schedule("--exp schedule:", s.substr(9));
     e.mode = Exp2Mode::schedule;
-    e.freq = v[0], e.res = v[1], e.start_frg = v[2];
-    if (e.freq > 0 && !(e.res < e.freq))
-      throw Error(fmt::format("--exp '{}': RES must be below FREQ", s), "upstream uses res 4 or 6");
+    e.freq = v.freq, e.res = v.res, e.start_frg = v.start_frg;
   } else {
     throw Error(fmt::format("unknown --exp '{}'", s),
-                "valid: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG");
+                "valid: exact, mufu, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]");
   }
   return e;
+}
+
+EmulationSchedule parse_emulation_schedule(const std::string& what, const std::string& text) {
+  const std::vector<std::string> parts = split_on(text, ',');
+  if (parts.size() > 3)
+    throw Error(fmt::format("{} expects freq[,res[,start_frg]], got '{}'", what, text), "e.g. 10,4,1");
+  const char* names[] = {"freq", "res", "start_frg"};
+  const std::string valid = "valid: 0..2^20";
+  int v[3] = {0, 4, 0};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::optional<double> x = strtod_whole(trim_blanks(parts[i]));
+    if (!x || *x != std::floor(*x))
+      throw Error(fmt::format("{} {} expects an integer, got '{}'", what, names[i], parts[i]), valid);
+    if (*x < 0 || *x > kMaxScheduleValue)
+      throw Error(fmt::format("{} {} = {} is out of range", what, names[i], parts[i]), valid);
+    v[i] = int(*x);
+  }
+  if (v[0] == 0 && parts.size() == 1) v[1] = 0;  // "0": nothing emulated
+  if (v[0] > 0 && v[1] >= v[0])
+    throw Error(fmt::format("{} {}: res = {} must be below freq = {}", what, text, v[1], v[0]),
+                "res of every freq columns are emulated: e.g. 10,4,1 (upstream uses res 4 or 6)");
+  if (v[0] == 0 && (v[1] != 0 || v[2] != 0))
+    throw Error(fmt::format("{} {}: freq = 0 emulates nothing, so res and start_frg must be 0", what, text),
+                "e.g. 0 (no emulation) or 10,4,1");
+  return {v[0], v[1], v[2]};
 }
 
 std::string exp2_choice_name(const Exp2Choice& e) {

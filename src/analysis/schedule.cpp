@@ -51,9 +51,7 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
   return v;
 }
 
-}  // namespace
-
-ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
+ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   if (!j.is_object() || j.value("schema", "") != "fa4sim/schedule-v1")
     throw Error(fmt::format("schedule file '{}' is not a fa4sim/schedule-v1 object", origin),
                 "see data/schedule/sm90.json for the format");
@@ -93,6 +91,18 @@ ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
   s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
   s.clock_tensor_slowdown = num_field(j, origin, "calibrated.clock_tensor_slowdown", 0, 100);
   return s;
+}
+
+}  // namespace
+
+ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
+  // A field of the wrong type ({"schema": {}}, "causal": 1) makes the library throw its own
+  // type_error: say which file, as every other malformed input does.
+  try {
+    return parse_schedule_fields(j, origin);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("schedule file '{}': {}", origin, e.what()), "see data/schedule/sm90.json for the format");
+  }
 }
 
 ScheduleSpec load_schedule_spec(const std::string& name_or_path) {

@@ -65,7 +65,7 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
                          "Rows per warp for the O-rescale vote (sm100: 32; fa4sim's sm90 kernel: 16)"),
          1, 4096)
       ->type_name("N")->capture_default_str()->group("Kernel");
-  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ,RES,START_FRG")
+  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]")
       ->type_name("MODE")->capture_default_str()->group("Kernel");
   sub->add_option("--order", o.order, "Key-tile order: reverse (the kernel's) or forward (the article's)")
       ->type_name("reverse|forward")->capture_default_str()->group("Kernel");
@@ -104,7 +104,7 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const CLI:
   c.q_scale = parse_double("--q-scale", o.q_scale);
   c.q_path = o.q, c.k_path = o.k, c.v_path = o.v;
   c.dtypes.clear();
-  for (const auto& d : split(o.dtype, ','))
+  for (const auto& d : list_items("--dtype", o.dtype, "a format"))
     c.dtypes.push_back(parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);

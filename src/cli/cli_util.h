@@ -15,9 +15,15 @@ namespace fa4sim::cli {
 
 // Parses a whole string as a double; "nan"/"inf" allowed only when allow_nonfinite.
 double parse_double(const std::string& opt, const std::string& s, bool allow_nonfinite = false);
-// Parses an integer (also "1e6"-style exact integers). Range-checked, inclusive.
+// Parses an integer exactly, never through a double (also "1e6"-style exact integers: 2.5e3,
+// 9007199254740993). Range-checked, inclusive.
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi);
-// Comma-separated lists (parts split and trimmed of blanks: split_on and trim_blanks, util/parse.h).
+// The items of a comma-separated list option, trimmed of blanks; an empty item or an item given
+// twice is an error naming `opt` ("--tau needs a number in every item ..."; docs/input-policy.md).
+// `noun` says what an item is: "a number", "a name".
+std::vector<std::string> list_items(const std::string& opt, const std::string& s, const std::string& noun);
+// Comma-separated lists through list_items; numbers that repeat in another spelling (8, 8.0) are
+// refused too.
 std::vector<int64_t> parse_int_list(const std::string& opt, const std::string& s, int64_t lo,
                                     int64_t hi);
 std::vector<double> parse_double_list(const std::string& opt, const std::string& s);
@@ -34,6 +40,16 @@ std::optional<std::string> did_you_mean(const std::string& s, const std::vector<
 // Refuses an empty value (--json '' would otherwise mean "no report", silently).
 const CLI::Validator& non_empty_path();
 
+// ---- the input policy (docs/input-policy.md)
+// Adds to every option of `app` and its subcommands a check that refuses an empty value, except
+// options whose --help says what '' means ("'' = skip torch") and those marked below.
+void refuse_empty_values(CLI::App& app);
+// Marks an option whose command refuses '' with its own message (report --only, exp2 --coeffs).
+CLI::Option* refuses_empty_itself(CLI::Option* o);
+// "fa4sim: warning: <option> has no effect with <with> (<why>)" on stderr: an option the chosen
+// mode ignores (the run goes on).
+void warn_ignored(const std::string& option, const std::string& with, const std::string& why);
+
 // An old spelling kept as a hidden alias of `canonical` (same variable, not in --help): one
 // spelling per idea across commands (--d, --order, --block-n, --softmax-scale), old scripts work.
 CLI::Option* add_hidden_alias(CLI::App* sub, const std::string& old_name, std::string& var);
@@ -45,7 +61,7 @@ bool given(const CLI::App* sub, const std::string& name, const std::string& alia
 // An option that takes a number shows its range after its type name (`--batch N:1..65535`,
 // `--tau T:0..64`, `--q-scale ALPHA:>0`), and CLI11 checks the value as it parses it with the
 // function the command parses it with: the same message (`fa4sim: error: <what> (<hint>)`, exit 2)
-// as before, only earlier. An empty value is left to the command (several read '' as "the default").
+// as before, only earlier. An empty value never reaches the check: refuse_empty_values refuses it.
 using ValueCheck = std::function<void(const std::string& opt, const std::string& value)>;
 // Adds `check` to `o` and shows `range` after its type name (none when empty: the help text
 // states it, e.g. for LO:HI:STEP).

@@ -1,5 +1,6 @@
 // `fa4sim attention`: the end-to-end attention-forward model (library: attention.h), its shared
 // option set (attention_options.h). The report's section: src/report/section_attention.cpp.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -60,7 +61,7 @@ void add_check(CLI::App& root) {
   sub->callback([] {
     std::vector<std::string> dtypes;
     if (!o.dtype.empty())
-      for (const auto& d : split(o.dtype, ','))
+      for (const auto& d : list_items("--dtype", o.dtype, "a format"))
         dtypes.push_back(parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
     std::vector<std::string> presets;
     for (const auto& p : attention_presets()) presets.push_back(p.name);
@@ -74,9 +75,12 @@ void add_check(CLI::App& root) {
     const Report r = run_check(dtypes, preset, taus, mo);
     emit(r, common.json_path, sw.seconds());
     if (!r.results["safe"].get<bool>()) {
-      std::string which;
+      std::vector<std::string> unsafe;  // each dtype once, however many of its taus are unsafe
       for (const auto& row : r.results["rows"])
-        if (!row["safe"].get<bool>()) which += (which.empty() ? "" : ", ") + row["dtype"].get<std::string>();
+        if (!row["safe"].get<bool>() && std::find(unsafe.begin(), unsafe.end(), row["dtype"]) == unsafe.end())
+          unsafe.push_back(row["dtype"].get<std::string>());
+      std::string which;
+      for (const auto& d : unsafe) which += (which.empty() ? "" : ", ") + d;
       throw Error(fmt::format("unsafe configuration for {}", which),
                   "P can exceed the dtype's max and saturate; see the table", kExitCheckFailed);
     }

@@ -77,11 +77,15 @@ void add_exp2(CLI::App& root) {
       "Analyse this float32 polynomial instead of upstream's: c0,c1,... (2 to 6 numbers, decimal "
       "or hex float) or a file holding them; sets the degree (e.g. from `fa4sim fit`)");
   coeffs->type_name("FILE|c0,c1,...");
+  refuses_empty_itself(coeffs);
   add_common_options(sub, o.common);
   sub->callback([sub, coeffs] {
     o.degree_given = sub->count("--degree") > 0;
     o.coeffs_given = coeffs->count() > 0;
     const Exp2Config cfg = parse_exp2_options(o);
+    if (o.exhaustive)  // docs/input-policy.md: an ignored option is named
+      for (const char* opt : {"--seed", "--sampling", "--samples"})
+        if (sub->count(opt) > 0) warn_ignored(opt, "--exhaustive", "every float32 of the range is evaluated once");
     check_report_path(o.common.json_path);
     if (o.hardware && !cfg.coeffs.empty())
       throw Error("--hardware compares upstream's polynomials with the MUFU", "leave --coeffs out");

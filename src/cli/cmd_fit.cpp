@@ -69,8 +69,15 @@ void add_fit(CLI::App& root) {
   sub->add_flag("--minimax-only", o.minimax_only,
                 "Stop after the multiprecision minimax fit (no float32 rounding or search)");
   add_common_options(sub, o.common);
-  sub->callback([] {
+  sub->callback([sub] {
     const FitConfig cfg = parse(o);
+    // docs/input-policy.md: an option the chosen mode ignores is named.
+    if (sub->count("--range") > 0 && o.objective.rfind("fp32-", 0) == 0 && !o.minimax_only)
+      warn_ignored("--range", "--objective " + o.objective, "the fp32 objectives score every float32 of [0, 1)");
+    if (o.minimax_only && sub->count("--objective") > 0)
+      warn_ignored("--objective", "--minimax-only", "the minimax fit has no objective");
+    if (o.minimax_only && sub->count("--range") > 0)
+      warn_ignored("--range", "--minimax-only", "the minimax fit is over [0, 1)");
     check_report_path(o.common.json_path);
     Stopwatch sw;
     const FitResult r = run_fit(cfg);

@@ -79,7 +79,7 @@ void run_bench(const GpuCliOptions& o, const std::string& command) {
   }
   validate(b);
   check_report_path(o.bench_common.json_path);
-  if (!o.out.empty() && o.out != "none") check_report_path(o.out);
+  if (!o.out.empty() && o.out != "none") check_output_path(o.out, "--out");
   Stopwatch sw;
   const auto r = run_gpu_bench(b);
   std::string out = o.out;

@@ -132,10 +132,14 @@ void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
 void collect_values(CLI::App* sub, QuantizeCliOptions& c) {
   c.values.clear();
   for (const auto& a : sub->remaining()) {
-    if (a.rfind("--", 0) == 0) {  // an option typo, not a value
+    if (a.rfind("--", 0) == 0) {  // an option typo, not a value: main's message for it
       std::vector<std::string> names;
-      for (const auto* o : sub->get_options()) names.push_back(o->get_name());
-      throw_unknown_choice("option", a, names);
+      for (const auto* o : sub->get_options())
+        if (!o->get_lnames().empty()) names.push_back("--" + o->get_lnames().front());
+      const std::string name = a.substr(0, a.find('='));
+      std::string hint = "see 'fa4sim quantize --help'";
+      if (auto m = did_you_mean(name, names)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
+      throw Error(fmt::format("unknown option '{}' for 'fa4sim quantize'", name), hint);
     }
     c.values.push_back(a);
   }

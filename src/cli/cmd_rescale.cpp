@@ -37,23 +37,20 @@ struct RescaleCliOptions {
 constexpr int64_t kMaxDim = 1 << 20;
 
 std::vector<double> parse_taus(const std::string& s) {
-  std::vector<double> taus;
-  for (const auto& t : split(s, ',')) {
+  for (const auto& t : list_items("--tau", s, "a number"))
     if (t == "nan" || t == "NaN" || t == "-nan")
       throw Error(fmt::format("--tau must be a number, got '{}'", t), "e.g. --tau 0,8");
-    taus.push_back(parse_double("--tau", t));
-  }
-  return taus;
+  return parse_double_list("--tau", s);
 }
 
 RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
   RescaleConfig c;
   c.taus = parse_taus(o.tau);
   c.dtypes.clear();
-  for (const auto& t : split(o.dtype, ','))
+  for (const auto& t : list_items("--dtype", o.dtype, "a format"))
     c.dtypes.push_back(parse_choice("--dtype", t, {"bf16", "fp16", "e4m3", "e5m2", "fp32"}));
   if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
-  for (const auto& t : split(o.dist, ',')) c.dists.push_back(parse_score_dist(t));
+  for (const auto& t : list_items("--dist", o.dist, "a distribution")) c.dists.push_back(parse_score_dist(t));
   c.rows = int(parse_int("--rows", o.rows, 1, kMaxDim));
   c.keys = int(parse_int("--keys", o.keys, 1, kMaxDim));
   c.block = int(parse_int("--block-n", o.block, 1, kMaxDim));
@@ -125,7 +122,7 @@ void add_rescale(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--exp", o.exp,
                   "exp2 for P: exact (float64 argument, rounded once), mufu (correctly rounded float32), "
-                  "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ,RES,START_FRG (upstream's mix)")
+                  "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ[,RES[,START_FRG]] (upstream's mix)")
       ->type_name("MODE")
       ->capture_default_str();
   positive(sub->add_option("--softmax-scale", o.scale,

@@ -55,7 +55,7 @@ void add_roofline(CLI::App& root) {
       ->capture_default_str();
   sub->add_option("--schedule", c.schedule,
                   "Emulation schedule: with freq[,res[,start_frg]] (in columns, each 0..2^20, res < freq; "
-                  "defaults res 4, start_frg 0) compute that one; alone, list every entry of "
+                  "defaults res 4, start_frg 0; 0 = none) compute that one; alone, list every entry of "
                   "data/fa4_tuning.json")
       ->type_name("[FREQ,RES,START]")
       ->expected(0, 1);

@@ -30,7 +30,7 @@ struct ScheduleCli {
 
 std::vector<ArchSpec> archs_of(const ScheduleCli& c) {
   std::vector<ArchSpec> out;
-  for (const auto& name : split(c.arch, ','))
+  for (const auto& name : list_items("--arch", c.arch, "an architecture"))
     out.push_back(name.find('/') != std::string::npos || name.ends_with(".json") ? load_arch_file(name)
                                                                                   : load_known_arch(name));
   for (const auto& f : c.arch_files) out.push_back(load_arch_file(f));

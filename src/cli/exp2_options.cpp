@@ -7,10 +7,16 @@
 
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/parse.h"
 
 namespace fa4sim::cli {
 
 uint64_t parse_exp2_samples(const std::string& s) {
+  // 1e308 and 1e19 are integers too, only beyond the limit (and int64): say so, not "out of range".
+  if (const std::optional<double> v = strtod_whole(s); v && *v >= 0x1p62)
+    throw Error(fmt::format("--samples {} is above the limit of {:.0e}", s, double(kExp2MaxSamples)),
+                "more samples only shrink sampling noise: --exhaustive evaluates every float in the "
+                "range once and gives the exact value-weighted limit");
   const int64_t n = parse_int("--samples", s, std::numeric_limits<int64_t>::min() / 2,
                               std::numeric_limits<int64_t>::max() / 2);
   if (n <= 0)

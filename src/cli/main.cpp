@@ -1,8 +1,11 @@
 // fa4sim: the command-line shell. Parses, dispatches through the one subcommand table
 // (commands.cpp), and is the only place that turns errors into messages and exit codes:
 //   0 ok, 1 a check ran and failed, 2 bad input (usage, config, files), 3 no CUDA device.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "commands.h"
 #include "cli_util.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/paths.h"
 #include "fa4sim/util/version.h"
 
 namespace {
@@ -21,9 +25,84 @@ int fail(const std::string& msg, int code) {
   return code;
 }
 
-}  // namespace
+std::vector<CLI::App*> subcommands_of(CLI::App* app) {
+  return app->get_subcommands([](CLI::App*) { return true; });
+}
 
-int main(int argc, char** argv) {
+// Walks the command words before the first option ("gpu upstream info") and names the first one
+// that is not a command of its parent, with the nearest as a suggestion. Empty when all are known.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  std::string path;
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::vector<CLI::App*> subs = subcommands_of(cur);
+    if (subs.empty()) break;  // a leaf command: the rest are its arguments
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* s : subs) {
+      names.push_back(s->get_name());
+      if (s->get_name() == argv[i]) next = s;
+    }
+    if (next) {
+      cur = next;
+      path += " " + next->get_name();
+      continue;
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string where = path.empty() ? "" : fmt::format(" for 'fa4sim{}'", path);
+    std::string hint = "commands: " + list;
+    if (auto m = fa4sim::cli::did_you_mean(argv[i], names)) hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
+    return fmt::format("unknown command '{}'{} ({})", argv[i], where, hint);
+  }
+  return {};
+}
+
+// `fa4sim --threads 2 exp2`: options belong to a command and go after it.
+std::string option_before_command(CLI::App& app, int argc, char** argv) {
+  const std::string first = argv[1];
+  if (first.empty() || first[0] != '-' || first == "-h" || first == "--help" || first == "-V" || first == "--version")
+    return {};
+  for (int i = 2; i < argc; ++i)
+    for (CLI::App* s : subcommands_of(&app))
+      if (s->get_name() == argv[i])
+        return fmt::format("{} goes after the command (fa4sim {} {} ...)", first.substr(0, first.find('=')),
+                           argv[i], first);
+  return {};
+}
+
+// A CLI11 parse error as the house message, naming the unknown option where there is one.
+int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  // The deepest subcommand given ("gpu attention"), for the hint and for unknown options.
+  CLI::App* sub = &app;
+  std::string path;
+  while (!sub->get_subcommands().empty()) {
+    sub = sub->get_subcommands().front();
+    path += " " + sub->get_name();
+  }
+  const std::string where = fmt::format("fa4sim{} --help", path);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // CLI11 says "not expected: e4m3 --dtype" (backwards): name the unknown option instead.
+    std::vector<std::string> known;
+    for (const auto* o : sub->get_options())
+      if (!o->get_lnames().empty()) known.push_back("--" + o->get_lnames().front());
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == '.') continue;
+      a = a.substr(0, a.find('='));
+      bool found = false;
+      for (const CLI::App* s = sub; s != nullptr && !found; s = s->get_parent())
+        found = s->get_option_no_throw(a) != nullptr;
+      if (found) continue;
+      std::string hint = fmt::format("see '{}'", where);
+      if (auto m = fa4sim::cli::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
+      return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), fa4sim::kExitUsage);
+    }
+  }
+  return fail(fmt::format("{} (see '{}')", e.what(), where), fa4sim::kExitUsage);
+}
+
+int run(int argc, char** argv) {
   using namespace fa4sim;
   CLI::App app{"fa4sim: FlashAttention-4 softmax numerics and speed, emulated bit for bit.\n"
                "Run 'fa4sim help <command>' (or 'fa4sim <command> --help') for the options of a command."};
@@ -31,12 +110,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("-V,--version", std::string("fa4sim ") + version() + " (" + git_describe() + ")");
   app.require_subcommand(1);
   app.fallthrough(false);
-
-  std::vector<std::string> names;
-  for (const auto& c : cli::commands()) {
-    c.add(app);
-    names.push_back(c.name);
-  }
+  for (const auto& c : cli::commands()) c.add(app);
+  cli::refuse_empty_values(app);  // docs/input-policy.md
 
   // No arguments: the usage, and exit 2 (nothing was done).
   if (argc <= 1) {
@@ -52,21 +127,14 @@ int main(int argc, char** argv) {
     argc = int(args.size());
     argv = args.data();
   }
-
-  // Unknown subcommand: say so and suggest the nearest, before CLI11 calls it an extra argument.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string first = argv[1];
-    bool known = false;
-    for (const auto& n : names) known = known || n == first;
-    if (!known) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      std::string hint = "commands: " + list;
-      if (auto m = cli::did_you_mean(first, names))
-        hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
-      return fail(fmt::format("unknown command '{}' ({})", first, hint), kExitUsage);
-    }
-  }
+  // Unknown (sub)command or an option before the command: say so before CLI11 calls it an
+  // extra argument or asks for "a subcommand".
+  if (const std::string m = unknown_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
+  if (const std::string m = option_before_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
+  // A copied binary reads the source tree it was built from: say so (Note [Install layout]).
+  if (const std::string cmd = argv[1]; (cmd == "roofline" || cmd == "report") && data_from_foreign_source_tree())
+    std::fprintf(stderr, "fa4sim: warning: no installed data next to this binary: reading %s/data, the source tree it "
+                         "was built from (install fa4sim, or set FA4SIM_DATA_DIR)\n", FA4SIM_SOURCE_DIR);
 
   try {
     app.parse(argc, argv);
@@ -77,33 +145,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // The deepest subcommand given ("gpu attention"), for the hint and for unknown options.
-    CLI::App* sub = &app;
-    std::string path;
-    while (!sub->get_subcommands().empty()) {
-      sub = sub->get_subcommands().front();
-      path += " " + sub->get_name();
-    }
-    const std::string where = fmt::format("fa4sim{} --help", path);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      // CLI11 says "not expected: e4m3 --dtype" (backwards): name the unknown option instead.
-      std::vector<std::string> known;
-      for (const auto* o : sub->get_options())
-        if (!o->get_lnames().empty()) known.push_back("--" + o->get_lnames().front());
-      for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == '.') continue;
-        a = a.substr(0, a.find('='));
-        bool found = false;
-        for (const CLI::App* s = sub; s != nullptr && !found; s = s->get_parent())
-          found = s->get_option_no_throw(a) != nullptr;
-        if (found) continue;
-        std::string hint = fmt::format("see '{}'", where);
-        if (auto m = cli::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
-        return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), kExitUsage);
-      }
-    }
-    return fail(fmt::format("{} (see '{}')", e.what(), where), kExitUsage);
+    return parse_error(app, e, argc, argv);
   } catch (const Error& e) {
     return fail(e.what(), e.exit_code());
   } catch (const std::bad_alloc&) {
@@ -113,3 +155,20 @@ int main(int argc, char** argv) {
   }
   return kExitOk;
 }
+
+// A table that could not be written (stdout on a full disk) is an error, not a silent exit 0.
+int check_stdout(int code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return code;
+  fail(fmt::format("cannot write stdout: {} (check the disk or what stdout is redirected to)",
+                   err ? std::strerror(err) : "a write failed"),
+       fa4sim::kExitUsage);
+  return code == fa4sim::kExitOk ? fa4sim::kExitUsage : code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return check_stdout(run(argc, argv)); }

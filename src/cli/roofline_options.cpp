@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fa4sim/analysis/row_sim.h"
 #include "fa4sim/util/error.h"
 
 namespace fa4sim::cli {
@@ -81,16 +82,9 @@ double parse_emu_fraction(const std::string& s) {
 namespace {
 
 ScheduleResult parse_schedule(const std::string& s, int row_width) {
-  const auto parts = split(s, ',');
-  if (parts.empty() || parts.size() > 3)
-    throw Error(fmt::format("--schedule expects freq[,res[,start_frg]], got '{}'", s), "e.g. --schedule 10,4,1");
-  const int freq = static_cast<int>(parse_int("--schedule freq", parts[0], 0, 1 << 20));
-  const int res = parts.size() > 1 ? static_cast<int>(parse_int("--schedule res", parts[1], 0, 1 << 20)) : 4;
-  const int start = parts.size() > 2 ? static_cast<int>(parse_int("--schedule start_frg", parts[2], 0, 1 << 20)) : 0;
-  if (freq > 0 && res >= freq)
-    throw Error(fmt::format("--schedule {}: res = {} must be below freq = {}", s, res, freq),
-                "res of every freq columns are emulated: e.g. --schedule 10,4,1");
-  return compute_schedule(freq, res, start, row_width, fmt::format("custom {},{},{}", freq, res, start));
+  const EmulationSchedule v = parse_emulation_schedule("--schedule", s);
+  return compute_schedule(v.freq, v.res, v.start_frg, row_width,
+                          fmt::format("custom {},{},{}", v.freq, v.res, v.start_frg));
 }
 
 }  // namespace

@@ -34,7 +34,16 @@ std::string sh_quote(const std::string& s) {
 }
 
 std::string driver_command(const std::string& python, const std::string& args) {
-  return sh_quote(python) + " " + sh_quote(upstream_script_path()) + " " + args;
+  // A binary copied alone finds no scripts/: say so (its silent driver read as "torch not
+  // importable" and "printed no JSON").
+  const std::string script = upstream_script_path();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(script, ec))
+    throw Error(fmt::format("cannot find the upstream driver '{}'", script),
+                "fa4sim reads scripts/ from <prefix>/share/fa4sim/scripts next to an installed binary, else from "
+                "its source tree: install it (cmake --install) or run the build tree's binary",
+                kExitUsage);
+  return sh_quote(python) + " " + sh_quote(script) + " " + args;
 }
 
 // A process's stdout through popen; pclose on scope exit.

@@ -4,11 +4,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/json_input.h"
 
 namespace fa4sim {
 
@@ -86,14 +87,22 @@ void compare_json(const json& was, const json& now, const std::string& where, co
   if (was != now) moved.push_back({where, short_text(was), short_text(now), "equal"});
 }
 
+// A report file of either folder, checked to be one: a JSON object of schema fa4sim/report-v1
+// with an object `results` (Note [JSON input depth] for the nesting).
 json read_report_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw Error(fmt::format("cannot read baseline file '{}'", path), "is --baseline a previous report's --out folder?");
-  try {
-    return json::parse(f);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("baseline file '{}' is not JSON: {}", path, e.what()));
-  }
+  const char* hint = "is --baseline a previous report's --out folder?";
+  const std::optional<std::string> text = read_text_file(path);
+  if (!text) throw Error(fmt::format("cannot read baseline file '{}'", path), hint);
+  const json j = parse_json_input(*text, fmt::format("baseline file '{}' is not JSON", path), hint);
+  const auto not_report = [&](const std::string& why) {
+    return Error(fmt::format("baseline file '{}' is not a fa4sim report: {}", path, why), hint);
+  };
+  if (!j.is_object()) throw not_report(fmt::format("it holds a JSON {}, not an object", j.type_name()));
+  if (j.value("schema", json()) != "fa4sim/report-v1")
+    throw not_report(fmt::format("its schema is {}, not \"fa4sim/report-v1\"",
+                                 j.contains("schema") ? j["schema"].dump() : std::string("missing")));
+  if (!j.contains("results") || !j["results"].is_object()) throw not_report("it has no 'results' object");
+  return j;
 }
 
 }  // namespace
@@ -117,7 +126,7 @@ size_t compare_with_baseline(const std::string& dir, const json& sections, const
     const json was = read_report_json(base.string());
     const json now = read_report_json((std::filesystem::path(out_dir) / file).string());
     const std::vector<MovedResult> moved =
-        compare_results(was.value("results", json::object()), now.value("results", json::object()));
+        compare_results(was["results"], now["results"]);
     ++compared;
     for (const auto& m : moved)
       std::fprintf(log, "fa4sim report: %s %s moved: %s -> %s (tolerance %s)\n", file.c_str(),

@@ -12,8 +12,15 @@
 
 namespace fa4sim {
 
+std::string ReportContext::own_path(const std::string& file) const {
+  const std::filesystem::path p = std::filesystem::path(out_dir) / file;
+  std::error_code ec;
+  if (std::filesystem::is_symlink(p, ec)) std::filesystem::remove(p, ec);
+  return p.string();
+}
+
 void ReportContext::write(const Report& r, const std::string& file, double elapsed_s) {
-  const std::string path = (std::filesystem::path(out_dir) / file).string();
+  const std::string path = own_path(file);
   write_output(path, [&](std::FILE* f) {
     const std::string text = envelope(r, elapsed_s).dump(2) + "\n";
     if (std::fwrite(text.data(), 1, text.size(), f) != text.size())

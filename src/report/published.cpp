@@ -3,11 +3,13 @@
 #include "fa4sim/report/published.h"
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/json_input.h"
 #include "fa4sim/util/paths.h"
 
 namespace fa4sim {
@@ -19,15 +21,11 @@ constexpr const char* kHint = "restore it from fa4sim's data/published, or point
 
 PublishedValues PublishedValues::load(const std::string& name) {
   const std::string path = data_dir() + "/published/" + name + ".json";
-  std::ifstream f(path);
-  if (!f) throw Error(fmt::format("cannot read the published figures '{}'", path), kHint);
-  json j;
-  try {
-    j = json::parse(f);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("the published figures '{}' are not JSON: {}", path, e.what()), kHint);
-  }
-  return parse(j, path);
+  std::error_code ec;
+  const std::optional<std::string> text =
+      std::filesystem::is_directory(path, ec) ? std::nullopt : read_text_file(path);
+  if (!text) throw Error(fmt::format("cannot read the published figures '{}'", path), kHint);
+  return parse(parse_json_input(*text, fmt::format("the published figures '{}' are not JSON", path), kHint), path);
 }
 
 PublishedValues PublishedValues::parse(const json& j, const std::string& path) {

@@ -1,12 +1,11 @@
 // The `fit` section of `fa4sim report`: the fit table from data/fit/fit_table.json
 // (scripts/fit_table.py). One fit takes minutes, so the report renders the committed runs
 // instead of fitting.
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "fa4sim/analysis/roofline.h"
 #include "fa4sim/report/sections.h"
+#include "fa4sim/util/json_input.h"
 
 namespace fa4sim {
 
@@ -14,13 +13,7 @@ void report_fit(ReportContext& ctx) {
   const std::string path = roofline_data_dir() + "/fit/fit_table.json";
   std::string& md = ctx.markdown;
   md += "## fit: exp2 polynomials designed for the output format (data/fit/)\n\n";
-  std::ifstream f(path);
-  json j;
-  try {
-    if (f) j = json::parse(f);
-  } catch (const std::exception&) {
-    j = json();
-  }
+  const json j = try_read_json_input(path).value_or(json());
   if (!j.is_object() || !j.contains("markdown")) {
     md += "No fit data in " + path + " (run `scripts/fit_table.py --fa4sim build/fa4sim`).\n\n";
     return;

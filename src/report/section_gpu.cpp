@@ -1,26 +1,16 @@
 // The `gpu` section of `fa4sim report`: the committed H200 measurements (data/gpu/), when
 // present; the report never needs a GPU.
-#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "fa4sim/analysis/roofline.h"
 #include "fa4sim/report/sections.h"
+#include "fa4sim/util/json_input.h"
 
 namespace fa4sim {
 
 namespace {
-
-std::optional<json> read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return std::nullopt;
-  try {
-    return json::parse(f);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
 
 std::string verify_table(ReportContext& ctx, const json& verify) {
   const json& r = verify.at("results");
@@ -85,9 +75,9 @@ void report_gpu(ReportContext& ctx) {
   const std::string dir = roofline_data_dir() + "/gpu/";
   std::string& md = ctx.markdown;
   md += "## gpu (measured on an NVIDIA H200, data/gpu/)\n\n";
-  const auto verify = read_json(dir + "nvidia-h200-verify.json");
-  const auto bench = read_json(dir + "nvidia-h200-bench-exp-report.json");
-  const auto hw = read_json(dir + "nvidia-h200-exp2-hardware.json");
+  const auto verify = try_read_json_input(dir + "nvidia-h200-verify.json");
+  const auto bench = try_read_json_input(dir + "nvidia-h200-bench-exp-report.json");
+  const auto hw = try_read_json_input(dir + "nvidia-h200-exp2-hardware.json");
   if (!verify && !bench && !hw) {
     md += "No GPU data in " + dir + " (run `fa4sim gpu verify`, `gpu bench-exp`, `exp2 --hardware` on a GPU).\n\n";
     return;

@@ -122,7 +122,8 @@ std::string measured_table(ReportContext& ctx, const Report& r, const Table* t) 
   return render_markdown(small) + "\n";
 }
 
-std::string figures(const std::string& out_dir) {
+std::string figures(const ReportContext& ctx) {
+  const std::string& out_dir = ctx.out_dir;
   const std::string py = python_with_matplotlib();
   const std::string script = scripts_dir() + "/plot.py";
   if (py.empty())
@@ -130,6 +131,8 @@ std::string figures(const std::string& out_dir) {
            "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/plot.py " +
            out_dir + "/roofline.json --out " + out_dir + "`).\n\n";
   const std::string json_path = (std::filesystem::path(out_dir) / "roofline.json").string();
+  for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"})
+    (void)ctx.own_path(png);  // plot.py writes these: never through a link out of the folder
   const std::string cmd = fmt::format("{} '{}' '{}' --out '{}' >/dev/null", py, script, json_path, out_dir);
   if (std::system(cmd.c_str()) == 0)
     return "Figures (drawn by `scripts/plot.py` with matplotlib):\n\n"
@@ -190,7 +193,7 @@ void report_roofline(ReportContext& ctx) {
       if (row.size() > 4 && (row[4] == "64" || row[4] == "128")) small.rows.push_back(row);
     md += render_markdown(small) + "\n";
   }
-  md += figures(ctx.out_dir);
+  md += figures(ctx);
   ctx.markdown += md;
 }
 

@@ -230,6 +230,13 @@ const char* type_descr(NpyType t) {
   return "?";
 }
 
+// An element type fa4sim does not read; read_npy_2d_f32 rewords it (it takes float32 only).
+struct UnreadableType : Error {
+  UnreadableType(std::string what, std::string hint, std::string descr)
+      : Error(std::move(what), std::move(hint)), descr(std::move(descr)) {}
+  std::string descr;
+};
+
 NpyType descr_to_type(const std::string& descr, const std::string& name) {
   if (descr == "<f4") return NpyType::f32;
   if (descr == "<f2") return NpyType::f16;
@@ -238,11 +245,12 @@ NpyType descr_to_type(const std::string& descr, const std::string& name) {
     throw Error(fmt::format("'{}' holds big-endian data ('{}'); fa4sim reads little-endian only",
                             name, printable(descr)),
                 "convert with array.astype(array.dtype.newbyteorder('<')) before numpy.save");
-  throw Error(fmt::format("'{}' has element type '{}'; fa4sim reads '<f4' (float32), '<f2' "
-                          "(float16) and '<u2' (bfloat16 bits)",
-                          name, printable(descr)),
-              "convert with array.astype(numpy.float32), or save bfloat16 as "
-              "array.view(numpy.uint16)");
+  throw UnreadableType(fmt::format("'{}' has element type '{}'; fa4sim reads '<f4' (float32), '<f2' "
+                                   "(float16) and '<u2' (bfloat16 bits)",
+                                   name, printable(descr)),
+                       "convert with array.astype(numpy.float32), or save bfloat16 as "
+                       "array.view(numpy.uint16)",
+                       printable(descr));
 }
 
 }  // namespace
@@ -388,7 +396,13 @@ NpyArray read_npy(const std::string& path) {
 }
 
 NpyArray read_npy_2d_f32(const std::string& path) {
-  NpyArray a = read_npy(path);
+  NpyArray a;
+  try {
+    a = read_npy(path);
+  } catch (const UnreadableType& e) {  // list only what this reader takes
+    throw Error(fmt::format("'{}' has element type '{}'; expected float32 ('<f4')", path, e.descr),
+                "convert with array.astype(numpy.float32)");
+  }
   if (a.type != NpyType::f32)
     throw Error(fmt::format("'{}' holds {} ('{}'), expected float32 ('<f4')", path,
                             npy_type_name(a.type), a.descr),

@@ -30,8 +30,18 @@ std::optional<double> strtod_whole(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0') return std::nullopt;
+  if (end == s.c_str() || end != s.c_str() + s.size()) return std::nullopt;
   return v;
+}
+
+std::string printable_text(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c > 0x7e) out += fmt::format("\\x{:02x}", c);
+    else out += ch;
+  }
+  return out;
 }
 
 double parse_finite(const std::string& what, const std::string& s) {

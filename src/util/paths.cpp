@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
+#include "fa4sim/util/error.h"
+
 namespace fa4sim {
 
 namespace fs = std::filesystem;
@@ -29,9 +33,27 @@ std::string installed(const std::string& what) {
 }  // namespace
 
 std::string data_dir() {
-  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return env;
+  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) {
+    std::error_code ec;
+    if (!fs::is_directory(env, ec))
+      throw Error(fmt::format("FA4SIM_DATA_DIR '{}' is not a directory", env),
+                  "point it at fa4sim's data folder (share/fa4sim/data when installed), or unset it");
+    return env;
+  }
   if (std::string p = installed("data"); !p.empty()) return p;
   return std::string(FA4SIM_SOURCE_DIR) + "/data";
+}
+
+bool data_from_foreign_source_tree() {
+  if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return false;
+  if (!installed("data").empty()) return false;
+  const std::string exe = executable_path(), src = std::string(FA4SIM_SOURCE_DIR) + "/";
+  if (exe.empty() || exe.rfind(src, 0) == 0) return false;
+  // A build tree outside the source tree is still a build tree (CMakeCache.txt above the binary).
+  std::error_code ec;
+  for (fs::path d = fs::path(exe).parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (fs::exists(d / "CMakeCache.txt", ec)) return false;
+  return true;
 }
 
 std::string scripts_dir() {

@@ -1,6 +1,8 @@
 #include "fa4sim/util/report.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -239,6 +242,75 @@ void write_through_fd(int fd, const std::string& path, const std::function<void(
 
 std::atomic<unsigned> g_tmp_counter{0};
 
+// `<target>.tmp.<pid>.<n>` next to the target, the target's name shortened so that the whole
+// stays within NAME_MAX (a 250-character file name is valid; its temporary must be too).
+std::string temp_name_for(const std::string& target) {
+  const fs::path p(target);
+  const std::string suffix = fmt::format(".tmp.{}.{}", static_cast<long>(getpid()), g_tmp_counter.fetch_add(1));
+  std::string base = p.filename().string();
+  if (base.size() + suffix.size() > NAME_MAX) base.resize(NAME_MAX - suffix.size());
+  return (p.parent_path() / (base + suffix)).string();
+}
+
+// ---- temporaries removed on SIGINT, SIGTERM and SIGHUP
+//
+// A run stopped while it writes (Ctrl-C, `timeout`) would leave its temporary file behind, up to
+// gigabytes for a streamed `quantize --stdin --json`. Each temporary is registered in a fixed
+// table of slots the signal handler can read without locks or allocation; the handler unlinks
+// the armed ones (unlink is async-signal-safe), then re-raises the signal with its default action,
+// so the exit status is the signal's, as before. A signal that is ignored or handled by the
+// embedding process (Python's SIGINT) is left alone.
+constexpr int kTempSlots = 64;
+struct TempSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 armed
+  char path[PATH_MAX + 1] = {};
+};
+TempSlot g_temp_slots[kTempSlots];
+std::once_flag g_temp_handlers_once;
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  for (TempSlot& s : g_temp_slots)
+    if (s.state.load(std::memory_order_acquire) == 2) unlink(s.path);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_temp_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa{};
+    sa.sa_handler = remove_temporaries_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+// Registers a temporary file for removal on a signal while it exists.
+class TempRegistration {
+ public:
+  explicit TempRegistration(const std::string& path) {
+    std::call_once(g_temp_handlers_once, install_temp_cleanup);
+    if (path.size() > PATH_MAX) return;
+    for (TempSlot& s : g_temp_slots) {
+      int expected = 0;
+      if (!s.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) continue;
+      std::memcpy(s.path, path.c_str(), path.size() + 1);
+      s.state.store(2, std::memory_order_release);
+      slot_ = &s;
+      return;
+    }
+  }
+  ~TempRegistration() {
+    if (slot_) slot_->state.store(0, std::memory_order_release);
+  }
+  TempRegistration(const TempRegistration&) = delete;
+  TempRegistration& operator=(const TempRegistration&) = delete;
+
+ private:
+  TempSlot* slot_ = nullptr;
+};
+
 }  // namespace
 
 bool is_stdout_target(const std::string& path) {
@@ -274,8 +346,15 @@ void check_output_path(const std::string& path, const std::string& opt) {
     case Target::kStdout:
     case Target::kFd:
       return;
-    case Target::kNew:
     case Target::kRegular:
+      // A file without write permission is not replaced, as cp and the shell's > refuse it (the
+      // rename would need only the directory's permission). The mode bits decide for root too.
+      if ((t.mode & 0222) == 0 || access(t.path.c_str(), W_OK) != 0)
+        throw Error(fmt::format("cannot write '{}': it is read-only", path),
+                    fmt::format("make it writable (chmod u+w), or pass another {} path", opt));
+      check_parent_dir(path, t.path, opt);
+      return;
+    case Target::kNew:
       check_parent_dir(path, t.path, opt);
       return;
     case Target::kOther:
@@ -315,8 +394,8 @@ void write_output(const std::string& path, const std::function<void(std::FILE*)>
   }
   // A regular file or a new one: a temporary next to the final target (symlinks followed, so a
   // link keeps pointing where it did), then rename(2) over it. Readers see the old or the new.
-  const std::string tmp = fmt::format("{}.tmp.{}.{}", t.path, static_cast<long>(getpid()),
-                                      g_tmp_counter.fetch_add(1));
+  const std::string tmp = temp_name_for(t.path);
+  const TempRegistration registered(tmp);  // removed on SIGINT/SIGTERM/SIGHUP while it exists
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
     throw Error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)),

@@ -217,5 +217,53 @@ TEST(CliAttention, FortranOrderNpyIsSupported) {
   EXPECT_EQ(runs(a.out), runs(b.out));
 }
 
+// V of a constant 3e37 overflows the float32 O accumulator (P sums V over 64 keys); the bf16
+// output conversion saturated the inf to 3.39e38 and the run printed rel-L2 2.2 with no word.
+TEST(CliAttention, AccumulatorOverflowIsRefused) {
+  Files f("cli-attn-ovf");
+  put(f.q, 64, 2, 16, 0);
+  put(f.k, 64, 1, 16, 1);
+  write_npy_f32(f.v, {1, 64, 1, 16}, std::vector<float>(64 * 16, 3e37f));
+  expect_usage_error(run_cli("attention --dtype bf16" + f.args()),
+                     "the float32 O accumulator overflows (|O| > 3.4e38)");
+}
+
+// Inputs beyond the dtype's range are clamped by the conversion: V of 1e30 in fp16 became 65504
+// with rel-L2 1.0 and no word. The table says so and the JSON counts them.
+TEST(CliAttention, SaturatedInputsAreReported) {
+  Files f("cli-attn-sat");
+  put(f.q, 64, 2, 16, 0);
+  put(f.k, 64, 1, 16, 1);
+  write_npy_f32(f.v, {1, 64, 1, 16}, std::vector<float>(64 * 16, 1e30f));
+  auto t = run_cli("attention --dtype fp16" + f.args());
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("fp16 inputs saturated: Q 0, K 0, V 1024 values beyond fp16's max finite"), std::string::npos) << t.out;
+  auto j = run_cli("attention --dtype fp16 --json -" + f.args());
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["results"]["runs"][0]["inputs_saturated"]["v"], 1024);
+  auto plain = run_cli(kSmall + " --json -");  // nothing saturated: no such field
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out)["results"]["runs"][0].contains("inputs_saturated"));
+}
+
+// Q = 0 and V = 0: the output and the reference are zero vectors, whose cosine is undefined:
+// nan, not 0.000000 next to a rel-L2 of 0.
+TEST(CliAttention, CosineOfZeroVectorsIsNan) {
+  Files f("cli-attn-zero");
+  write_npy_f32(f.q, {1, 64, 2, 16}, std::vector<float>(64 * 2 * 16, 0.0f));
+  put(f.k, 64, 1, 16, 1);
+  write_npy_f32(f.v, {1, 64, 1, 16}, std::vector<float>(64 * 16, 0.0f));
+  auto r = run_cli("attention --dtype e4m3 --json -" + f.args());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["results"]["runs"][0]["cosine"], "nan");
+}
+
+// With --seq-k the table's seq column shows both lengths (it showed seq_q alone).
+TEST(CliAttention, SeqColumnShowsBothLengths) {
+  auto r = run_cli("attention --batch 1 --heads 1 --d 16 --seq 128 --seq-k 64 --threads 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 128/64 "), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace fa4sim::test

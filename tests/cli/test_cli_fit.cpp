@@ -41,6 +41,25 @@ TEST(CliFit, UnknownObjective) {
   expect_usage_error("fit --objective maxrel", "valid: fp32-maxrel, fp32-meanrel, bf16-identical");
 }
 
+// A polynomial far from 2^f on [0, 1) is refused: 1,3e38 overflowed the exponent splice and
+// printed a max rel of 1.5e38 next to a mean rel of nan; 0,0 gave inf.
+TEST(CliExp2Coeffs, PolynomialFarFromExp2IsRefused) {
+  expect_usage_error("exp2 --coeffs 1,3e38", "--coeffs: the polynomial is 2.93e+35 at f = 0.000976562, far from 2^f");
+  expect_usage_error("exp2 --coeffs 0,0", "the polynomial is 0 at f = 0");
+  expect_usage_error("exp2 --coeffs -1,-1", "far from 2^f");
+}
+
+// A folder is not a coefficient file (it read as "0 coefficients given"); a file whose number is
+// followed by a NUL and more text is not read as the number.
+TEST(CliExp2Coeffs, FolderAndNulInFileAreRefused) {
+  const auto dir = temp_dir("fitcoeffs");
+  expect_usage_error("exp2 --coeffs " + dir.string(), "--coeffs: '" + dir.string() + "' is a directory");
+  const auto f = dir / "nul.txt";
+  std::ofstream(f, std::ios::binary) << std::string("1\n0.69\0junk\n", 12);
+  expect_usage_error("exp2 --coeffs " + f.string(), "'0.69\\x00junk' is not a number");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliExp2Coeffs, Malformed) {
   expect_usage_error("exp2 --coeffs 1", "--coeffs: 1 coefficient given (give 2 to 6");
   expect_usage_error("exp2 --coeffs 1,2,3,4,5,6,7", "--coeffs: 7 coefficients given");

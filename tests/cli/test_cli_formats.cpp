@@ -285,3 +285,23 @@ TEST(CliQuantizeBadInput, OptionMistakes) {
   const std::string empty = write_temp("empty.txt", "# nothing\n");
   expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", empty), "stdin holds no values");
 }
+
+// A NUL inside a token ends nothing: "1.5\0junk" was read as 1.5. The message shows the bytes it
+// cannot print as \xNN (a NUL cut it short, an ESC reached the terminal).
+TEST(CliQuantizeBadInput, NulAndControlBytesOnStdin) {
+  const std::string f = write_temp("nul.txt", std::string("1.0\n1.5\0junk\n", 13));
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 2: '1.5\\x00junk' is not a number");
+  const std::string g = write_temp("ctl.txt", std::string("\x00\x01\xff\x1b[31m\n", 9));
+  auto r = run_cli("quantize --dtype e4m3 --stdin", g);
+  expect_usage_error(r, "stdin line 1: '\\x00\\x01\\xff\\x1b[31m' is not a number");
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a raw ESC reached the terminal";
+}
+
+// An empty field between two commas is refused on stdin, as in every list option ("1,,2" read
+// as two values).
+TEST(CliQuantizeBadInput, EmptyFieldOnStdin) {
+  const std::string f = write_temp("empty-field.txt", "0.5\n1,,2\n");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 2: an empty field between two commas");
+  const std::string ok = write_temp("commas.txt", "1, 2,3\n4\n,5 # a comma, in a comment,, is text\n");
+  EXPECT_EQ(run_cli("quantize --dtype e4m3 --stdin", ok).code, 0);
+}

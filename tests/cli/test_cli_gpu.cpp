@@ -71,3 +71,12 @@ TEST_F(CliGpu, GroupNeedsASubcommand) {
   EXPECT_EQ(h.code, 0);
   for (const char* s : {"info", "verify", "bench-exp"}) EXPECT_NE(h.out.find(s), std::string::npos) << s;
 }
+
+// A bench-exp --out in a folder that does not exist names --out in its hint (it named --json),
+// before the device is looked for.
+TEST_F(CliGpu, BenchOutInAMissingFolderNamesOut) {
+  auto r = fa4sim::test::expect_refused("gpu bench-exp --out /nonexistent-fa4sim-dir/m.json",
+                                        "directory '/nonexistent-fa4sim-dir' does not exist");
+  EXPECT_NE(r.err.find("pass another --out path"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--json"), std::string::npos) << r.err;
+}

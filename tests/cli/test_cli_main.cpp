@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -312,4 +313,144 @@ TEST(CliMain, HelpRangesAreTheCheckedRanges) {
     }
   }
   EXPECT_GE(tried, 100u);
+}
+
+// ---- the input policy (docs/input-policy.md)
+
+// An unknown subcommand of a command with subcommands is named, with a suggestion (it said "A
+// subcommand is required"); an option before the command says where it goes.
+TEST(CliMain, UnknownNestedSubcommandAndOptionBeforeCommand) {
+  auto r = fa4sim::test::expect_refused("gpu bogus", "unknown command 'bogus' for 'fa4sim gpu'");
+  EXPECT_NE(r.err.find("commands: info"), std::string::npos) << r.err;
+  fa4sim::test::expect_refused("gpu infoo", "did you mean 'info'?");
+  fa4sim::test::expect_refused("gpu upstream bogus", "unknown command 'bogus' for 'fa4sim gpu upstream'");
+  fa4sim::test::expect_refused("--threads 2 exp2", "--threads goes after the command (fa4sim exp2 --threads");
+}
+
+// Empty values are refused everywhere: `--q ""` (an unset shell variable) ran on seeded random
+// tensors, `--tau ""` meant the default, `--measured ""` was ignored, `gpu verify --coeffs ""`
+// was not looked at.
+TEST(CliMain, EmptyValuesAreRefused) {
+  fa4sim::test::expect_refused("attention --q '' --k '' --v ''", "--q needs a value, got an empty one");
+  fa4sim::test::expect_refused("attention --tau ''", "--tau needs a value, got an empty one");
+  fa4sim::test::expect_refused("check --dtype ''", "--dtype needs a value, got an empty one");
+  fa4sim::test::expect_refused("roofline --measured ''", "--measured needs a value, got an empty one");
+  fa4sim::test::expect_refused("gpu verify --coeffs ''", "--coeffs needs a value, got an empty one");
+  fa4sim::test::expect_refused("rescale --dist ''", "--dist needs a value, got an empty one");
+  // The commands' own messages stay where they name what is needed.
+  fa4sim::test::expect_refused("exp2 --coeffs ''", "--coeffs needs c0,c1,... or a file name");
+}
+
+// A value given twice in a list is refused in every list (only --arch refused it), and so is an
+// empty item.
+TEST(CliMain, ListsRefuseRepeatsAndEmptyItems) {
+  fa4sim::test::expect_refused("exp2 --degree 3,3", "--degree lists '3' twice");
+  fa4sim::test::expect_refused("attention --dtype bf16,bf16", "--dtype lists 'bf16' twice");
+  fa4sim::test::expect_refused("check --tau 8,8.0", "--tau lists the same value twice ('8' and '8.0')");
+  fa4sim::test::expect_refused("report --only formats,formats", "--only lists 'formats' twice");
+  fa4sim::test::expect_refused("rescale --tau 0,,8", "--tau needs a number in every item");
+  fa4sim::test::expect_refused("rescale --dtype bf16,", "--dtype needs a format in every item");
+}
+
+// Seeds are read as integers, exactly, over their whole documented range: 2^53 and 2^53 + 1 were
+// the same seed, 2^62 was accepted for exp2 (max 2^62-1) and 2^63-1 refused for quantize.
+TEST(CliMain, SeedsAreExactIntegers) {
+  auto seed_of = [](const std::string& args) {
+    auto r = run_cli(args + " --json -");
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+    return nlohmann::json::parse(r.out)["params"]["seed"].dump();
+  };
+  EXPECT_EQ(seed_of("exp2 --samples 1000 --seed 4611686018427387903"), "4611686018427387903");
+  EXPECT_EQ(seed_of("exp2 --samples 1000 --seed 9007199254740993"), "9007199254740993");
+  EXPECT_EQ(seed_of("exp2 --samples 1000 --seed 9.007199254740993e15"), "9007199254740993");
+  auto a = run_cli("exp2 --samples 1000 --seed 9007199254740992 --json -");
+  auto b = run_cli("exp2 --samples 1000 --seed 9007199254740993 --json -");
+  EXPECT_NE(nlohmann::json::parse(a.out)["results"].dump(), nlohmann::json::parse(b.out)["results"].dump());
+  fa4sim::test::expect_refused("exp2 --seed 4611686018427387904", "--seed = 4611686018427387904 is out of range");
+  fa4sim::test::expect_refused("attention --seed 9007199254740993", "--seed = 9007199254740993 is out of range (valid: 0..2^53)");
+  fa4sim::test::expect_refused("rescale --rng numpy:9007199254740993", "is out of range (valid: 0..2^53)");
+  auto q = run_cli("quantize --rounding stochastic --seed 9223372036854775807 1.5");
+  EXPECT_EQ(q.code, 0) << q.err;
+  fa4sim::test::expect_refused("quantize --rounding stochastic --seed 9223372036854775808 1.5", "is out of range");
+  fa4sim::test::expect_refused("exp2 --seed 1.5", "--seed expects an integer, got '1.5'");
+}
+
+// Messages that fit the option: an integer option's hint is its range (not "e.g. 8 or -20.5"),
+// --samples 1e308 is above the limit (it is an integer), and an empty range suggests no swap
+// that is itself empty.
+TEST(CliMain, NumberMessagesFitTheOption) {
+  auto r = fa4sim::test::expect_refused("attention --block-n many", "--block-n expects a number, got 'many' (valid: 1..4096)");
+  EXPECT_EQ(r.err.find("-20.5"), std::string::npos) << r.err;
+  fa4sim::test::expect_refused("exp2 --samples 1e308", "--samples 1e308 is above the limit of 1e+11");
+  fa4sim::test::expect_refused("exp2 --samples 1e19", "--samples 1e19 is above the limit of 1e+11");
+  r = fa4sim::test::expect_refused("exp2 --range=1,1", "--range is empty");
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  r = fa4sim::test::expect_refused("exp2 --range=-0,0", "--range is empty");
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
+// -0 is 0: no "-0" in a table.
+TEST(CliMain, NegativeZeroIsZero) {
+  auto r = run_cli("check --dtype bf16 --tau -0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("-0 "), std::string::npos) << r.out;
+  r = run_cli("roofline --arch h200 --emu-fraction -0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("f=-0"), std::string::npos) << r.out;
+}
+
+// Options the chosen mode ignores are named on stderr (they were dropped without a word).
+TEST(CliMain, IgnoredOptionsAreNamed) {
+  auto r = run_cli("exp2 --exhaustive --range=1,1.01 --sampling bits --seed 5");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --seed has no effect with --exhaustive"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --sampling has no effect with --exhaustive"), std::string::npos) << r.err;
+  r = run_cli("fit --degree 1 --minimax-only --objective bf16-identical");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --objective has no effect with --minimax-only"), std::string::npos) << r.err;
+}
+
+// An unsafe check names each dtype once ("e4m3, e4m3" for two unsafe taus).
+TEST(CliMain, UnsafeCheckNamesEachDtypeOnce) {
+  auto r = run_cli("check --tau 0,4,8 --dtype e4m3");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("unsafe configuration for e4m3 ("), std::string::npos) << r.err;
+}
+
+// A quantize option typo gets the message every command gives.
+TEST(CliMain, QuantizeUnknownOptionHasTheCommonFormat) {
+  fa4sim::test::expect_refused("quantize --dtpye e4m3 1", "unknown option '--dtpye' for 'fa4sim quantize' (did you mean '--dtype'?");
+}
+
+// FA4SIM_DATA_DIR that is a file: "is not a directory", as report says (roofline said "no
+// architecture files in '<file>/archs'").
+TEST(CliMain, DataDirThatIsAFileIsNamed) {
+  auto r = run_cli("roofline --arch h200");  // sanity: the data are found
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto dir = fa4sim::test::temp_dir("datadir");
+  std::ofstream(dir / "file") << "x";
+  const std::string cmd = "env FA4SIM_DATA_DIR=" + (dir / "file").string() + " " + FA4SIM_BIN +
+                          " roofline >/dev/null 2>" + (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("FA4SIM_DATA_DIR '" + (dir / "file").string() + "' is not a directory"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// A binary copied out of its build tree, with no installed data next to it, reads the source
+// tree it was built from: roofline and report say so on stderr (they did so silently).
+TEST(CliMain, CopiedBinaryWarnsAboutItsData) {
+  auto r = run_cli("roofline --arch h200");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const auto dir = fa4sim::test::temp_dir("copied");
+  std::filesystem::copy_file(FA4SIM_BIN, dir / "fa4sim");
+  const std::string cmd = (dir / "fa4sim").string() + " roofline --arch h200 >/dev/null 2>" + (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("fa4sim: warning: no installed data next to this binary"),
+            std::string::npos);
+  std::ofstream(dir / "CMakeCache.txt") << "";  // a build tree outside the source tree: no warning
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  EXPECT_EQ(fa4sim::test::slurp((dir / "err").string()).find("warning"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }

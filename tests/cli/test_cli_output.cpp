@@ -190,3 +190,70 @@ TEST(CliOutput, EmptyJsonPathIsRefused) {
 TEST(CliOutput, TempDirNeverFallsBackToASharedFolder) {
   EXPECT_THROW(temp_dir("no-such-folder/x"), std::runtime_error);
 }
+
+// A target without write permission is not replaced, as cp and the shell's > refuse it: exit 2,
+// the file keeps its content, as this user and as an unprivileged one (root passes access(2), so
+// the mode bits decide).
+TEST(CliOutput, ReadOnlyTargetIsRefused) {
+  const fs::path dir = temp_dir("output");
+  ASSERT_EQ(chown(dir.c_str(), kNobody, kNobody), 0);
+  const fs::path f = dir / "ro.json";
+  std::ofstream(f) << "keep\n";
+  ASSERT_EQ(chown(f.c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(chmod(f.c_str(), 0444), 0);
+  std::vector<std::string> users = {""};
+  if (getuid() == 0 && std::system("command -v setpriv >/dev/null") == 0)
+    users.push_back("setpriv --reuid=65534 --regid=65534 --clear-groups ");
+  for (const auto& prefix : users) {
+    for (const char* args : {"check --json ro.json", "quantize 1.5 --binary-out ro.json"}) {
+      auto r = run_as(prefix, args, dir);
+      EXPECT_EQ(r.code, 2) << prefix << args << "\n" << r.err;
+      EXPECT_NE(r.err.find("fa4sim: error: cannot write 'ro.json': it is read-only"), std::string::npos)
+          << r.err;
+      EXPECT_EQ(slurp(f), "keep\n");
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// Ctrl-C (SIGINT) or SIGTERM while a report is being written leaves no temporary file next to
+// the target, and the target is not created.
+TEST(CliOutput, InterruptedWriteLeavesNoTemporary) {
+  const fs::path dir = temp_dir("output");
+  for (const char* sig : {"INT", "TERM"}) {
+    const std::string cmd = "cd " + dir.string() + " && seq 1 30000000 | timeout -s " + sig + " 1 " +
+                            FA4SIM_BIN + " quantize --stdin --json q.json >/dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    EXPECT_EQ(WEXITSTATUS(status), 124) << sig << ": the run was meant to be interrupted";
+    int files = 0;
+    for (auto& e : fs::directory_iterator(dir)) (void)e, ++files;
+    EXPECT_EQ(files, 0) << sig << ": a temporary file was left behind";
+  }
+  fs::remove_all(dir);
+}
+
+// Tables that cannot be written to stdout (a full device) are an error, not a silent exit 0.
+TEST(CliOutput, FailedStdoutIsAnError) {
+  const fs::path dir = temp_dir("output");
+  for (const char* args : {"check", "formats", "version", "exp2 --samples 1000", "--help"}) {
+    const std::string cmd = std::string(FA4SIM_BIN) + " " + args + " >/dev/full 2>" + (dir / "err").string();
+    const int status = std::system(cmd.c_str());
+    const std::string err = slurp(dir / "err");
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args << "\n" << err;
+    EXPECT_NE(err.find("fa4sim: error: cannot write stdout"), std::string::npos) << args << "\n" << err;
+  }
+  fs::remove_all(dir);
+}
+
+// A file name of 250 characters is a valid name; its temporary name must be valid too.
+TEST(CliOutput, LongFileNameIsAccepted) {
+  const fs::path dir = temp_dir("output");
+  const fs::path f = dir / (std::string(245, 'n') + ".json");
+  auto r = fa4sim::test::run_cli("formats --json " + f.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(is_formats_report(slurp(f)));
+  int files = 0;
+  for (auto& e : fs::directory_iterator(dir)) (void)e, ++files;
+  EXPECT_EQ(files, 1);
+  fs::remove_all(dir);
+}

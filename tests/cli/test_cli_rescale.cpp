@@ -133,6 +133,14 @@ TEST(CliRescale, OverflowingScoresAreRefused) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// A generated score that overflows to -inf is an overflow, not a mask: rise:-1e308 is refused
+// like rise:1e308 (it ran with every key but the first masked, rel-L2 0).
+TEST(CliRescale, NegativeOverflowIsRefusedLikePositive) {
+  const std::string base = "rescale --rows 8 --keys 256 --d 8 --tau 0 ";
+  expect_usage_error(base + "--dist rise:-1e308", "overflows float32");
+  expect_usage_error(base + "--dist rise:1e308", "overflows float32");
+}
+
 TEST(CliRescale, FullyMaskedRowIsRefused) {
   const auto dir = test::temp_dir("rescale-masked");
   std::vector<float> s(size_t(4) * 256, 1.0f);
@@ -143,6 +151,26 @@ TEST(CliRescale, FullyMaskedRowIsRefused) {
   std::vector<float> all(size_t(4) * 256, -INFINITY);
   write_npy_f32(p, {4, 256}, all);
   expect_usage_error("rescale --d 8 --tau 0 --dist file:" + p, "every key of row 0 is -inf");
+  std::filesystem::remove_all(dir);
+}
+
+// The .npy file messages of --dist file: name only what this reader takes (float32; the float64
+// message offered float16, which it then refused) and only the options that were given.
+TEST(CliRescale, NpyMessagesNameWhatApplies) {
+  const auto dir = test::temp_dir("rescale-npy-msg");
+  std::vector<float> s(size_t(8) * 256, 1.0f);
+  auto f8 = encode_npy(NpyType::f32, {8, 256}, s.data(), s.size() * 4);
+  std::string h(f8.begin(), f8.end());
+  h.replace(h.find("<f4"), 3, "<f8");
+  std::vector<uint8_t> b(h.begin(), h.end());
+  b.insert(b.end(), b.end() - long(s.size() * 4), b.end());
+  auto r = test::expect_refused("rescale --dist file:" + write_bytes(dir, "f8.npy", b),
+                                "has element type '<f8'; expected float32 ('<f4')");
+  EXPECT_EQ(r.err.find("float16"), std::string::npos) << r.err;
+  const std::string good = write_bytes(dir, "good.npy", encode_npy(NpyType::f32, {8, 256}, s.data(), s.size() * 4));
+  r = test::expect_refused("rescale --d 8 --tau 0 --dist file:" + good + " --rows 4",
+                           "has shape (8, 256) but --rows 4 was given");
+  EXPECT_EQ(r.err.find("were given"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
 }
 

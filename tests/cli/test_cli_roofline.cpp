@@ -208,6 +208,35 @@ TEST(CliRoofline, MalformedArchFileNamesTheField) {
                      "architecture 'b200' is given twice");
 }
 
+// Rates far outside any GPU's (1e-308 exps per clock, 1e308 FLOP per clock) are refused: they
+// made cells inf and a 300-digit number in the table.
+TEST(CliRoofline, ExtremeArchRatesAreRefused) {
+  expect_usage_error("--arch-file " + b200_variant("tiny.json", [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = 1e-308; }),
+                     "field 'fields.mufu_ex2_per_clk_sm.value' must be in 0.001..1e9, got 1e-308");
+  expect_usage_error("--arch-file " + b200_variant("huge.json", [](json& j) { j["fields"]["mma_bf16_flop_per_clk_sm"]["value"] = 1e308; }),
+                     "field 'fields.mma_bf16_flop_per_clk_sm.value' must be in 0.001..1e9, got 1e+308");
+}
+
+// An arch or measured file of 150,000 nested arrays is refused by name, like any malformed file.
+TEST(CliRoofline, DeeplyNestedJsonIsRefused) {
+  const std::string deep = write_file("deep.json", "{\"schema\": " + std::string(150000, '[') + std::string(150000, ']') + "}");
+  expect_usage_error("--arch-file " + deep, "arch file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
+  expect_usage_error("--arch h200 --measured " + deep, "measured file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
+}
+
+// One schedule grammar for roofline --schedule and --exp schedule: (they took 1 to 3 numbers up
+// to 2^20, and exactly 3 up to 1024); freq 0 emulates nothing, so 0,4,1 is refused.
+TEST(CliRoofline, ScheduleGrammarIsShared) {
+  expect_usage_error("--schedule 0,4,1", "--schedule 0,4,1: freq = 0 emulates nothing");
+  auto r = run_cli("roofline --arch b200 --schedule 0 --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:0,4,1",
+                               "--exp schedule: 0,4,1: freq = 0 emulates nothing");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:3,4", "--exp schedule: 3,4: res = 4 must be below freq = 3");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:10,4,1,2", "--exp schedule: expects freq[,res[,start_frg]]");
+  EXPECT_EQ(run_cli("rescale --rows 8 --keys 256 --d 8 --exp schedule:10").code, 0);
+}
+
 TEST(CliRoofline, BadTileScheduleAndOthers) {
   expect_usage_error("--tile 0x128", "--tile M = 0 is out of range");
   expect_usage_error("--tile 128x0", "--tile N = 0 is out of range");

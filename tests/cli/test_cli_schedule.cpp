@@ -78,3 +78,15 @@ TEST(CliSchedule, BadInput) {
   expect_usage_error("--spec " + spec, "calibrated.wgmma_latency");
   expect_usage_error("--inputs /nonexistent.json", "does not exist");
 }
+
+// A kernel description whose fields have the wrong JSON type is refused by name (found by
+// tests/fuzz/run_json_fuzz.sh: it ended in "this is a bug in fa4sim").
+TEST(CliSchedule, SpecWithWrongFieldTypesIsRefused) {
+  const auto dir = fa4sim::test::temp_dir("schedule-spec");
+  const std::string p = (dir / "spec.json").string();
+  for (const char* text : {R"({"schema": {}})", R"({"schema": "fa4sim/schedule-v1", "kernel": 90})"}) {
+    std::ofstream(p) << text;
+    fa4sim::test::expect_refused("schedule --arch h200 --spec " + p, "schedule file '" + p + "'");
+  }
+  std::filesystem::remove_all(dir);
+}

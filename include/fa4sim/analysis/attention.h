@@ -162,6 +162,9 @@ struct AttentionRun {
   bool split = false;
   double split_qkv = 0, split_saturation = 0, split_p_conversion = 0, split_kernel_rest = 0;
   std::vector<float> q_descale, k_descale, v_descale;  // per (batch, kv_head)
+  // Inputs beyond the dtype's max finite (after the descale), clamped to it by the satfinite
+  // conversion: Q, K, V. In the JSON only when one is not 0.
+  uint64_t inputs_saturated[3] = {0, 0, 0};
   double flops = 0;                     // counted: 4 * seq_q * seq_k_visible * d per head, per pass
   double elapsed_s = 0;
   // With cfg.keep_outputs: the kernel model's bf16 output (V's descale applied) as float32,

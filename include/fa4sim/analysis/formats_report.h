@@ -87,6 +87,7 @@ class ValueReader {
   std::string source_;
   bool binary_;
   bool eof_ = false, in_comment_ = false;
+  bool after_comma_ = false;  // a comma with no number since: a second one is an empty field
   std::string pending_, token_;
   size_t pos_ = 0, line_ = 1;
   uint64_t bytes_ = 0;

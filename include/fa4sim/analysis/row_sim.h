@@ -13,8 +13,18 @@
 
 namespace fa4sim {
 
-// Parses "exact", "mufu", "emuN" (N = 0..5), "schedule:F,R,S". Throws Error.
+// Parses "exact", "mufu", "emuN" (N = 0..5), "schedule:FREQ[,RES[,START_FRG]]". Throws Error.
 Exp2Choice parse_exp2_choice(const std::string& s);
+
+// The one grammar of an emulation schedule (roofline --schedule, --exp schedule:):
+// FREQ[,RES[,START_FRG]], integers 0..2^20, RES defaults to 4 and START_FRG to 0; RES < FREQ,
+// except FREQ = 0 (nothing emulated), where RES and START_FRG must be 0 or left out. `what`
+// names the option in errors ("--schedule", "--exp schedule:").
+struct EmulationSchedule {
+  int freq = 0, res = 0, start_frg = 0;
+};
+inline constexpr int kMaxScheduleValue = 1 << 20;
+EmulationSchedule parse_emulation_schedule(const std::string& what, const std::string& text);
 std::string exp2_choice_name(const Exp2Choice& e);
 
 // The kernel's assertion max_offset + tau < log2(dtype_max), with what saturates and by how much.

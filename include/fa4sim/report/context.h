@@ -36,6 +36,9 @@ class ReportContext {
 
   // Writes `r` as <out_dir>/<file> atomically and records it in `index`.
   void write(const Report& r, const std::string& file, double elapsed_s);
+  // <out_dir>/<file>, to be written: every file inside the report folder is fa4sim's own, so a
+  // symlink there is removed first and never followed out of the folder.
+  std::string own_path(const std::string& file) const;
   void add_finding(Finding f) { findings.push_back(std::move(f)); }
 
   // The published figures of data/published/<name>.json, loaded by load_published() before any

@@ -20,6 +20,10 @@ std::string trim_blanks(const std::string& s);
 // accepted), or nullopt when `s` is empty or strtod stops before its end.
 std::optional<double> strtod_whole(const std::string& s);
 
+// `s` with every control byte and every byte above 0x7e written as \xNN, for quoting user input
+// in a message (a NUL would cut it, an ESC would reach the terminal).
+std::string printable_text(const std::string& s);
+
 // The finite number `s`; otherwise Error "<what>: expected a finite number, got '<s>'" (exit 2).
 double parse_finite(const std::string& what, const std::string& s);
 

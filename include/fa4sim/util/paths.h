@@ -4,7 +4,8 @@
 // Note [Install layout]: `cmake --install build --prefix P` puts the binary at P/bin/fa4sim and
 // the folders at P/share/fa4sim/data and P/share/fa4sim/scripts. At run time:
 //   data     $FA4SIM_DATA_DIR when set; else <dir of the binary>/../share/fa4sim/data when it
-//            exists (an installed binary); else the source tree's data/ (a build-tree binary)
+//            exists (an installed binary); else the source tree's data/ (a build-tree binary;
+//            `roofline` and `report` warn when the binary is not inside that tree)
 //   scripts  <dir of the binary>/../share/fa4sim/scripts when it exists; else the source tree's
 //            scripts/ (scripts are code, not data: FA4SIM_DATA_DIR does not move them)
 // docs/install.md says the same for users.
@@ -16,6 +17,10 @@ namespace fa4sim {
 
 std::string data_dir();
 std::string scripts_dir();
+// Whether data_dir() falls back to the source tree the binary was built from although the binary
+// is neither in that tree nor in a build tree (a copied binary): its results then depend on
+// whatever that checkout holds.
+bool data_from_foreign_source_tree();
 // The running binary's own path (/proc/self/exe), "" when unknown.
 std::string executable_path();
 

@@ -17,8 +17,11 @@
 //   a symlink                                      followed to its target (a dangling one names
 //                                                  the file to create); the link itself stays
 //   a device node, FIFO or socket                  opened and written through, never replaced
-// Without write permission on the directory the rename cannot happen: that is an error, found
-// before the work by check_output_path().
+// Without write permission on the directory the rename cannot happen, and a regular file without
+// write permission is not replaced (as cp refuses it): both are errors, found before the work by
+// check_output_path(). The temporary is removed when the run gets SIGINT, SIGTERM or SIGHUP, and
+// its name is shortened to fit NAME_MAX. Inside `report --out DIR` the files are fa4sim's own: a
+// symlink there is replaced, not followed (ReportContext::own_path).
 #pragma once
 
 #include <chrono>
