@@ -13,6 +13,7 @@
 #include "attention_params.h"
 #include "cuda_check.h"
 #include "fa4sim/util/error.h"
+#include "gpu_host.h"
 #include "fa4sim/gpu/gpu_attention.h"
 #include "fa4sim/core/online_softmax.h"
 
@@ -23,9 +24,10 @@ void require_device() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0)
-    throw Error("no CUDA device found" + (e != cudaSuccess ? std::string(" (") +
-                                                                  cudaGetErrorString(e) + ")"
-                                                            : std::string()),
+    throw Error("no CUDA device found (" +
+                    gpu::no_device_reason(e != cudaSuccess ? cudaGetErrorString(e) : "",
+                                          e == cudaErrorInsufficientDriver) +
+                    ")",
                 "gpu commands need an NVIDIA GPU with compute capability 9.0 (H100/H200)",
                 kExitNoGpu);
   cudaDeviceProp prop{};

@@ -326,9 +326,8 @@ const State& state() {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-      std::string why = e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices";
-      if (e == cudaErrorInsufficientDriver && !driver_library_present())
-        why = "no NVIDIA driver on this machine (libcuda.so.1 not found)";
+      const std::string why = no_device_reason(e != cudaSuccess ? cudaGetErrorString(e) : "",
+                                               e == cudaErrorInsufficientDriver);
       st.reason = "no CUDA device: " + why + " (" + hint_no_dev + ")";
       cudaGetLastError();
       return st;

@@ -22,6 +22,11 @@ bool driver_library_present() {
   return true;
 }
 
+std::string no_device_reason(const std::string& cuda_message, bool insufficient_driver) {
+  if (insufficient_driver && !driver_library_present()) return "no NVIDIA driver on this machine (libcuda.so.1 not found)";
+  return cuda_message.empty() ? "the driver reports 0 devices" : cuda_message;
+}
+
 }  // namespace fa4sim::gpu
 
 namespace fa4sim::gpu::nvml {

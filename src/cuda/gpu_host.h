@@ -19,6 +19,10 @@ namespace fa4sim::gpu {
 
 // Whether the NVIDIA driver's libcuda.so.1 can be loaded (tells "no driver" from "old driver").
 bool driver_library_present();
+// Why no CUDA device can be used, from cudaGetDeviceCount's message (empty: it succeeded with 0
+// devices): the runtime answers "driver version is insufficient" also when there is no driver at
+// all, so that case reads "no NVIDIA driver on this machine (libcuda.so.1 not found)".
+std::string no_device_reason(const std::string& cuda_message, bool insufficient_driver);
 
 }  // namespace fa4sim::gpu
 
