@@ -373,7 +373,6 @@ def cmd_blackwell(a):
     lo = max(0, best[1] - 100)
     best = min((loss(lat, best[2]), lat, best[2]) for lat in range(lo, lo + 201, 10))
     spec["calibrated"]["wgmma_latency"], spec["window"]["value"] = best[1], best[2]
-    spec["window"]["source"] = spec["window"]["assumption"] = None
     spec["window"] = {"value": best[2], "assumption": False, "source": "fitted with the MMA latency (see calibration)"}
     spec["calibration"]["wgmma_latency"] = (
         f"the MMA latency and the issue window fitted on the {len(fit_rows)} rows of {BLACKWELL_FIT_SOURCE} in "

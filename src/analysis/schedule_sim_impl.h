@@ -48,6 +48,21 @@ struct Sim {
     r.tensor_busy += dur;
     return tensor_free + c.gemm_latency;
   }
+  // Whether clock t has reached `until`; if not, `next` learns when it will.
+  static bool reached(double t, double until, double& next) {
+    if (t >= until) return true;
+    next = std::min(next, until);
+    return false;
+  }
+  // Runs warp s's program at clock t (one issue at most, `issued` says whether it did): true once
+  // every instruction has issued and its results are ready.
+  bool program_done(WarpState& s, double t, double& next, bool& issued) {
+    if (s.pc < static_cast<int>(s.prog->size())) {
+      issued = try_issue(s, t, next);
+      return false;
+    }
+    return reached(t, s.drain, next);
+  }
   // Tries to issue one instruction of warp s at clock t; returns true if it did. `next` gets the
   // earliest clock at which one of the window's instructions could issue.
   bool try_issue(WarpState& s, double t, double& next) {
@@ -123,34 +138,32 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
           moved = true;
           break;
         case kWaitG0:
-          if (t < s.wait_until) { next = std::min(next, s.wait_until); break; }
+          if (!detail::Sim::reached(t, s.wait_until, next)) break;
           sim.enter(s, kSoftmax, t);
           sim.start_prog(s, wk.softmax);
           moved = true;
           [[fallthrough]];
         case kSoftmax:
-          if (s.pc < static_cast<int>(s.prog->size())) { issued = sim.try_issue(s, t, next); break; }
-          if (t < s.drain) { next = std::min(next, s.drain); break; }
+          if (!sim.program_done(s, t, next, issued)) break;
           sim.enter(s, kExtra, t);
           s.wait_until = t + wk.extra_wait;
           moved = true;
           [[fallthrough]];
         case kExtra:
-          if (t < s.wait_until) { next = std::min(next, s.wait_until); break; }
+          if (!detail::Sim::reached(t, s.wait_until, next)) break;
           sim.enter(s, kWaitG1, t);
           s.wait_until = s.g1_done;
           moved = true;
           [[fallthrough]];
         case kWaitG1:
-          if (t < s.wait_until) { next = std::min(next, s.wait_until); break; }
+          if (!detail::Sim::reached(t, s.wait_until, next)) break;
           if (last) { sim.enter(s, kDone, t); ++done; sim.r.end = std::max(sim.r.end, t); moved = true; break; }
           sim.enter(s, kPost, t);
           sim.start_prog(s, wk.post);
           moved = true;
           [[fallthrough]];
         case kPost:
-          if (s.pc < static_cast<int>(s.prog->size())) { issued = sim.try_issue(s, t, next); break; }
-          if (t < s.drain) { next = std::min(next, s.drain); break; }
+          if (!sim.program_done(s, t, next, issued)) break;
           ++s.iter;
           sim.enter(s, kBarrier, t);
           moved = true;
