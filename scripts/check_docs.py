@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that the docs still say what the code does.
 
-Two checks (both by default; pick one with --examples or --notes):
+Three checks (all by default; pick one with --examples, --notes or --sources):
 
 examples  Every example block in docs/commands/*.md that is marked with the line
           `<!-- docs-check -->` (or `<!-- docs-check exit=N -->`) right above its ``` fence is
@@ -22,7 +22,14 @@ notes     Every `Note [Title]` in src/ include/ tests/ scripts/ is either its de
           exactly once, and docs/architecture.md's index must list every defined title with its
           file (a line number that moved within the file is only a warning).
 
-Usage: scripts/check_docs.py [--fa4sim build/fa4sim] [--examples | --notes] [--print-notes]
+sources   The docs that copy or name what the code holds agree with it: README.md's fit table is
+          the table of data/fit/fit_summary.md (scripts/fit_table.py writes it), row for row;
+          README.md's command table names every command of src/cli/commands.cpp and links a
+          docs/commands/ page that exists; docs/style.md names exactly the CMake options of
+          CMakeLists.txt, and every scripts/ file and ctest entry it names exists.
+
+Usage: scripts/check_docs.py [--fa4sim build/fa4sim] [--examples | --notes | --sources]
+                             [--print-notes]
 Exit 0 when everything matches, 1 on a mismatch, 2 on bad usage, 77 when the binary is missing
 for the examples check (ctest shows a visible skip).
 """
@@ -189,21 +196,90 @@ def check_notes(print_index):
     return 1 if bad else 0
 
 
+def table_rows(text, header_start):
+    """The rows (header and separator included) of the first Markdown table whose header line
+    starts with `header_start`."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(header_start):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            return lines[i:j]
+    return []
+
+
+def read(rel):
+    return open(os.path.join(ROOT, rel), encoding="utf-8").read()
+
+
+def check_sources():
+    bad = []
+    readme = read("README.md")
+    # README's fit table = data/fit/fit_summary.md's.
+    fit_head = "| degree | polynomial |"
+    ours, theirs = table_rows(readme, fit_head), table_rows(read("data/fit/fit_summary.md"), fit_head)
+    if not theirs:
+        bad.append("data/fit/fit_summary.md: no fit table")
+    elif ours != theirs:
+        diff = [f"    README: {a}\n    source: {b}" for a, b in zip(ours, theirs) if a != b]
+        bad.append(f"README.md: the fit table differs from data/fit/fit_summary.md "
+                   f"({len(ours)} vs {len(theirs)} rows)" + ("\n" + "\n".join(diff[:3]) if diff else ""))
+    # README's command table: every registered command, each doc link present.
+    commands = re.findall(r'\{"([a-z0-9-]+)", add_', read("src/cli/commands.cpp"))
+    rows = table_rows(readme, "| command |")
+    first_cells = " ".join(r.split("|")[1] for r in rows[2:])
+    for c in commands:
+        if not re.search(rf"`fa4sim {re.escape(c)}\b", first_cells):
+            bad.append(f"README.md: the command table has no row for `fa4sim {c}` (src/cli/commands.cpp)")
+    for link in re.findall(r"\]\((docs/commands/[^)]+)\)", "\n".join(rows)):
+        if not os.path.isfile(os.path.join(ROOT, link)):
+            bad.append(f"README.md: the command table links {link}, which does not exist")
+    # docs/style.md: the CMake options, scripts and ctest entries it names exist.
+    style = read("docs/style.md")
+    cmake = read("CMakeLists.txt")
+    defined = set(re.findall(r"(?:option|set)\((FA4SIM_[A-Z_]+)\s[^)]*(?:CACHE|\"[^\"]*\"\s*(?:ON|OFF))", cmake))
+    named = set(re.findall(r"\b(FA4SIM_[A-Z_]+)\b", style))
+    for o in sorted(named - defined):
+        bad.append(f"docs/style.md names the CMake option {o}, which CMakeLists.txt does not define")
+    for o in sorted(defined - named):
+        bad.append(f"docs/style.md does not name the CMake option {o} (CMakeLists.txt)")
+    for path in sorted(set(re.findall(r"`(scripts/[\w./-]+)`", style))):
+        if not os.path.exists(os.path.join(ROOT, path)):
+            bad.append(f"docs/style.md names {path}, which does not exist")
+    tests_text = "".join(read(os.path.join("tests", "scripts", f)) for f in
+                         os.listdir(os.path.join(ROOT, "tests", "scripts")) if f.endswith(".cmake"))
+    tests_text += read("tests/CMakeLists.txt")
+    for name in sorted(set(re.findall(r"ctest `([\w-]+)`", style))):
+        if not re.search(rf"\b{re.escape(name)}\b", tests_text):
+            bad.append(f"docs/style.md names the ctest entry `{name}`, which tests/ does not define")
+    for b in bad:
+        print(f"FAIL {b}")
+    if not bad:
+        print(f"ok   README's fit table and {len(commands)} commands, docs/style.md's "
+              f"{len(named)} CMake options, scripts and ctest entries match their sources")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--examples", action="store_true")
     g.add_argument("--notes", action="store_true")
+    g.add_argument("--sources", action="store_true")
     g.add_argument("--print-notes", action="store_true",
                    help="print docs/architecture.md's Note index rows from the code")
     a = ap.parse_args()
     if a.print_notes:
         return check_notes(True)
     rcs = []
-    if not a.examples:
+    every = not (a.examples or a.notes or a.sources)
+    if a.notes or every:
         rcs.append(check_notes(False))
-    if not a.notes:
+    if a.sources or every:
+        rcs.append(check_sources())
+    if a.examples or every:
         rcs.append(check_examples(a.fa4sim))
     return 1 if 1 in rcs else (77 if 77 in rcs else 0)
 

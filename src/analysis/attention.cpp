@@ -72,12 +72,11 @@ double preset_max_offset(const AttentionPreset& p, const Format& f) {
   return is_fp8(f) ? p.max_offset_fp8 : p.max_offset_16bit;
 }
 
-const Format& attention_dtype(const std::string& name) {
-  static const std::vector<const Format*> kTypes = {&kBF16, &kFP16, &kE4M3, &kE5M2};
-  for (const Format* f : kTypes)
-    if (name == f->name) return *f;
-  throw Error(fmt::format("unknown --dtype '{}'", name),
-              "valid: bf16, fp16, e4m3, e5m2 (the kernel's input types)");
+const Format& attention_dtype(const Format* f) {
+  if (f != nullptr && plays(*f, FormatRole::attention_input)) return *f;
+  throw Error(fmt::format("unknown --dtype '{}'", f != nullptr ? f->name : ""),
+              fmt::format("valid: {} (the kernel's input types)",
+                          fmt::join(format_names(FormatRole::attention_input), ", ")));
 }
 
 Format unclipped_format(const Format& f) {
@@ -103,13 +102,13 @@ CheckRow check_safety(const Format& f, double tau, double max_offset) {
   return r;
 }
 
-CheckResult compute_check(const std::vector<std::string>& dtypes_in, const std::string& preset_name,
+CheckResult compute_check(const std::vector<const Format*>& dtypes_in, const std::string& preset_name,
                           const std::vector<double>& taus, std::optional<double> max_offset) {
   const std::optional<double> tau = taus.empty() ? std::nullopt : std::optional<double>(taus[0]);
   const AttentionPreset& preset = attention_preset(preset_name);
   CheckResult res;
   res.dtypes = dtypes_in;
-  if (res.dtypes.empty()) res.dtypes = {"bf16", "fp16", "e4m3", "e5m2"};
+  if (res.dtypes.empty()) res.dtypes = formats_of(FormatRole::attention_input);
   for (const auto& d : res.dtypes) attention_dtype(d);
   for (double t : taus) check_log2_knob("--tau", t);
   if (max_offset) check_log2_knob("--max-offset", *max_offset);
@@ -133,7 +132,7 @@ Report check_report(const CheckResult& c) {
   Report rep;
   rep.command = "check";
   const auto& taus = c.taus;
-  rep.params = {{"dtype", c.dtypes}, {"preset", c.from_preset ? c.preset : ""},
+  rep.params = {{"dtype", format_names(c.dtypes)}, {"preset", c.from_preset ? c.preset : ""},
                 {"tau", taus.empty() ? json(nullptr) : taus.size() == 1 ? json(taus[0]) : json(taus)},
                 {"max_offset", c.max_offset ? json(*c.max_offset) : json(nullptr)}};
   Table t;
@@ -164,7 +163,7 @@ Report check_report(const CheckResult& c) {
   return rep;
 }
 
-Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
+Report run_check(const std::vector<const Format*>& dtypes, const std::string& preset,
                  const std::vector<double>& taus, std::optional<double> max_offset) {
   return check_report(compute_check(dtypes, preset, taus, max_offset));
 }
@@ -333,7 +332,7 @@ void validate_attention_config(const AttentionConfig& c) {
                               bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
                   "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
   }
-  for (const auto& name : c.dtypes) {
+  for (const Format* name : c.dtypes) {
     const Format& f = attention_dtype(name);
     const std::vector<double> taus = c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
     const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
@@ -858,7 +857,7 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"causal", c.causal},
           {"softmax_scale", c.softmax_scale ? json(*c.softmax_scale) : json("1/sqrt(d)")},
           {"seed", c.seed}, {"q_scale", c.q_scale}, {"q", c.q_path}, {"k", c.k_path},
-          {"v", c.v_path}, {"dtype", c.dtypes}, {"preset", c.preset},
+          {"v", c.v_path}, {"dtype", format_names(c.dtypes)}, {"preset", c.preset},
           {"preset_source", preset.source}, {"tau", c.taus},
           {"max_offset", c.max_offset ? json(*c.max_offset) : json("preset")},
           {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
@@ -877,7 +876,7 @@ AttentionMetrics compute_attention(const AttentionConfig& c) {
   Stopwatch total;
   for (int seq : c.seq_q) {
     const Inputs in = load_inputs(c, seq, out.threads);
-    for (const auto& dname : c.dtypes) {
+    for (const Format* dname : c.dtypes) {
       const Format& f = attention_dtype(dname);
       const Stored st = quantize_inputs(in, f, c.descale_one);
       const std::vector<double> taus =

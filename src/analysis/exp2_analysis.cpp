@@ -18,6 +18,7 @@
 #include "fa4sim/ref/exp2_ref.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/util/parallel.h"
+#include "fa4sim/util/parallel_merge.h"
 #include "fa4sim/util/progress.h"
 
 #include "../core/exp2_emu_avx2.h"
@@ -788,13 +789,14 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in && cfg.coeffs.empty() && !plan.exhaustive &&
                      plan.sampling == Exp2Sampling::uniform && !mp;
 
-  // In-order combination of chunk results (Note: determinism): finished chunks wait in
-  // `pending` until every earlier chunk has been merged; at most ~threads entries wait.
+  // Chunk results combined in chunk order (util/parallel_merge.h): the same sums for every
+  // thread count.
   std::vector<Acc> total(nd);
   uint64_t fallbacks = 0;
-  std::map<uint64_t, std::pair<std::vector<Acc>, uint64_t>> pending;
-  uint64_t next_chunk = 0;
-  std::mutex mu;
+  OrderedMerge<std::pair<std::vector<Acc>, uint64_t>> merged([&](auto& chunk_result) {
+    for (size_t d = 0; d < nd; ++d) total[d].merge(chunk_result.first[d]);
+    fallbacks += chunk_result.second;
+  });
 
   std::optional<Progress> progress;
   if (cfg.progress) progress.emplace(fmt::format("exp2 {}", sampling_name(cfg)), res.n);
@@ -837,14 +839,7 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
               accumulate<false>(b, qo, out_bf16, acc[d]);
           }
         }
-        std::lock_guard<std::mutex> lk(mu);
-        pending.emplace(chunk, std::make_pair(std::move(acc), chunk_fallbacks));
-        for (auto it = pending.find(next_chunk); it != pending.end(); it = pending.find(next_chunk)) {
-          for (size_t d = 0; d < nd; ++d) total[d].merge(it->second.first[d]);
-          fallbacks += it->second.second;
-          pending.erase(it);
-          ++next_chunk;
-        }
+        merged.add(chunk, std::make_pair(std::move(acc), chunk_fallbacks));
       },
       [&](uint64_t done) {
         if (progress) progress->update(done);

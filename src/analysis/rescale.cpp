@@ -9,12 +9,14 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
 
 #include "fa4sim/core/constants.h"
+#include "fa4sim/analysis/row_block_sim.h"
 #include "fa4sim/core/exp2_schedule.h"
 #include "fa4sim/ref/softmax_ref.h"
 #include "fa4sim/util/error.h"
@@ -35,11 +37,11 @@ float scale_log2_of(const RescaleConfig& cfg) {
   return cfg.scale ? float(*cfg.scale * kLog2e) : 1.0f;
 }
 
-const Format& p_format_by_name(const std::string& name) {
-  static const Format* const kAll[] = {&kBF16, &kFP16, &kE4M3, &kE5M2, &kFP32};
-  for (const Format* f : kAll)
-    if (name == f->name) return *f;
-  throw Error(fmt::format("unknown --dtype '{}'", name), "valid: bf16, fp16, e4m3, e5m2, fp32");
+// `f` when P can be converted to it (formats_of(FormatRole::p_cast)); Error otherwise.
+const Format& p_format(const Format* f) {
+  if (f != nullptr && plays(*f, FormatRole::p_cast)) return *f;
+  throw Error(fmt::format("unknown --dtype '{}'", f != nullptr ? f->name : ""),
+              fmt::format("valid: {}", fmt::join(format_names(FormatRole::p_cast), ", ")));
 }
 
 // ---- fa4sim's own generator (row_stream.h): V and the score matrices, row by row
@@ -212,8 +214,8 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
   return S;
 }
 
-SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau) {
-  const Format& f = p_format_by_name(dtype);
+SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const Format& dtype, double tau) {
+  const Format& f = p_format(&dtype);
   SoftmaxParams p;
   p.scale_log2 = scale_log2_of(cfg);
   p.max_offset = float(cfg.max_offset ? *cfg.max_offset : default_max_offset(f));
@@ -409,7 +411,7 @@ void run_dist(const RescaleConfig& cfg, const FileScores& files, size_t di, Nump
   const BlockOrder order = resolve_order(cfg.order, dist);
   for (RescaleRunSamples& smp : res.runs) {
     if (smp.dist != di) continue;
-    const SoftmaxParams p = rescale_softmax_params(cfg, cfg.dtypes[smp.dtype], cfg.taus[smp.tau]);
+    const SoftmaxParams p = rescale_softmax_params(cfg, *cfg.dtypes[smp.dtype], cfg.taus[smp.tau]);
     const RowBlockRunResult rr = simulate_rows(p, S.data(), rows, keys, cfg.block, order,
                                                cfg.counts_only ? nullptr : in.V.data(), d, threads);
     record_run(rr, cfg.counts_only, O_ref, lse_ref, smp);
@@ -467,7 +469,7 @@ void validate_rescale_config(const RescaleConfig& cfg) {
   if (cfg.taus.empty()) throw Error("--tau is empty", "e.g. --tau 0,8");
   for (double t : cfg.taus) check_log2_knob("--tau", t);
   if (cfg.dtypes.empty()) throw Error("--dtype is empty", "e.g. --dtype bf16,e4m3");
-  for (const auto& n : cfg.dtypes) p_format_by_name(n);
+  for (const Format* n : cfg.dtypes) p_format(n);
   if (cfg.max_offset) check_log2_knob("--max-offset", *cfg.max_offset);
   if (cfg.block < 1) throw Error(fmt::format("--block-n {} must be >= 1", cfg.block), "e.g. 128");
   if (cfg.rows < 1 || cfg.keys < 1 || cfg.d < 1)
@@ -490,8 +492,8 @@ void validate_rescale_config(const RescaleConfig& cfg) {
   (void)scale_log2;
   // The kernel's assertion, for every (tau, dtype).
   if (!cfg.allow_saturation) {
-    for (const auto& n : cfg.dtypes) {
-      const Format& f = p_format_by_name(n);
+    for (const Format* n : cfg.dtypes) {
+      const Format& f = p_format(n);
       const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
       for (double t : cfg.taus) {
         const SafetyCheck c = safety_check(f, t, mo);
@@ -536,7 +538,7 @@ json rescale_params(const RescaleConfig& cfg, const RescaleResult& r) {
   json dists = json::array(), taus = json::array(), dtypes = json::array();
   for (const auto& x : r.dists) dists.push_back(x.label);
   for (double t : cfg.taus) taus.push_back(t);
-  for (const auto& x : cfg.dtypes) dtypes.push_back(x);
+  for (const Format* x : cfg.dtypes) dtypes.push_back(x->name);
   const char* order_opt = cfg.order == OrderChoice::auto_ ? "auto"
                           : cfg.order == OrderChoice::reverse ? "reverse" : "forward";
   return {{"tau", taus},
@@ -572,7 +574,7 @@ json runs_table(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
   t.columns = {"scores", "order", "tau", "dtype", "max_off", "rows %", "warps %", "rel-L2",
                "max abs", "LSE err", "saturated", "sat %"};
   for (const RescaleRunSamples& s : r.runs) {
-    const Format& f = p_format_by_name(cfg.dtypes[s.dtype]);
+    const Format& f = p_format(cfg.dtypes[s.dtype]);
     const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
     const double tau = cfg.taus[s.tau];
     const SafetyCheck sc = safety_check(f, tau, mo);
@@ -608,8 +610,8 @@ json runs_table(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
 // The JSON safety checks of every (dtype, tau); a note on the table for each unsafe one.
 json safety_checks(const RescaleConfig& cfg, Table& t) {
   json safety = json::array();
-  for (const auto& n : cfg.dtypes) {
-    const Format& f = p_format_by_name(n);
+  for (const Format* n : cfg.dtypes) {
+    const Format& f = p_format(n);
     const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
     for (double tau : cfg.taus) {
       const SafetyCheck sc = safety_check(f, tau, mo);

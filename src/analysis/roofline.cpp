@@ -1,6 +1,7 @@
-// roofline.cpp: loads the roofline data (data/archs, exp_pipe_model.json, fa4_tuning.json),
-// evaluates the tile model and the exp pipe model, and builds the `fa4sim roofline` report.
-// The counting convention is Note [Counting convention] in include/fa4sim/analysis/roofline.h.
+// roofline.cpp: the roofline model: the tile model (Note [Counting convention] in
+// include/fa4sim/analysis/roofline.h), the exp pipe model, the emulation schedule, compute_roofline
+// and the 25-60 % investigation. Its inputs are read by roofline_data.cpp; roofline_report.cpp
+// renders the results.
 #include "fa4sim/analysis/roofline.h"
 
 #include <algorithm>
@@ -24,165 +25,6 @@
 namespace fa4sim {
 
 namespace fs = std::filesystem;
-
-// ---- small helpers
-
-std::string roofline_data_dir() {
-  return data_dir();  // Note [Install layout] in paths.h
-}
-
-// The schedule model's files are read through the one JSON reader too (Note [JSON input depth]).
-json read_json_file(const std::string& path, const std::string& what) { return read_json_input(path, what); }
-
-namespace {
-
-// Strict field access: every failure names the field by its path.
-struct Fields {
-  const json& obj;
-  std::string origin, path;  // path prefix, e.g. "fields.sm_count"
-
-  std::string at(const std::string& key) const { return path.empty() ? key : path + "." + key; }
-  [[noreturn]] void fail(const std::string& key, const std::string& what,
-                         const std::string& hint) const {
-    throw Error(fmt::format("{}: field '{}' {}", origin, at(key), what), hint);
-  }
-  const json& need(const std::string& key) const {
-    if (!obj.is_object() || !obj.contains(key)) fail(key, "is missing", "see data/archs/b200.json for the format");
-    return obj.at(key);
-  }
-  std::string str(const std::string& key, bool required = true) const {
-    if (!required && !obj.contains(key)) return {};
-    const json& v = need(key);
-    if (!v.is_string()) fail(key, fmt::format("must be a string, got {}", v.type_name()), "quote it");
-    return v.get<std::string>();
-  }
-  bool boolean(const std::string& key) const {
-    const json& v = need(key);
-    if (!v.is_boolean()) fail(key, fmt::format("must be true or false, got {}", v.type_name()), "e.g. false");
-    return v.get<bool>();
-  }
-  double number(const std::string& key) const {
-    const json& v = need(key);
-    if (!v.is_number()) fail(key, fmt::format("must be a number, got {}", v.type_name()), "e.g. 16");
-    const double x = v.get<double>();
-    if (!std::isfinite(x)) fail(key, "must be finite", "e.g. 16");
-    return x;
-  }
-  // Rates and counts: > 0, and within 1e-3..1e9 so that every time, ratio and cell the
-  // roofline derives from them stays finite and readable (a rate of 1e-308 made cells inf).
-  double positive(const std::string& key) const {
-    const double x = number(key);
-    if (!(x > 0)) fail(key, fmt::format("must be > 0, got {}", x), "rates and counts are positive");
-    if (x < 1e-3 || x > 1e9)
-      fail(key, fmt::format("must be in 0.001..1e9, got {:g}", x), "rates are per clock per SM, e.g. 16");
-    return x;
-  }
-  int positive_int(const std::string& key, int hi) const {
-    const double x = positive(key);
-    if (x != std::floor(x) || x > hi)
-      fail(key, fmt::format("must be an integer in 1..{}, got {}", hi, x), "e.g. 132");
-    return static_cast<int>(x);
-  }
-};
-
-std::string fmt_num(double x) {
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return fmt::format("{:.0f}", x);
-  return fmt::format("{:.4g}", x);
-}
-std::string fmt_ratio(double x) { return fmt::format("{:.3f}", x); }
-std::string fmt_signed_pct(double x) { return fmt::format("{:+.1f} %", 100.0 * x); }
-
-constexpr const char* kArchFields[] = {
-    "sm_count",          "sm_clock_mhz",         "mma_bf16_flop_per_clk_sm",
-    "mma_fp8_flop_per_clk_sm", "mufu_ex2_per_clk_sm", "fp32_fma_lanes_per_clk_sm",
-    "alu_lanes_per_clk_sm",    "packed_f32x2",      "smsp_per_sm",
-    "issue_slots_per_clk_smsp", "smem_bytes_per_clk_sm"};
-
-}  // namespace
-
-// ---- architectures
-
-ArchSpec parse_arch(const json& j, const std::string& origin) {
-  const std::string where = fmt::format("arch file '{}'", origin);
-  if (!j.is_object())
-    throw Error(fmt::format("{}: must be a JSON object, got {}", where, j.type_name()),
-                "see data/archs/b200.json for the format");
-  Fields top{j, where, ""};
-  const std::string schema = top.str("schema");
-  if (schema != "fa4sim/arch-v1")
-    top.fail("schema", fmt::format("must be \"fa4sim/arch-v1\", got \"{}\"", schema),
-             "see data/archs/b200.json");
-  ArchSpec a;
-  a.origin = origin;
-  a.name = top.str("name");
-  if (a.name.empty()) top.fail("name", "must not be empty", "e.g. \"my_gpu\"");
-  a.full_name = top.str("full_name", false);
-  a.sm_arch = top.str("sm_arch", false);
-  const json& fields = top.need("fields");
-  if (!fields.is_object()) top.fail("fields", fmt::format("must be an object, got {}", fields.type_name()), "see data/archs/b200.json");
-  for (const auto& [key, v] : fields.items()) {
-    bool known = false;
-    for (const char* k : kArchFields) known = known || key == k;
-    if (!known) {
-      std::string list;
-      for (const char* k : kArchFields) list += (list.empty() ? "" : ", ") + std::string(k);
-      throw Error(fmt::format("{}: unknown field 'fields.{}'", where, key), "known fields: " + list);
-    }
-  }
-  Fields fs{fields, where, "fields"};
-  // Each field is {"value": ..., "source": "...", "assumption": bool}.
-  auto entry = [&](const char* key) {
-    const json& e = fs.need(key);
-    if (!e.is_object())
-      fs.fail(key, fmt::format("must be an object {{\"value\", \"source\", \"assumption\"}}, got {}", e.type_name()),
-              "every number carries its source");
-    Fields f{e, where, fs.at(key)};
-    if (f.str("source").empty()) f.fail("source", "must not be empty", "say where the number comes from");
-    if (f.boolean("assumption")) a.assumptions.push_back(key);
-    return f;
-  };
-  a.sm_count = entry("sm_count").positive_int("value", 100000);
-  a.sm_clock_mhz = entry("sm_clock_mhz").positive("value");
-  a.mma_bf16_flop_per_clk_sm = entry("mma_bf16_flop_per_clk_sm").positive("value");
-  {
-    Fields f = entry("mma_fp8_flop_per_clk_sm");
-    if (!f.need("value").is_null()) a.mma_fp8_flop_per_clk_sm = f.positive("value");
-  }
-  a.mufu_ex2_per_clk_sm = entry("mufu_ex2_per_clk_sm").positive("value");
-  a.fp32_fma_lanes_per_clk_sm = entry("fp32_fma_lanes_per_clk_sm").positive("value");
-  a.alu_lanes_per_clk_sm = entry("alu_lanes_per_clk_sm").positive("value");
-  a.packed_f32x2 = entry("packed_f32x2").boolean("value");
-  a.smsp_per_sm = entry("smsp_per_sm").positive_int("value", 64);
-  a.issue_slots_per_clk_smsp = entry("issue_slots_per_clk_smsp").positive("value");
-  a.smem_bytes_per_clk_sm = entry("smem_bytes_per_clk_sm").positive("value");
-  a.fields = fields;
-  return a;
-}
-
-ArchSpec load_arch_file(const std::string& path) {
-  return parse_arch(read_json_input(path, "arch file"), path);
-}
-
-std::vector<std::string> known_arch_names() {
-  static const std::vector<std::string> kOrder = {"a100", "h100_sxm", "h200", "b200", "b300"};
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(roofline_data_dir() + "/archs", ec))
-    if (e.path().extension() == ".json") found.push_back(e.path().stem().string());
-  if (found.empty())
-    throw Error(fmt::format("no architecture files in '{}/archs'", roofline_data_dir()),
-                "set FA4SIM_DATA_DIR to fa4sim's data/ directory");
-  std::sort(found.begin(), found.end(), [&](const std::string& x, const std::string& y) {
-    const auto ix = std::find(kOrder.begin(), kOrder.end(), x) - kOrder.begin();
-    const auto iy = std::find(kOrder.begin(), kOrder.end(), y) - kOrder.begin();
-    return ix != iy ? ix < iy : x < y;
-  });
-  return found;
-}
-
-ArchSpec load_known_arch(const std::string& name) {
-  return load_arch_file(roofline_data_dir() + "/archs/" + name + ".json");
-}
 
 // ---- tile model (Note [Counting convention])
 
@@ -240,55 +82,6 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
 }
 
 // ---- exp pipe model
-
-PipeModelSpec parse_pipe_model(const json& j, const std::string& origin) {
-  const std::string where = fmt::format("pipe model '{}'", origin);
-  Fields top{j, where, ""};
-  if (!j.is_object()) throw Error(where + ": must be a JSON object");
-  if (top.str("schema") != "fa4sim/exp-pipe-model-v1")
-    top.fail("schema", "must be \"fa4sim/exp-pipe-model-v1\"", "see data/exp_pipe_model.json");
-  PipeModelSpec s;
-  s.source = top.str("source");
-  auto list = [&](const char* key) {
-    std::vector<PipeOp> out;
-    const json& arr = top.need(key);
-    if (!arr.is_array()) top.fail(key, "must be an array", "see data/exp_pipe_model.json");
-    for (size_t i = 0; i < arr.size(); ++i) {
-      Fields f{arr[i], where, fmt::format("{}[{}]", key, i)};
-      PipeOp op;
-      op.op = f.str("op");
-      op.pipe = f.str("pipe");
-      if (op.pipe != "fma" && op.pipe != "alu" && op.pipe != "mufu")
-        f.fail("pipe", fmt::format("must be fma, alu or mufu, got \"{}\"", op.pipe), "see the note in the file");
-      const json& c = f.need("count");
-      if (c.is_string() && c.get<std::string>() == "degree") {
-        op.per_degree = true;
-      } else {
-        op.count = f.number("count");
-        if (op.count < 0) f.fail("count", "must be >= 0", "instructions per element");
-      }
-      if (arr[i].contains("min_degree")) {
-        const double md = f.number("min_degree");
-        if (md != std::floor(md) || md < 0 || md > 5) f.fail("min_degree", "must be an integer 0..5", "e.g. 1");
-        op.min_degree = static_cast<int>(md);
-      }
-      op.packable = f.boolean("packable");
-      op.assumption = f.boolean("assumption");
-      op.source = f.str("source");
-      out.push_back(op);
-    }
-    return out;
-  };
-  s.hardware_exp2 = list("hardware_exp2");
-  s.emulated_exp2 = list("emulated_exp2");
-  s.softmax_other = list("softmax_other");
-  return s;
-}
-
-PipeModelSpec load_pipe_model() {
-  const std::string path = roofline_data_dir() + "/exp_pipe_model.json";
-  return parse_pipe_model(read_json_input(path, "pipe model"), path);
-}
 
 PipeCounts pipe_counts(const std::vector<PipeOp>& ops, const ArchSpec& a, int degree) {
   // A degree outside 0..5 would silently drop every op with min_degree 0 (degree < min_degree).
@@ -375,37 +168,6 @@ PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree,
 
 // ---- schedule
 
-TuningTable load_tuning() {
-  const std::string path = roofline_data_dir() + "/fa4_tuning.json";
-  const json j = read_json_input(path, "tuning table");
-  const std::string where = fmt::format("tuning table '{}'", path);
-  Fields top{j, where, ""};
-  TuningTable t;
-  t.source = top.str("source");
-  t.row_width = top.positive_int("row_width", 4096);
-  const json& arr = top.need("entries");
-  if (!arr.is_array()) top.fail("entries", "must be an array", "see data/fa4_tuning.json");
-  for (size_t i = 0; i < arr.size(); ++i) {
-    Fields f{arr[i], where, fmt::format("entries[{}]", i)};
-    TuningEntry e;
-    e.use_2cta = f.boolean("use_2cta");
-    e.causal = f.boolean("causal");
-    e.is_sm103 = f.boolean("is_sm103");
-    e.head_dim_padded = f.positive_int("head_dim_padded", 4096);
-    e.dtype = f.str("dtype");
-    e.freq = static_cast<int>(f.number("freq"));
-    e.res = static_cast<int>(f.number("res"));
-    e.start_frg = static_cast<int>(f.number("start_frg"));
-    if (arr[i].contains("seed_fraction")) e.seed_fraction = f.number("seed_fraction");
-    e.seed_case = f.str("seed_case", false);
-    if (!schedule_valid(t.row_width, e.freq, e.res, e.start_frg))
-      f.fail("freq", fmt::format("({}, {}, {}) is not a valid schedule", e.freq, e.res, e.start_frg),
-             "need freq >= 0 and 0 <= res < freq");
-    t.entries.push_back(e);
-  }
-  return t;
-}
-
 std::string tuning_key(const TuningEntry& e) {
   return fmt::format("{},{},hd{},{},{}", e.use_2cta ? "2cta" : "1cta", e.causal ? "causal" : "noncausal",
                      e.head_dim_padded, e.is_sm103 ? "sm103" : "sm100", e.dtype);
@@ -434,67 +196,15 @@ ScheduleResult compute_schedule(int freq, int res, int start_frg, int row_width,
   return r;
 }
 
-// ---- measured file
-
-MeasuredFile parse_measured(const json& j, const std::string& origin) {
-  const std::string where = fmt::format("measured file '{}'", origin);
-  if (!j.is_object()) throw Error(fmt::format("{}: must be a JSON object", where), "see fa4sim roofline --help");
-  Fields top{j, where, ""};
-  if (top.str("schema") != "fa4sim/bench-exp-v1")
-    top.fail("schema", "must be \"fa4sim/bench-exp-v1\"", "see README, fa4sim roofline --measured");
-  MeasuredFile m;
-  m.origin = origin;
-  m.device = top.str("device");
-  m.arch = top.str("arch");
-  m.provenance = j.contains("provenance") ? j.at("provenance") : json::object();
-  const json& pts = top.need("points");
-  if (!pts.is_array() || pts.empty()) top.fail("points", "must be a non-empty array", "one entry per (degree, f)");
-  for (size_t i = 0; i < pts.size(); ++i) {
-    Fields f{pts[i], where, fmt::format("points[{}]", i)};
-    MeasuredPoint p;
-    const double deg = f.number("degree");
-    if (deg != std::floor(deg) || deg < 0 || deg > 5) f.fail("degree", fmt::format("must be an integer 0..5, got {}", deg), "e.g. 3");
-    p.degree = static_cast<int>(deg);
-    p.f = f.number("f");
-    if (p.f < 0 || p.f > 1) f.fail("f", fmt::format("must be in [0, 1], got {}", p.f), "the emulated fraction");
-    p.exps_per_clk_sm = f.positive("exps_per_clk_sm");
-    m.points.push_back(p);
-  }
-  return m;
-}
-
-MeasuredFile load_measured(const std::string& path) {
-  return parse_measured(read_json_input(path, "measured file"), path);
-}
-
-// ---- the report
+// ---- compute_roofline, part by part
 
 namespace {
-
-json arch_json(const ArchSpec& a) {
-  return {{"name", a.name}, {"full_name", a.full_name}, {"sm_arch", a.sm_arch}, {"origin", a.origin},
-          {"assumptions", a.assumptions}, {"fields", a.fields}};
-}
-
-// "38-41 48-51" for {38, 39, 40, 41, 48, 49, 50, 51}; "none" when empty.
-std::string column_ranges(const std::vector<int>& cols) {
-  std::string s;
-  for (size_t i = 0; i < cols.size();) {
-    size_t j = i;
-    while (j + 1 < cols.size() && cols[j + 1] == cols[j] + 1) ++j;
-    s += (s.empty() ? "" : " ") + (i == j ? std::to_string(cols[i]) : fmt::format("{}-{}", cols[i], cols[j]));
-    i = j + 1;
-  }
-  return s.empty() ? "none" : s;
-}
 
 const ArchSpec* find_arch(const std::vector<ArchSpec>& archs, const std::string& name) {
   for (const auto& a : archs)
     if (a.name == name) return &a;
   return nullptr;
 }
-
-// ---- compute_roofline, part by part
 
 std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const PipeModelSpec& pm, int deg0,
                                             std::vector<std::string>& skipped) {
@@ -596,194 +306,6 @@ std::optional<RooflineMeasured> roofline_measured(const RooflineOptions& o, cons
   return m;
 }
 
-// ---- roofline_report, table by table
-
-void render_tiles(const RooflineOptions& o, const RooflineResult& res, Report& r) {
-  Table tiles{"Tile costs (cycles per SM per tile; Note [Counting convention] in roofline.h)",
-              {"arch", "dir", "dtype", "cta", "d", "tile", "MMA", "exp", "smem", "exp/MMA", "smem/MMA",
-               "bottleneck", "f to tie", "softmax@tie/MMA"},
-              {},
-              {}};
-  if (o.emu_fraction) {
-    tiles.columns.push_back(fmt::format("exp@f={:g}", *o.emu_fraction));
-    tiles.columns.push_back(fmt::format("softmax@f={:g}", *o.emu_fraction));
-  }
-  json rows = json::array();
-  for (const auto& t : res.tiles) {
-    const TileCost& c = t.cost;
-    const double elems = static_cast<double>(c.tile_m) * c.tile_n;
-    const PipePoint& at_tie = t.softmax_at_tie;
-    const double sm_tie = elems / at_tie.exps_per_clk_sm;
-    json row = {{"arch", c.arch},
-                {"d", c.d},
-                {"direction", to_string(c.direction)},
-                {"dtype", to_string(c.dtype)},
-                {"cta_group", c.cta_group},
-                {"tile_m", c.tile_m},
-                {"tile_n", c.tile_n},
-                {"cycles_mma", c.cycles_mma},
-                {"cycles_exp", c.cycles_exp},
-                {"cycles_smem", c.cycles_smem},
-                {"exp_over_mma", c.exp_over_mma},
-                {"smem_over_mma", c.smem_over_mma},
-                {"bottleneck", c.bottleneck},
-                {"emu_fraction_to_tie", c.emu_fraction_to_tie},
-                {"cycles_softmax_at_tie", sm_tie},
-                {"softmax_over_mma_at_tie", sm_tie / c.cycles_mma},
-                {"softmax_bound_at_tie", at_tie.bound}};
-    std::vector<std::string> cells = {
-        c.arch, to_string(c.direction), to_string(c.dtype), std::to_string(c.cta_group),
-        std::to_string(c.d), fmt::format("{}x{}", c.tile_m, c.tile_n), fmt_num(c.cycles_mma),
-        fmt_num(c.cycles_exp), fmt_num(c.cycles_smem), fmt_ratio(c.exp_over_mma),
-        fmt_ratio(c.smem_over_mma), c.bottleneck, fmt_percent(100.0 * c.emu_fraction_to_tie, 2, " %"),
-        fmt::format("{} ({})", fmt_ratio(sm_tie / c.cycles_mma), at_tie.bound)};
-    if (o.emu_fraction) {
-      const double exp_cycles = elems / t.exp_at_f->exps_per_clk_sm;
-      const double softmax_cycles = elems / t.softmax_at_f->exps_per_clk_sm;
-      row["emu_fraction"] = *o.emu_fraction;
-      row["cycles_exp_at_f"] = exp_cycles;
-      row["cycles_softmax_at_f"] = softmax_cycles;
-      cells.push_back(fmt_num(exp_cycles));
-      cells.push_back(fmt_num(softmax_cycles));
-    }
-    rows.push_back(row);
-    tiles.rows.push_back(cells);
-  }
-  if (!res.skipped.empty())
-    tiles.notes.push_back(fmt::format("skipped (no such path: fp8 needs fp8 MMA, the backward is 16-bit only): {}",
-                                      fmt::join(res.skipped, ", ")));
-  tiles.notes.push_back(fmt::format(
-      "f to tie = fraction of exps that must leave the MUFU so that exp = MMA; softmax@tie/MMA = the "
-      "whole softmax at that f under the pipe model (degree {}, with scale FMA, row sum, row max, "
-      "cvt), and its binding pipe",
-      res.degree));
-  for (const auto& a : o.archs)
-    if (!a.assumptions.empty())
-      tiles.notes.push_back(fmt::format("{}: assumptions (not sourced exactly): {}", a.name, fmt::join(a.assumptions, ", ")));
-  r.results["rows"] = rows;
-  r.tables.push_back(tiles);
-}
-
-void render_pipe_counts(const RooflineResult& res, Report& r) {
-  Table t{"Exp pipe model: instructions per element (data/exp_pipe_model.json)",
-          {"path", "degree", "FMA-pipe lane ops", "ALU ops", "MUFU ops", "issue (scalar)", "issue (f32x2)"},
-          {},
-          {"issue = warp instructions per element-lane; f32x2 packs two elements per FMA-pipe instruction "
-           "(Blackwell); lane ops are the same either way",
-           "softmax_other (per element, every path): scale-subtract FMA, row-sum add, row max, 1/2 cvt"}};
-  json counts = json::array();
-  for (const auto& row : res.pipe_counts) {
-    const PipeCounts &s = row.scalar, &p = row.packed;
-    const int deg = row.degree;
-    t.rows.push_back({row.path, deg < 0 ? "-" : std::to_string(deg), fmt_num(s.fma), fmt_num(s.alu),
-                      fmt_num(s.mufu), fmt_num(s.issue), fmt_num(p.issue)});
-    counts.push_back({{"path", row.path}, {"degree", deg < 0 ? json(nullptr) : json(deg)}, {"fma_lane_ops", s.fma},
-                      {"alu_ops", s.alu}, {"mufu_ops", s.mufu}, {"issue_scalar", s.issue},
-                      {"issue_f32x2", p.issue}});
-  }
-  const PipeModelSpec& pm = res.pipe_model;
-  for (const auto* ops : {&pm.hardware_exp2, &pm.emulated_exp2, &pm.softmax_other})
-    for (const auto& op : *ops)
-      if (op.assumption) t.notes.push_back(fmt::format("assumption: {} ({})", op.op, op.source));
-  r.results["pipe_counts"] = counts;
-  r.tables.push_back(t);
-}
-
-void render_pipe_model(const RooflineOptions& o, const RooflineResult& res, Report& r) {
-  json curve = json::array();
-  for (const auto& c : res.curve)
-    curve.push_back({{"arch", c.arch}, {"degree", c.degree}, {"f", c.exp_only.f},
-                     {"exps_per_clk_sm", c.exp_only.exps_per_clk_sm}, {"bound", c.exp_only.bound},
-                     {"softmax_elems_per_clk_sm", c.softmax.exps_per_clk_sm}, {"softmax_bound", c.softmax.bound}});
-  r.results["pipe_model"] = curve;
-
-  for (int ws = 0; ws < 2; ++ws) {
-    Table t{fmt::format("Predicted {} per clock per SM vs emulated fraction f (degree {})",
-                        ws == 1 ? "softmax elements (exp + other softmax work)" : "exps (exp2 only)", res.degree),
-            {"f"},
-            {},
-            {}};
-    for (const auto& a : o.archs) t.columns.push_back(a.name);
-    for (int i = 0; i <= 8; ++i) {
-      std::vector<std::string> cells = {fmt::format("{:.3f}", i / 8.0)};
-      for (const auto& ap : res.arch_pipe) {
-        const PipePoint& p = ap.eighths[ws][i];
-        cells.push_back(fmt::format("{:.2f} {}", p.exps_per_clk_sm, p.bound));
-      }
-      t.rows.push_back(cells);
-    }
-    std::vector<std::string> best_cells = {"best"};
-    for (const auto& ap : res.arch_pipe)
-      best_cells.push_back(fmt::format("{:.2f} @ f={:.3f}", ap.best[ws].exps_per_clk_sm, ap.best[ws].f));
-    t.rows.push_back(best_cells);
-    t.notes.push_back("each cell: predicted rate and the binding pipe(s); the full curve (step " +
-                      fmt::format("{:g}", o.f_step) + ", every degree asked) is results.pipe_model in --json");
-    r.tables.push_back(t);
-  }
-
-  json best = json::array();
-  for (const auto& b : res.best)
-    best.push_back({{"arch", b.arch}, {"degree", b.degree}, {"mode", b.with_softmax ? "softmax" : "exp_only"},
-                    {"f_best", b.best.f}, {"per_clk_sm_best", b.best.exps_per_clk_sm}, {"bound", b.best.bound},
-                    {"per_clk_sm_mufu_only", b.mufu_only.exps_per_clk_sm},
-                    {"gain", b.best.exps_per_clk_sm / b.mufu_only.exps_per_clk_sm}});
-  r.results["pipe_best"] = best;
-}
-
-void render_schedule(const RooflineOptions& o, const RooflineResult& res, Report& r) {
-  json sched = json::array();
-  Table t{"Exp2 emulation schedule (apply_exp2_convert; include/fa4sim/core/exp2_schedule.h)",
-          {"key", "freq", "res", "start_frg", "row", "emulated", "fraction", "emulated columns", "seed"},
-          {},
-          {}};
-  for (const auto& row : res.schedule) {
-    const ScheduleResult& s = row.schedule;
-    sched.push_back(json{{"key", s.key}, {"freq", s.freq}, {"res", s.res}, {"start_frg", s.start_frg},
-                         {"row_width", s.row_width}, {"emulated", s.emulated},
-                         {"emulated_count", s.emulated.size()}, {"fraction", s.fraction}});
-    std::string seed;
-    if (row.seed_fraction) {
-      seed = fmt::format("{}: {} ({})", row.seed_matches ? "match" : "DIFFERS",
-                         fmt_percent(100.0 * *row.seed_fraction, 2, " %"), row.seed_case);
-      sched.back()["seed_fraction"] = *row.seed_fraction;
-      sched.back()["seed_case"] = row.seed_case;
-    }
-    t.rows.push_back({s.key, std::to_string(s.freq), std::to_string(s.res), std::to_string(s.start_frg),
-                      std::to_string(s.row_width), std::to_string(s.emulated.size()), fmt_percent(100.0 * s.fraction, 2, " %"),
-                      column_ranges(s.emulated), seed});
-  }
-  if (o.schedule_table) {
-    t.notes.push_back("tuning table: " + res.tuning_source);
-    t.notes.push_back("key = use_2cta, causal, head_dim_padded, sm100/sm103, input dtype; seed = the seed article's fraction of a 128-wide row");
-  }
-  if (o.schedule_table || o.schedule) r.tables.push_back(t);
-  r.results["schedule"] = sched;
-}
-
-void render_measured(const RooflineOptions& o, const RooflineResult& res, Report& r) {
-  if (!res.measured) return;
-  const RooflineMeasured& m = *res.measured;
-  Table t{fmt::format("Measured vs predicted exps/clk/SM (exp only): {} ({}), predicted with {}",
-                      m.file.device, *o.measured_path, m.arch),
-          {"degree", "f", "measured", "predicted", "measured/predicted", "predicted bound"},
-          {},
-          {}};
-  json meas = json::array();
-  for (size_t i = 0; i < m.file.points.size(); ++i) {
-    const MeasuredPoint& p = m.file.points[i];
-    const PipePoint& pp = m.predicted[i];
-    const double ratio = p.exps_per_clk_sm / pp.exps_per_clk_sm;
-    meas.push_back({{"arch", m.arch}, {"degree", p.degree}, {"f", p.f},
-                    {"measured_exps_per_clk_sm", p.exps_per_clk_sm},
-                    {"predicted_exps_per_clk_sm", pp.exps_per_clk_sm}, {"ratio", ratio}, {"bound", pp.bound}});
-    t.rows.push_back({std::to_string(p.degree), fmt::format("{:.4f}", p.f), fmt::format("{:.2f}", p.exps_per_clk_sm),
-                      fmt::format("{:.2f}", pp.exps_per_clk_sm), fmt::format("{:.3f}", ratio), pp.bound});
-  }
-  if (!m.file.provenance.empty()) t.notes.push_back("measured provenance: " + m.file.provenance.dump());
-  r.results["measured"] = {{"file", *o.measured_path}, {"device", m.file.device}, {"arch", m.file.arch}, {"points", meas}};
-  r.tables.push_back(t);
-}
-
 }  // namespace
 
 RooflineResult compute_roofline(const RooflineOptions& o) {
@@ -798,24 +320,6 @@ RooflineResult compute_roofline(const RooflineOptions& o) {
   r.measured = roofline_measured(o, r.pipe_model);
   return r;
 }
-
-Report roofline_report(const RooflineOptions& o, const RooflineResult& res) {
-  Report r;
-  r.command = "roofline";
-  r.params = o.params;
-  r.results["convention"] = "include/fa4sim/analysis/roofline.h, Note [Counting convention]";
-  json archs = json::array();
-  for (const auto& a : o.archs) archs.push_back(arch_json(a));
-  r.results["archs"] = archs;
-  render_tiles(o, res, r);
-  render_pipe_counts(res, r);
-  render_pipe_model(o, res, r);
-  render_schedule(o, res, r);
-  render_measured(o, res, r);
-  return r;
-}
-
-Report run_roofline(const RooflineOptions& o) { return roofline_report(o, compute_roofline(o)); }
 
 // ---- the 25-60 % investigation
 
@@ -912,50 +416,6 @@ ExcessInvestigation compute_excess_investigation(const std::vector<ArchSpec>& ar
                "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
                "(backward 1-/2-CTA), which the table above reproduces.";
   return x;
-}
-
-void append_excess_investigation(Report& r, const ExcessInvestigation& x) {
-  Table t{"Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\" (FA4 introduction)",
-          {"reading", "arch", "exp vs MMA", "smem vs MMA", "exp+smem serial vs MMA", "largest excess", "in 25..60 %"},
-          {},
-          {}};
-  json out = json::array();
-  for (const auto& rd : x.readings) {
-    t.rows.push_back({rd.reading, rd.arch, fmt_signed_pct(rd.exp_excess), fmt_signed_pct(rd.smem_excess),
-                      fmt_signed_pct(rd.serial_excess), fmt_signed_pct(rd.largest_excess), rd.in_range ? "yes" : "no"});
-    out.push_back({{"reading", rd.reading}, {"arch", rd.arch}, {"direction", to_string(rd.direction)},
-                   {"dtype", to_string(rd.dtype)}, {"cta_group", rd.cta_group}, {"d", rd.d},
-                   {"exp_excess", rd.exp_excess}, {"smem_excess", rd.smem_excess},
-                   {"exp_plus_smem_excess", rd.serial_excess}, {"largest_excess", rd.largest_excess},
-                   {"in_25_60", rd.in_range}});
-  }
-  t.notes.push_back("causal masking: per tile, MMA, exp and smem all scale with the computed tiles, so every ratio "
-                    "is the causal one too (no reading of its own)");
-  t.notes.push_back("exp+smem serial = the two non-MMA resources added as if they could not overlap (an upper reading)");
-  t.notes.push_back("finding: " + x.finding);
-  Table solve{"Head dim d at which a resource exceeds MMA by exactly +25 % / +60 % (128x128 tile)",
-              {"family", "arch", "resource", "ratio(d)", "d for +25 %", "d for +60 %"},
-              {},
-              {}};
-  json solved = json::array();
-  auto show = [](const std::optional<double>& d) { return d ? fmt::format("{:.1f}", *d) : std::string("never"); };
-  for (const auto& s : x.solved) {
-    solve.rows.push_back({s.family, s.arch, s.smem ? "smem" : "exp", fmt::format("{:.4g} + {:.4g} / d", s.a, s.b),
-                          show(s.d_for_25), show(s.d_for_60)});
-    solved.push_back({{"family", s.family}, {"arch", s.arch}, {"resource", s.smem ? "smem" : "exp"},
-                      {"a", s.a}, {"b", s.b}, {"d_for_25", s.d_for_25 ? json(*s.d_for_25) : json(nullptr)},
-                      {"d_for_60", s.d_for_60 ? json(*s.d_for_60) : json(nullptr)}});
-  }
-  solve.notes.push_back("the backward's d-dependence rests on our reconstruction of the per-item smem traffic "
-                        "(Note [Counting convention]); only its totals at d = 128 are published");
-  r.tables.push_back(t);
-  r.tables.push_back(solve);
-  r.results["excess_solve_d"] = solved;
-  r.results["excess_investigation"] = {{"readings", out}, {"finding", x.finding}};
-}
-
-void add_excess_investigation(Report& r, const std::vector<ArchSpec>& archs) {
-  append_excess_investigation(r, compute_excess_investigation(archs));
 }
 
 }  // namespace fa4sim

@@ -1,6 +1,7 @@
-// cli_util.h: strict parsing of option values into typed values, with fa4sim-style errors.
-// Options are taken as strings by CLI11 and parsed here so that every bad value gets
-// "fa4sim: error: <what> (<hint>)" and exit code 2.
+// cli_util.h: the CLI11 side of the options: checks attached to options as CLI11 reads them
+// (with the messages of util/parse.h, so that every bad value gets "fa4sim: error: <what>
+// (<hint>)" and exit code 2), the input policy, --json/--threads. The option sets shared with the
+// Python module are include/fa4sim/options/; the string parsing is include/fa4sim/util/parse.h.
 #pragma once
 
 #include <cstdint>
@@ -11,31 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "fa4sim/options/common.h"
+#include "fa4sim/util/parse.h"
+
 namespace fa4sim::cli {
-
-// Parses a whole string as a double; "nan"/"inf" allowed only when allow_nonfinite.
-double parse_double(const std::string& opt, const std::string& s, bool allow_nonfinite = false);
-// Parses an integer exactly, never through a double (also "1e6"-style exact integers: 2.5e3,
-// 9007199254740993). Range-checked, inclusive.
-int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi);
-// The items of a comma-separated list option, trimmed of blanks; an empty item or an item given
-// twice is an error naming `opt` ("--tau needs a number in every item ..."; docs/input-policy.md).
-// `noun` says what an item is: "a number", "a name".
-std::vector<std::string> list_items(const std::string& opt, const std::string& s, const std::string& noun);
-// Comma-separated lists through list_items; numbers that repeat in another spelling (8, 8.0) are
-// refused too.
-std::vector<int64_t> parse_int_list(const std::string& opt, const std::string& s, int64_t lo,
-                                    int64_t hi);
-std::vector<double> parse_double_list(const std::string& opt, const std::string& s);
-std::vector<std::string> split(const std::string& s, char sep);
-// "LO,HI" with LO < HI, both finite.
-std::pair<double, double> parse_range(const std::string& opt, const std::string& s);
-// Picks `s` from `choices` or throws an error that lists them and suggests the nearest.
-std::string parse_choice(const std::string& opt, const std::string& s,
-                         const std::vector<std::string>& choices);
-
-// Levenshtein-nearest candidate within a small distance, or nullopt.
-std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands);
 
 // Refuses an empty value (--json '' would otherwise mean "no report", silently).
 const CLI::Validator& non_empty_path();
@@ -76,15 +56,9 @@ CLI::Option* log2_knob(CLI::Option* o);
 CLI::Option* log2_knobs(CLI::Option* o);
 // A finite number > 0 (parse_double); `hint` is the error's hint, e.g. "e.g. --q-scale 8" (or none).
 CLI::Option* positive(CLI::Option* o, const std::string& hint);
-// How --help writes lo..hi: "1..65535", "1..2^20", "0..2^53", "0..2^63-1".
-std::string range_text(int64_t lo, int64_t hi);
-
-// Adds the options every analysis command has: --json FILE|-, --threads T.
-struct CommonOptions {
-  std::string json_path;
-  int threads = 0;  // 0 = all cores
-};
+// Adds the options every analysis command has: --json FILE|-, --threads T (options/common.h).
 void add_common_options(CLI::App* sub, CommonOptions& o);
-int resolved_threads(const CommonOptions& o);
+// The OptionGiven of `sub`: whether the user gave the option on the command line.
+OptionGiven given_in(const CLI::App* sub);
 
 }  // namespace fa4sim::cli

@@ -1,11 +1,12 @@
 // `fa4sim attention`: the end-to-end attention-forward model (library: attention.h), its shared
-// option set (attention_options.h). The report's section: src/report/section_attention.cpp.
+// option set (include/fa4sim/options/attention_options.h, declared by attention_flags.h). The
+// report's section: src/report/section_attention.cpp.
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "attention_options.h"
+#include "attention_flags.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "fa4sim/analysis/attention.h"
@@ -24,7 +25,7 @@ void add_attention(CLI::App& root) {
   add_attention_options(sub, o);
   add_common_options(sub, common);
   sub->callback([sub] {
-    AttentionConfig c = parse_attention_options(o, sub);
+    AttentionConfig c = parse_attention_options(o, given_in(sub));
     c.threads = resolved_threads(common);
     validate_attention_config(c);
     check_report_path(common.json_path);
@@ -59,10 +60,8 @@ void add_check(CLI::App& root) {
       ->type_name("FILE|-")
       ->check(non_empty_path());
   sub->callback([] {
-    std::vector<std::string> dtypes;
-    if (!o.dtype.empty())
-      for (const auto& d : list_items("--dtype", o.dtype, "a format"))
-        dtypes.push_back(parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
+    std::vector<const Format*> dtypes;
+    if (!o.dtype.empty()) dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::attention_input);
     std::vector<std::string> presets;
     for (const auto& p : attention_presets()) presets.push_back(p.name);
     const std::string preset = parse_choice("--preset", o.preset, presets);

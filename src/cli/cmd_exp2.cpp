@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli_util.h"
-#include "exp2_options.h"
+#include "fa4sim/options/exp2_options.h"
 #include "commands.h"
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/util/error.h"

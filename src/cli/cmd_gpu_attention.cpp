@@ -23,11 +23,8 @@ struct GpuAttnCli {
   CommonOptions common;
 };
 
-GpuAttnDtype parse_dtype(const std::string& s) {
-  const std::string d = parse_choice("--dtype", s, {"bf16", "fp16", "e4m3", "e5m2"});
-  return d == "bf16" ? GpuAttnDtype::bf16 : d == "fp16" ? GpuAttnDtype::fp16
-                                         : d == "e4m3" ? GpuAttnDtype::e4m3
-                                                       : GpuAttnDtype::e5m2;
+GpuAttnDtype parse_gpu_dtype(const std::string& s) {
+  return gpu_attn_dtype(parse_dtype("--dtype", s, FormatRole::attention_input));
 }
 
 std::vector<int> to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
@@ -201,7 +198,7 @@ void add_gpu_attention(CLI::App& root) {
   add_common_options(sub, c.common);
   sub->callback([] {
     Stopwatch sw;
-    const GpuAttnDtype dtype = parse_dtype(c.dtype);
+    const GpuAttnDtype dtype = parse_gpu_dtype(c.dtype);
     if (c.bench)
       run_bench(c, dtype, sw);
     else

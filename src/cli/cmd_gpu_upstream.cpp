@@ -36,10 +36,7 @@ double parse_q_scale(const std::string& s) {
 
 UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   UpstreamRunConfig r;
-  const std::string d = parse_choice("--dtype", c.dtype, {"bf16", "fp16", "e4m3", "e5m2"});
-  r.dtype = d == "bf16" ? GpuAttnDtype::bf16 : d == "fp16" ? GpuAttnDtype::fp16
-                                            : d == "e4m3" ? GpuAttnDtype::e4m3
-                                                          : GpuAttnDtype::e5m2;
+  r.dtype = gpu_attn_dtype(parse_dtype("--dtype", c.dtype, FormatRole::attention_input));
   r.shape.d = int(parse_int("--d", c.head_dim, 1, 4096));
   r.shape.batch = int(parse_int("--batch", c.batch, 1, 65535));
   r.shape.heads = int(parse_int("--heads", c.heads, 1, 65535));

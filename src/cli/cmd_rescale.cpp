@@ -46,9 +46,7 @@ std::vector<double> parse_taus(const std::string& s) {
 RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
   RescaleConfig c;
   c.taus = parse_taus(o.tau);
-  c.dtypes.clear();
-  for (const auto& t : list_items("--dtype", o.dtype, "a format"))
-    c.dtypes.push_back(parse_choice("--dtype", t, {"bf16", "fp16", "e4m3", "e5m2", "fp32"}));
+  c.dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::p_cast);
   if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
   for (const auto& t : list_items("--dist", o.dist, "a distribution")) c.dists.push_back(parse_score_dist(t));
   c.rows = int(parse_int("--rows", o.rows, 1, kMaxDim));

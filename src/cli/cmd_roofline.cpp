@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/roofline.h"
-#include "roofline_options.h"
+#include "fa4sim/options/roofline_options.h"
 
 namespace fa4sim::cli {
 
@@ -67,7 +67,7 @@ void add_roofline(CLI::App& root) {
   sub->callback([sub] {
     c.schedule_given = sub->count("--schedule") > 0;
     Stopwatch sw;
-    const RooflineOptions o = build_options(c);
+    const RooflineOptions o = parse_roofline_options(c);
     check_report_path(c.common.json_path);
     Report r = run_roofline(o);
     r.threads = resolved_threads(c.common);

@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "fa4sim/analysis/schedule.h"
 #include "fa4sim/util/error.h"
-#include "roofline_options.h"
+#include "fa4sim/options/roofline_options.h"
 
 namespace fa4sim::cli {
 

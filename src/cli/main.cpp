@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/paths.h"
+#include "fa4sim/util/suggest.h"
 #include "fa4sim/util/version.h"
 
 namespace {
@@ -52,7 +53,7 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     const std::string where = path.empty() ? "" : fmt::format(" for 'fa4sim{}'", path);
     std::string hint = "commands: " + list;
-    if (auto m = fa4sim::cli::did_you_mean(argv[i], names)) hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
+    if (auto m = fa4sim::did_you_mean(argv[i], names)) hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
     return fmt::format("unknown command '{}'{} ({})", argv[i], where, hint);
   }
   return {};
@@ -95,7 +96,7 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
         found = s->get_option_no_throw(a) != nullptr;
       if (found) continue;
       std::string hint = fmt::format("see '{}'", where);
-      if (auto m = fa4sim::cli::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
+      if (auto m = fa4sim::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
       return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), fa4sim::kExitUsage);
     }
   }

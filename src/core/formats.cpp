@@ -18,11 +18,7 @@ const std::vector<const Format*>& all_formats() {
   return kAll;
 }
 
-std::vector<std::string> format_names() {
-  std::vector<std::string> names;
-  for (const Format* f : all_formats()) names.emplace_back(f->name);
-  return names;
-}
+std::vector<std::string> format_names() { return format_names(all_formats()); }
 
 const char* overflow_name(Overflow ov) {
   return ov == Overflow::satfinite ? "satfinite" : "ieee";
@@ -47,6 +43,45 @@ const Format& format_by_name(const std::string& name) {
     if (name == alias) return *f;
   throw_unknown_choice("dtype", name, format_names());
 }
+
+// ---- roles
+
+namespace {
+// The kernel's input types (docs/facts.md §2): FA4's forward takes 16-bit and FP8 Q, K, V and
+// converts P to the same type. The one place that says which formats play this role.
+bool is_attention_input(const Format* f) {
+  return f == &kBF16 || f == &kFP16 || f == &kE4M3 || f == &kE5M2;
+}
+}  // namespace
+
+const std::vector<const Format*>& formats_of(FormatRole role) {
+  static const std::vector<const Format*> kAttentionInput = [] {
+    std::vector<const Format*> v;
+    for (const Format* f : all_formats())
+      if (is_attention_input(f)) v.push_back(f);
+    return v;
+  }();
+  // fp32 last: "no cast" is the odd one out, and the options list it after the casts.
+  static const std::vector<const Format*> kPCast = [] {
+    std::vector<const Format*> v = kAttentionInput;
+    v.push_back(&kFP32);
+    return v;
+  }();
+  return role == FormatRole::attention_input ? kAttentionInput : kPCast;
+}
+
+bool plays(const Format& f, FormatRole role) {
+  const auto& list = formats_of(role);
+  return std::find(list.begin(), list.end(), &f) != list.end();
+}
+
+std::vector<std::string> format_names(const std::vector<const Format*>& formats) {
+  std::vector<std::string> names;
+  for (const Format* f : formats) names.emplace_back(f->name);
+  return names;
+}
+
+std::vector<std::string> format_names(FormatRole role) { return format_names(formats_of(role)); }
 
 std::vector<std::string> validate(const Format& f) {
   std::vector<std::string> errs;

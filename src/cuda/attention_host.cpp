@@ -15,7 +15,7 @@
 #include "fa4sim/util/error.h"
 #include "gpu_host.h"
 #include "fa4sim/gpu/gpu_attention.h"
-#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/analysis/row_block_sim.h"
 
 namespace fa4sim {
 namespace {

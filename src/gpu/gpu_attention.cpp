@@ -9,9 +9,12 @@
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
-#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/analysis/row_block_sim.h"
 #include "fa4sim/util/parallel.h"
 
 namespace fa4sim {
@@ -24,6 +27,15 @@ const char* gpu_attn_dtype_name(GpuAttnDtype t) {
     case GpuAttnDtype::e5m2: return "e5m2";
   }
   return "?";
+}
+
+GpuAttnDtype gpu_attn_dtype(const Format& f) {
+  if (&f == &kFP16) return GpuAttnDtype::fp16;
+  if (&f == &kE4M3) return GpuAttnDtype::e4m3;
+  if (&f == &kE5M2) return GpuAttnDtype::e5m2;
+  if (&f == &kBF16) return GpuAttnDtype::bf16;
+  throw Error(fmt::format("the GPU kernel takes no {} inputs", f.name),
+              fmt::format("valid: {}", fmt::join(format_names(FormatRole::attention_input), ", ")));
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "fa4sim/util/paths.h"
+#include "fa4sim/util/subprocess.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/gpu/gpu_attention.h"
 
@@ -172,14 +173,12 @@ namespace {
 // or an object {"error": why}.
 json run_torch_bench(const std::string& python, const json& shapes, int warmup, int iters) {
   const std::string script = scripts_dir() + "/sdpa_bench.py";
-  const std::string cmd = python + " " + script + " --warmup " + std::to_string(warmup) + " --iters " +
-                          std::to_string(iters) + " --shapes '" + shapes.dump() + "' 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return json{{"error", "could not start " + python}};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
+  const std::string cmd = shell_command({python, script, "--warmup", std::to_string(warmup), "--iters",
+                                         std::to_string(iters), "--shapes", shapes.dump()},
+                                        "2>&1");
+  Pipe pipe(cmd);
+  if (pipe.f == nullptr) return json{{"error", "could not start " + python}};
+  const std::string out = read_all(pipe.f);
   const auto pos = out.rfind("\n[");
   const std::string tail = pos == std::string::npos ? out : out.substr(pos + 1);
   try {

@@ -21,17 +21,11 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/util/progress.h"
+#include "fa4sim/util/subprocess.h"
 
 namespace fa4sim {
 
 namespace {
-
-// Single-quoted for /bin/sh.
-std::string sh_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string driver_command(const std::string& python, const std::string& args) {
   // A binary copied alone finds no scripts/: say so (its silent driver read as "torch not
@@ -46,36 +40,12 @@ std::string driver_command(const std::string& python, const std::string& args) {
   return sh_quote(python) + " " + sh_quote(script) + " " + args;
 }
 
-// A process's stdout through popen; pclose on scope exit.
-struct Pipe {
-  explicit Pipe(const std::string& cmd) : f(popen(cmd.c_str(), "r")) {
+// The driver's stdout (util/subprocess.h); a driver that cannot start is a bad --python.
+struct DriverPipe : Pipe {
+  explicit DriverPipe(const std::string& cmd) : Pipe(cmd) {
     if (f == nullptr) throw Error("could not start '" + cmd + "'", "check --python", kExitUsage);
   }
-  ~Pipe() {
-    if (f != nullptr) pclose(f);
-  }
-  // Waits for the process; its exit code (-1 when it died from a signal).
-  int close() {
-    const int st = pclose(f);
-    f = nullptr;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  FILE* f;
 };
-
-std::string read_line(FILE* f) {
-  std::string s;
-  for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f)) s += char(c);
-  return s;
-}
-
-std::string read_all(FILE* f) {
-  std::string s;
-  char buf[1 << 14];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  return s;
-}
 
 // The driver's JSON line; an object with "error" when it could not be parsed.
 json parse_driver_line(const std::string& line) {
@@ -148,7 +118,7 @@ double share_pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(
 std::string upstream_script_path() { return scripts_dir() + "/fa4_upstream.py"; }
 
 json upstream_env(const std::string& python) {
-  Pipe p(driver_command(python, "info") + " 2>/dev/null");
+  DriverPipe p(driver_command(python, "info") + " 2>/dev/null");
   const std::string line = read_line(p.f);
   p.close();
   return parse_driver_line(line);
@@ -442,7 +412,7 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
   upstream_require(upstream_env(o.python));
   TempDir tmp;
   const std::vector<GpuAttnInputs> inputs = write_check_inputs(o, tmp.path);
-  Pipe p(driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
+  DriverPipe p(driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
   const std::string out = read_all(p.f);
   const int rc = p.close();
   const json drv = parse_driver_line(out.substr(0, out.find('\n')));
@@ -534,7 +504,7 @@ UpstreamBenchResult compute_upstream_bench(const UpstreamBenchOptions& o) {
   if (o.warmup < 0 || o.iters < 1) throw Error("--iters must be >= 1 and --warmup >= 0", "e.g. --iters 20");
   gpu_attn_device_name();  // exit 3 without a GPU
   upstream_require(upstream_env(o.python));
-  Pipe p(driver_command(o.python, fmt::format("bench-tricks --warmup {} --iters {} --shapes {} --variants {}", o.warmup,
+  DriverPipe p(driver_command(o.python, fmt::format("bench-tricks --warmup {} --iters {} --shapes {} --variants {}", o.warmup,
                                               o.iters, sh_quote(shapes.dump()), sh_quote(variants.dump()))));
   const std::string out = read_all(p.f);
   const int rc = p.close();
@@ -641,7 +611,7 @@ UpstreamExp2SweepResult compute_upstream_exp2(const UpstreamExp2Options& o) {
     Stopwatch sw;
     Progress bar(fmt::format("upstream exp2 deg {}", d), total);
     const int chunk_log2 = std::min(26, o.total_log2);
-    Pipe p(driver_command(o.python, fmt::format("exp2 --degree {} --total-log2 {} --chunk-log2 {}", d, o.total_log2,
+    DriverPipe p(driver_command(o.python, fmt::format("exp2 --degree {} --total-log2 {} --chunk-log2 {}", d, o.total_log2,
                                                 chunk_log2)));
     UpstreamExp2Result r = upstream_exp2_compare_stream(p.f, d, total, o.threads, [&](uint64_t n) {
       if (o.progress) bar.update(n);

@@ -1,7 +1,7 @@
 // module.cpp: the extension `fa4sim._fa4sim` (nanobind). Every function here only moves arrays
-// and options into fa4sim_lib and the CLI's option parsers (fa4sim_cli_options) and the results
-// back: no numerics of its own. The package python/fa4sim/__init__.py checks and converts the
-// arguments (dtype, shape, contiguity) and documents them; it is the public API.
+// and options into fa4sim_lib (its option sets: include/fa4sim/options/, shared with the CLI) and
+// the results back: no numerics of its own. The package python/fa4sim/__init__.py checks and
+// converts the arguments (dtype, shape, contiguity) and documents them; it is the public API.
 //
 // Conventions:
 //   * arrays arrive 1-D (flattened by the package), C-contiguous float32/uint*, CPU, never
@@ -32,9 +32,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include "attention_options.h"
-#include "cli_util.h"
-#include "exp2_options.h"
 #include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/attention.h"
 #include "fa4sim/util/error.h"
@@ -44,7 +41,9 @@
 #include "fa4sim/util/parallel.h"
 #include "fa4sim/analysis/rescale.h"
 #include "fa4sim/util/version.h"
-#include "roofline_options.h"
+#include "fa4sim/options/attention_options.h"
+#include "fa4sim/options/exp2_options.h"
+#include "fa4sim/options/roofline_options.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -190,7 +189,7 @@ nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> output_buffer(size_t bytes) {
 // ---- exp2
 
 void ex2_emu_py(In1<float> x, Out1<float> out, int degree, int threads) {
-  cli::parse_int("--degree", std::to_string(degree), 0, kExp2MaxDegree);  // the CLI's message
+  parse_int("--degree", std::to_string(degree), 0, kExp2MaxDegree);  // the CLI's message
   check_same_size(x.size(), out.size());
   const float* in = x.data();
   float* o = out.data();
@@ -200,8 +199,8 @@ void ex2_emu_py(In1<float> x, Out1<float> out, int degree, int threads) {
   });
 }
 
-std::string exp2_analysis_py(const cli::Exp2Options& o) {
-  const Exp2Config cfg = cli::parse_exp2_options(o);
+std::string exp2_analysis_py(const Exp2Options& o) {
+  const Exp2Config cfg = parse_exp2_options(o);
   Stopwatch sw;
   Report rep;
   {
@@ -223,11 +222,11 @@ struct Rounding {
 Rounding parse_rounding(const std::string& overflow, const std::string& rounding,
                         std::optional<int64_t> seed) {
   Rounding r{overflow_by_name(overflow), std::nullopt};
-  const std::string mode = cli::parse_choice("--rounding", rounding, {"nearest", "stochastic"});
+  const std::string mode = parse_choice("--rounding", rounding, {"nearest", "stochastic"});
   if (seed && mode != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (mode == "stochastic")
-    r.seed = seed ? uint64_t(cli::parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : kDefaultSeed;
+    r.seed = seed ? uint64_t(parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : kDefaultSeed;
   return r;
 }
 
@@ -309,11 +308,9 @@ void quantize_py(In1<float> x, Out1<float> out, const std::string& fmt_name, con
 // strings of `fa4sim attention` (geometry options unused: the shapes give it).
 std::tuple<std::vector<float>, std::vector<float>, std::string> attention_py(
     In1<float> q, std::vector<uint64_t> q_shape, In1<float> k, std::vector<uint64_t> k_shape,
-    In1<float> v, std::vector<uint64_t> v_shape, const cli::AttentionCliOptions& o, int threads) {
-  CLI::App app;  // nothing parsed: only tells parse_attention_options that no geometry was given
-  cli::AttentionCliOptions unused;
-  cli::add_attention_options(&app, unused);
-  AttentionConfig c = cli::parse_attention_options(o, &app);
+    In1<float> v, std::vector<uint64_t> v_shape, const AttentionCliOptions& o, int threads) {
+  // No option counts as given: the shapes of q, k, v are the geometry.
+  AttentionConfig c = parse_attention_options(o, no_options_given);
   if (c.dtypes.size() != 1) throw Error("give one dtype", "e.g. dtype=\"e4m3\"");
   if (c.taus.size() > 1) throw Error("give one tau", "e.g. tau=8");
   c.threads = threads;
@@ -336,11 +333,11 @@ std::tuple<std::vector<float>, std::vector<float>, std::string> attention_py(
 
 std::string check_py(const std::vector<std::string>& dtypes_in, const std::string& preset_in,
                      std::optional<double> tau, std::optional<double> max_offset) {
-  std::vector<std::string> dtypes;
-  for (const auto& d : dtypes_in) dtypes.push_back(cli::parse_choice("--dtype", d, {"bf16", "fp16", "e4m3", "e5m2"}));
+  std::vector<const Format*> dtypes;
+  for (const auto& d : dtypes_in) dtypes.push_back(&parse_dtype("--dtype", d, FormatRole::attention_input));
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);
-  const std::string preset = cli::parse_choice("--preset", preset_in, presets);
+  const std::string preset = parse_choice("--preset", preset_in, presets);
   Stopwatch sw;
   std::vector<double> taus;  // one tau here; the CLI's --tau takes a list
   if (tau) taus.push_back(*tau);
@@ -363,16 +360,16 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   // The checks `fa4sim rescale` makes while parsing its options, with its messages.
   RescaleConfig cfg;
   cfg.taus = {tau};
-  cfg.dtypes = {cli::parse_choice("--dtype", dtype, {"bf16", "fp16", "e4m3", "e5m2", "fp32"})};
-  cli::parse_int("--block-n", std::to_string(block), 1, 1 << 20);
-  cli::parse_int("--warp-rows", std::to_string(warp_rows), 1, 1024);
+  cfg.dtypes = {&parse_dtype("--dtype", dtype, FormatRole::p_cast)};
+  parse_int("--block-n", std::to_string(block), 1, 1 << 20);
+  parse_int("--warp-rows", std::to_string(warp_rows), 1, 1024);
   cfg.max_offset = max_offset;
   cfg.rows = rows, cfg.keys = keys, cfg.block = block, cfg.d = v ? d : 1;
   cfg.warp_rows = warp_rows;
   cfg.exp2 = parse_exp2_choice(exp);
   cfg.scale = scale;
   cfg.allow_saturation = allow_saturation;
-  const BlockOrder ord = cli::parse_choice("--order", order, {"reverse", "forward"}) == "reverse"
+  const BlockOrder ord = parse_choice("--order", order, {"reverse", "forward"}) == "reverse"
                              ? BlockOrder::reverse
                              : BlockOrder::forward;
   if (block > keys)
@@ -380,7 +377,7 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   validate_rescale_config(cfg);
   if (size_t(rows) * size_t(keys) != scores.size()) throw Error("scores: shape and data disagree");
   if (v && size_t(keys) * size_t(d) != v->size()) throw Error("v: shape and data disagree");
-  const SoftmaxParams p = rescale_softmax_params(cfg, dtype, tau);
+  const SoftmaxParams p = rescale_softmax_params(cfg, *cfg.dtypes.front(), tau);
   const int n_blocks = (keys + block - 1) / block;
   SoftmaxOut out;
   out.flags.assign(size_t(rows) * size_t(n_blocks), 0);
@@ -410,8 +407,8 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
 
 // ---- roofline
 
-std::string roofline_py(const cli::RooflineCliOptions& c) {
-  const RooflineOptions o = cli::build_options(c);
+std::string roofline_py(const RooflineCliOptions& c) {
+  const RooflineOptions o = parse_roofline_options(c);
   Stopwatch sw;
   const Report r = run_roofline(o);
   return envelope(r, sw.seconds()).dump();
@@ -452,19 +449,19 @@ NB_MODULE(_fa4sim, m) {
 
   m.def("ex2_emu", &ex2_emu_py, "x"_a.noconvert(), "out"_a.noconvert(), "degree"_a, "threads"_a);
 
-  nb::class_<cli::Exp2Options>(m, "Exp2Options")
+  nb::class_<Exp2Options>(m, "Exp2Options")
       .def(nb::init<>())
-      .def_rw("degree", &cli::Exp2Options::degree)
-      .def_rw("range", &cli::Exp2Options::range)
-      .def_rw("samples", &cli::Exp2Options::samples)
-      .def_rw("sampling", &cli::Exp2Options::sampling)
-      .def_rw("exhaustive", &cli::Exp2Options::exhaustive)
-      .def_rw("out_dtype", &cli::Exp2Options::out_dtype)
-      .def_rw("seed", &cli::Exp2Options::seed)
-      .def_rw("reference", &cli::Exp2Options::reference)
+      .def_rw("degree", &Exp2Options::degree)
+      .def_rw("range", &Exp2Options::range)
+      .def_rw("samples", &Exp2Options::samples)
+      .def_rw("sampling", &Exp2Options::sampling)
+      .def_rw("exhaustive", &Exp2Options::exhaustive)
+      .def_rw("out_dtype", &Exp2Options::out_dtype)
+      .def_rw("seed", &Exp2Options::seed)
+      .def_rw("reference", &Exp2Options::reference)
       .def_prop_rw(
-          "threads", [](const cli::Exp2Options& o) { return o.common.threads; },
-          [](cli::Exp2Options& o, int t) { o.common.threads = t; });
+          "threads", [](const Exp2Options& o) { return o.common.threads; },
+          [](Exp2Options& o, int t) { o.common.threads = t; });
   m.def("exp2_analysis", &exp2_analysis_py, "options"_a);
 
   m.def("format_info", &format_info, "name"_a);
@@ -480,27 +477,27 @@ NB_MODULE(_fa4sim, m) {
   m.def("quantize", &quantize_py, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
         "rounding"_a, "seed"_a.none(), "threads"_a);
 
-  nb::class_<cli::AttentionCliOptions>(m, "AttentionOptions")
+  nb::class_<AttentionCliOptions>(m, "AttentionOptions")
       .def(nb::init<>())
-      .def_rw("causal", &cli::AttentionCliOptions::causal)
-      .def_rw("softmax_scale", &cli::AttentionCliOptions::softmax_scale)
-      .def_rw("q_scale", &cli::AttentionCliOptions::q_scale)
-      .def_rw("dtype", &cli::AttentionCliOptions::dtype)
-      .def_rw("preset", &cli::AttentionCliOptions::preset)
-      .def_rw("tau", &cli::AttentionCliOptions::tau)
-      .def_rw("max_offset", &cli::AttentionCliOptions::max_offset)
-      .def_rw("descale", &cli::AttentionCliOptions::descale)
-      .def_rw("block_n", &cli::AttentionCliOptions::block_n)
-      .def_rw("block_m", &cli::AttentionCliOptions::block_m)
-      .def_rw("warp_rows", &cli::AttentionCliOptions::warp_rows)
-      .def_rw("exp", &cli::AttentionCliOptions::exp)
-      .def_rw("order", &cli::AttentionCliOptions::order)
-      .def_rw("allow_saturation", &cli::AttentionCliOptions::allow_saturation)
-      .def_rw("no_split", &cli::AttentionCliOptions::no_split);
+      .def_rw("causal", &AttentionCliOptions::causal)
+      .def_rw("softmax_scale", &AttentionCliOptions::softmax_scale)
+      .def_rw("q_scale", &AttentionCliOptions::q_scale)
+      .def_rw("dtype", &AttentionCliOptions::dtype)
+      .def_rw("preset", &AttentionCliOptions::preset)
+      .def_rw("tau", &AttentionCliOptions::tau)
+      .def_rw("max_offset", &AttentionCliOptions::max_offset)
+      .def_rw("descale", &AttentionCliOptions::descale)
+      .def_rw("block_n", &AttentionCliOptions::block_n)
+      .def_rw("block_m", &AttentionCliOptions::block_m)
+      .def_rw("warp_rows", &AttentionCliOptions::warp_rows)
+      .def_rw("exp", &AttentionCliOptions::exp)
+      .def_rw("order", &AttentionCliOptions::order)
+      .def_rw("allow_saturation", &AttentionCliOptions::allow_saturation)
+      .def_rw("no_split", &AttentionCliOptions::no_split);
   m.def(
       "attention",
       [](In1<float> q, std::vector<uint64_t> qs, In1<float> k, std::vector<uint64_t> ks, In1<float> v,
-         std::vector<uint64_t> vs, const cli::AttentionCliOptions& o, int threads) {
+         std::vector<uint64_t> vs, const AttentionCliOptions& o, int threads) {
         auto [out, lse, stats] = attention_py(q, std::move(qs), k, std::move(ks), v, std::move(vs), o, threads);
         return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(lse)), stats);
       },
@@ -523,19 +520,19 @@ NB_MODULE(_fa4sim, m) {
       "max_offset"_a.none(), "block"_a, "warp_rows"_a, "exp"_a, "scale"_a.none(), "order"_a,
       "allow_saturation"_a, "threads"_a);
 
-  nb::class_<cli::RooflineCliOptions>(m, "RooflineOptions")
+  nb::class_<RooflineCliOptions>(m, "RooflineOptions")
       .def(nb::init<>())
-      .def_rw("arch", &cli::RooflineCliOptions::arch)
-      .def_rw("arch_files", &cli::RooflineCliOptions::arch_files)
-      .def_rw("d", &cli::RooflineCliOptions::d)
-      .def_rw("sweep_d", &cli::RooflineCliOptions::sweep_d)
-      .def_rw("dtype", &cli::RooflineCliOptions::dtype)
-      .def_rw("tile", &cli::RooflineCliOptions::tile)
-      .def_rw("direction", &cli::RooflineCliOptions::direction)
-      .def_rw("emu_fraction", &cli::RooflineCliOptions::emu_fraction)
-      .def_rw("degree", &cli::RooflineCliOptions::degree)
-      .def_rw("schedule", &cli::RooflineCliOptions::schedule)
-      .def_rw("schedule_given", &cli::RooflineCliOptions::schedule_given)
-      .def_rw("measured", &cli::RooflineCliOptions::measured);
+      .def_rw("arch", &RooflineCliOptions::arch)
+      .def_rw("arch_files", &RooflineCliOptions::arch_files)
+      .def_rw("d", &RooflineCliOptions::d)
+      .def_rw("sweep_d", &RooflineCliOptions::sweep_d)
+      .def_rw("dtype", &RooflineCliOptions::dtype)
+      .def_rw("tile", &RooflineCliOptions::tile)
+      .def_rw("direction", &RooflineCliOptions::direction)
+      .def_rw("emu_fraction", &RooflineCliOptions::emu_fraction)
+      .def_rw("degree", &RooflineCliOptions::degree)
+      .def_rw("schedule", &RooflineCliOptions::schedule)
+      .def_rw("schedule_given", &RooflineCliOptions::schedule_given)
+      .def_rw("measured", &RooflineCliOptions::measured);
   m.def("roofline", &roofline_py, "options"_a);
 }

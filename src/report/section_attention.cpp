@@ -46,7 +46,7 @@ void report_attention(ReportContext& ctx) {
   AttentionConfig c;
   c.batch = 1, c.heads = 4, c.kv_heads = 1, c.d = 128;
   c.seq_q = {256, 1024, 2048};
-  c.dtypes = {"e4m3", "e5m2"};
+  c.dtypes = {&kE4M3, &kE5M2};
   c.taus = {0.0, 4.0};
   c.max_offset = 8.0;
   c.preset = "fp8-tau4";

@@ -142,7 +142,7 @@ std::string fp8_table(ReportContext& ctx) {
   RescaleConfig c;
   c.dists = {parse_score_dist("normal:1.5"), parse_score_dist("peaked")};
   c.taus = {0.0, 4.0};
-  c.dtypes = {"e4m3", "e5m2"};
+  c.dtypes = {&kE4M3, &kE5M2};
   c.max_offset = 8.0;
   c.allow_saturation = true;
   c.oneshot = false;

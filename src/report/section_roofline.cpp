@@ -12,6 +12,7 @@
 #include "fa4sim/analysis/roofline.h"
 #include "fa4sim/report/sections.h"
 #include "fa4sim/util/paths.h"
+#include "fa4sim/util/subprocess.h"
 
 namespace fa4sim {
 
@@ -21,8 +22,7 @@ void check_roofline_data() {
 
 std::string python_with_matplotlib() {
   for (const char* py : {"python3", "/usr/bin/python3"}) {
-    const std::string cmd = fmt::format("{} -c 'import matplotlib' >/dev/null 2>&1", py);
-    if (std::system(cmd.c_str()) == 0) return py;
+    if (run_shell(shell_command({py, "-c", "import matplotlib"}, ">/dev/null 2>&1")) == 0) return py;
   }
   return {};
 }
@@ -133,8 +133,8 @@ std::string figures(const ReportContext& ctx) {
   const std::string json_path = (std::filesystem::path(out_dir) / "roofline.json").string();
   for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"})
     (void)ctx.own_path(png);  // plot.py writes these: never through a link out of the folder
-  const std::string cmd = fmt::format("{} '{}' '{}' --out '{}' >/dev/null", py, script, json_path, out_dir);
-  if (std::system(cmd.c_str()) == 0)
+  const std::string cmd = shell_command({py, script, json_path, "--out", out_dir}, ">/dev/null");
+  if (run_shell(cmd) == 0)
     return "Figures (drawn by `scripts/plot.py` with matplotlib):\n\n"
            "![T_exp/T_mma vs d](roofline_exp_over_mma.png)\n\n"
            "![Predicted exp throughput vs f](roofline_pipe_model.png)\n\n";

@@ -15,6 +15,7 @@
 #include "fa4sim/report/sections.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/paths.h"
+#include "fa4sim/util/subprocess.h"
 
 namespace fa4sim {
 
@@ -62,8 +63,9 @@ std::string figure(const std::string& out_dir) {
   if (py.empty())
     return fmt::format("Figure: not drawn, because no python3 with matplotlib was found (then run `python3 "
                        "scripts/plot.py {} --out {}`).\n\n", path, out_dir);
-  const std::string cmd = fmt::format("{} '{}/plot.py' '{}' --out '{}' >/dev/null", py, scripts_dir(), path, out_dir);
-  if (std::system(cmd.c_str()) == 0)
+  const std::string cmd =
+      shell_command({py, scripts_dir() + "/plot.py", path, "--out", out_dir}, ">/dev/null");
+  if (run_shell(cmd) == 0)
     return "![predicted vs measured and published TFLOP/s](schedule_predicted_vs_measured.png)\n\n";
   return fmt::format("Figure: `{}` failed (see its message above); the JSON is complete.\n\n", cmd);
 }

@@ -19,7 +19,7 @@ AttentionConfig small(const std::string& dtype, int seq = 256) {
   AttentionConfig c;
   c.batch = 1, c.heads = 2, c.kv_heads = 1, c.d = 64;
   c.seq_q = {seq};
-  c.dtypes = {dtype};
+  c.dtypes = {&format_by_name(dtype)};
   c.threads = 2;
   return c;
 }
@@ -47,7 +47,7 @@ TEST(AttentionCheck, UpstreamPresetIsSafeForEveryDtype) {
 // compute_check decides, check_report only renders: the rows of an explicit tau list (one row per
 // dtype x tau) and the verdict, then the same report as run_check.
 TEST(AttentionCheck, ComputeThenRender) {
-  const CheckResult c = compute_check({"e4m3"}, "upstream", {4, 0.5}, 8.0);
+  const CheckResult c = compute_check({&kE4M3}, "upstream", {4, 0.5}, 8.0);
   ASSERT_EQ(c.rows.size(), 2u);
   EXPECT_FALSE(c.from_preset);
   EXPECT_FALSE(c.rows[0].safe);  // 8 + 4 = 12 > log2(448) = 8.807
@@ -55,12 +55,12 @@ TEST(AttentionCheck, ComputeThenRender) {
   EXPECT_FALSE(c.all_safe);
   EXPECT_EQ(c.log2_dtype_max[0], kE4M3.log2_max);
   const Report r = check_report(c);
-  EXPECT_EQ(r.results, run_check({"e4m3"}, "upstream", {4, 0.5}, 8.0).results);
+  EXPECT_EQ(r.results, run_check({&kE4M3}, "upstream", {4, 0.5}, 8.0).results);
   EXPECT_EQ(r.tables.at(0).rows.at(1).back(), "safe");
 }
 
 TEST(AttentionCheck, EarlierFp8PresetFailsForE4m3WithTheMechanism) {
-  const Report r = run_check({"e4m3", "e5m2"}, "fp8-tau4", {}, std::nullopt);
+  const Report r = run_check({&kE4M3, &kE5M2}, "fp8-tau4", {}, std::nullopt);
   EXPECT_FALSE(r.results["safe"].get<bool>());
   const auto& e4 = r.results["rows"][0];
   EXPECT_FALSE(e4["safe"].get<bool>());
@@ -139,7 +139,7 @@ TEST(AttentionModel, Bf16ErrorsAreSmallAndOrdered) {
 TEST(AttentionModel, Fp8SaturationMechanism) {
   // max_offset 8: with tau 0, P <= 2^8 = 256 < 448 can never clip; with tau 4 it can.
   AttentionConfig c = small("e4m3", 1024);
-  c.dtypes = {"e4m3", "e5m2"};
+  c.dtypes = {&kE4M3, &kE5M2};
   c.taus = {0.0, 4.0};
   c.max_offset = 8.0;
   c.allow_saturation = true;
@@ -271,8 +271,9 @@ TEST(AttentionModel, RefusesBadConfigs) {
   c = small("bf16");
   c.preset = "nope";
   expect_error([&] { validate_attention_config(c); }, "unknown preset 'nope'");
-  c = small("fp8");
-  expect_error([&] { validate_attention_config(c); }, "unknown --dtype 'fp8'");
+  c = small("fp32");  // a format, but not one the kernel takes (formats_of(attention_input))
+  expect_error([&] { validate_attention_config(c); },
+               "unknown --dtype 'fp32' (valid: bf16, fp16, e4m3, e5m2 (the kernel's input types))");
   c = small("bf16");
   c.q_path = "/tmp/q.npy";
   expect_error([&] { validate_attention_config(c); }, "--q, --k and --v go together");

@@ -68,7 +68,7 @@ TEST(Rescale, ComputeThenReportIsRunRescale) {
   RescaleConfig cfg;
   cfg.rows = 40, cfg.keys = 512, cfg.block = 64, cfg.d = 8;
   cfg.taus = {0.0, 8.0};
-  cfg.dtypes = {"bf16", "fp16"};
+  cfg.dtypes = {&kBF16, &kFP16};
   cfg.seeds = 2;
   cfg.threads = 2;
   const RescaleResult r = compute_rescale(cfg);

@@ -6,6 +6,7 @@
 // name lookup.
 // Slow: all 2^32 float32 inputs per format x overflow mode against the independent table
 // reference of formats_ref.h (0 mismatches allowed: the tolerance of an _emu is 0 bits).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -336,6 +337,22 @@ TEST(FormatsNames, LookupAndSuggestions) {
   EXPECT_EQ(overflow_by_name("ieee"), Overflow::ieee);
   EXPECT_THROW(overflow_by_name("saturate"), Error);
   for (const Format* f : all_formats()) EXPECT_TRUE(validate(*f).empty()) << f->name;
+}
+
+// The dtype list of each role is derived from the table once; a format added to the table joins
+// no role by itself (the options, the analyses and their error messages read these lists).
+TEST(FormatsRoles, ListsAndOrder) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(format_names(FormatRole::attention_input), (V{"bf16", "fp16", "e4m3", "e5m2"}));
+  EXPECT_EQ(format_names(FormatRole::p_cast), (V{"bf16", "fp16", "e4m3", "e5m2", "fp32"}));
+  for (const Format* f : formats_of(FormatRole::p_cast))
+    EXPECT_NE(std::find(all_formats().begin(), all_formats().end(), f), all_formats().end()) << f->name;
+  EXPECT_TRUE(plays(kE4M3, FormatRole::attention_input));
+  EXPECT_FALSE(plays(kFP32, FormatRole::attention_input));
+  EXPECT_TRUE(plays(kFP32, FormatRole::p_cast));
+  // A hand-made format with a named format's parameters is not that format: roles go by identity.
+  const Format copy = kE4M3;
+  EXPECT_FALSE(plays(copy, FormatRole::attention_input));
 }
 
 // ---- the reference itself, on values whose answers are known by hand

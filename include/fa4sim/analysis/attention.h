@@ -66,8 +66,9 @@ bool is_fp8(const Format& f);
 double preset_tau(const AttentionPreset& p, const Format& f);
 double preset_max_offset(const AttentionPreset& p, const Format& f);
 
-// The input dtypes the kernel takes: bf16, fp16, e4m3, e5m2 (Error otherwise).
-const Format& attention_dtype(const std::string& name);
+// `f` when it is one of the input dtypes the kernel takes (formats_of(FormatRole::attention_input):
+// bf16, fp16, e4m3, e5m2); Error "unknown --dtype" otherwise.
+const Format& attention_dtype(const Format* f);
 
 // ---- `fa4sim check`: the kernel's assertion max_offset + tau < log2(dtype_max)
 struct CheckRow {
@@ -83,7 +84,7 @@ CheckRow check_safety(const Format& f, double tau, double max_offset);
 // `fa4sim check`: rows for each dtype in `dtypes` (empty = all four) x each tau in `taus` (empty =
 // the preset's) under `preset` or an explicit max_offset (explicit values override the preset's).
 struct CheckResult {
-  std::vector<std::string> dtypes;
+  std::vector<const Format*> dtypes;
   std::vector<double> taus;              // as given (empty: the preset's per dtype)
   std::optional<double> max_offset;      // as given
   bool from_preset = false;              // some value came from the preset
@@ -92,11 +93,11 @@ struct CheckResult {
   std::vector<double> log2_dtype_max;    // parallel to rows
   bool all_safe = true;
 };
-CheckResult compute_check(const std::vector<std::string>& dtypes, const std::string& preset,
+CheckResult compute_check(const std::vector<const Format*>& dtypes, const std::string& preset,
                           const std::vector<double>& taus, std::optional<double> max_offset);
 // Report results: {"safe": bool, "preset_source", "rows": [...]}.
 Report check_report(const CheckResult& c);
-Report run_check(const std::vector<std::string>& dtypes, const std::string& preset,
+Report run_check(const std::vector<const Format*>& dtypes, const std::string& preset,
                  const std::vector<double>& taus, std::optional<double> max_offset);
 
 // ---- the attention model
@@ -113,7 +114,7 @@ struct AttentionConfig {
   double q_scale = 1.0;
   std::string q_path, k_path, v_path;   // all three or none; layout (batch, seq, heads, d)
   // kernel
-  std::vector<std::string> dtypes = {"bf16"};
+  std::vector<const Format*> dtypes = {&kBF16};
   std::string preset = "upstream";
   std::vector<double> taus;             // empty = the preset's per-dtype tau
   std::optional<double> max_offset;     // empty = the preset's per-dtype max_offset

@@ -49,7 +49,7 @@ enum class OrderChoice { auto_, reverse, forward };
 
 struct RescaleConfig {
   std::vector<double> taus = {0.0, 8.0};
-  std::vector<std::string> dtypes = {"bf16"};  // bf16, fp16, e4m3, e5m2 (and fp32: no cast)
+  std::vector<const Format*> dtypes = {&kBF16};  // formats_of(FormatRole::p_cast)
   std::optional<double> max_offset;            // default: 8 for FP8, 0 otherwise
   std::vector<ScoreDist> dists;                // default: normal:1.5
   int rows = 256, keys = 8192, block = 128, d = 128;
@@ -109,6 +109,6 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
                                       int threads);
 
 // The simulator's parameters for one (dtype, tau) run of `cfg` (scale, max_offset, exp2, warps).
-SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const std::string& dtype, double tau);
+SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const Format& dtype, double tau);
 
 }  // namespace fa4sim

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fa4sim/core/formats.h"
-#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/analysis/row_block_sim.h"
 
 namespace fa4sim {
 

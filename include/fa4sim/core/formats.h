@@ -328,6 +328,20 @@ Overflow overflow_by_name(const std::string& name);
 // valid names and suggesting the nearest.
 const Format& format_by_name(const std::string& name);
 
+// ---- roles: the dtype list of each part a format plays in FA4, derived from the table
+// (all_formats()) in formats.cpp, where each role says which formats it admits. A format added to
+// the table plays no role until a role admits it: these lists never grow by themselves.
+enum class FormatRole : uint8_t {
+  attention_input,  // Q, K, V of FA4's forward, and P's cast before P @ V: bf16, fp16, e4m3, e5m2
+  p_cast,           // P's conversion in `fa4sim rescale`: the attention inputs, then fp32 (no cast)
+};
+// The formats of `role`: attention_input in table order, p_cast the same followed by fp32.
+const std::vector<const Format*>& formats_of(FormatRole role);
+bool plays(const Format& f, FormatRole role);
+// Their names ({"bf16", "fp16", "e4m3", "e5m2"} for attention_input), for option choices.
+std::vector<std::string> format_names(FormatRole role);
+std::vector<std::string> format_names(const std::vector<const Format*>& formats);
+
 // Checks that a (hand-made) Format is one these functions handle: widths, bias range, total
 // bits <= 32, a subset of float32's range (every value decodes exactly), derived fields
 // consistent with make_format(). Returns the problems found (empty = valid).

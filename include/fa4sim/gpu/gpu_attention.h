@@ -41,6 +41,9 @@ inline constexpr int kGpuAttnTilesPerBlock = kGpuAttnBlockN / 8;
 
 enum class GpuAttnDtype { bf16, fp16, e4m3, e5m2 };
 const char* gpu_attn_dtype_name(GpuAttnDtype t);
+struct Format;  // core/formats.h
+// The GPU's dtype of an attention input format (formats_of(FormatRole::attention_input)).
+GpuAttnDtype gpu_attn_dtype(const Format& f);
 // Bytes per stored element of Q/K/V.
 inline int gpu_attn_dtype_bytes(GpuAttnDtype t) {
   return (t == GpuAttnDtype::e4m3 || t == GpuAttnDtype::e5m2) ? 1 : 2;

@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "cli_util.h"
-#include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/options/common.h"
+#include "fa4sim/util/seed.h"
 
-namespace fa4sim::cli {
+namespace fa4sim {
 
 struct Exp2Options {
   std::string degree = "3,4,5";
@@ -21,9 +21,9 @@ struct Exp2Options {
   std::string seed = default_seed_text();
   std::string reference = "f64";
   bool hardware = false;
-  std::string coeffs;          // --coeffs FILE|c0,c1,... (empty: upstream's POLY_EX2)
-  bool coeffs_given = false;   // --coeffs was on the command line (even as an empty value)
-  bool degree_given = false;   // --degree was on the command line (an error with --coeffs)
+  std::string coeffs;         // --coeffs FILE|c0,c1,... (empty: upstream's POLY_EX2)
+  bool coeffs_given = false;  // --coeffs was on the command line (even as an empty value)
+  bool degree_given = false;  // --degree was on the command line (an error with --coeffs)
   CommonOptions common;
 };
 
@@ -33,4 +33,4 @@ uint64_t parse_exp2_samples(const std::string& s);
 // Validates every option (validate(Exp2Config) included) and builds the analysis' config.
 Exp2Config parse_exp2_options(const Exp2Options& o);
 
-}  // namespace fa4sim::cli
+}  // namespace fa4sim

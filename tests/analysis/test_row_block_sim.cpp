@@ -1,5 +1,6 @@
-// Property tests of the online-softmax simulator (include/fa4sim/core/online_softmax.h), most of them
-// over whole score matrices through simulate_rows (include/fa4sim/analysis/row_sim.h).
+// Property tests of the online-softmax simulator (include/fa4sim/analysis/row_block_sim.h, over
+// the per-row steps of include/fa4sim/core/online_softmax.h), most of them over whole score
+// matrices through simulate_rows (include/fa4sim/analysis/row_sim.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_schedule.h"
 #include "fa4sim/util/numpy_rng.h"
-#include "fa4sim/core/online_softmax.h"
+#include "fa4sim/analysis/row_block_sim.h"
 #include "fa4sim/analysis/row_sim.h"
 #include "normal_matrix.h"
 

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "cli_util.h"
 #include "fa4sim/analysis/roofline.h"
+#include "fa4sim/options/common.h"
 
-namespace fa4sim::cli {
+namespace fa4sim {
 
 struct RooflineCliOptions {
   std::string arch = "all";
@@ -28,14 +28,15 @@ struct RooflineCliOptions {
   CommonOptions common;
 };
 
-inline constexpr int kRooflineMaxD = 1024;  // FA4 supports d <= 256; the model is kept sane up to 1024
+inline constexpr int kRooflineMaxD =
+    1024;  // FA4 supports d <= 256; the model is kept sane up to 1024
 
-// The parts build_options() parses, also checked by the CLI as each option is read.
+// The parts parse_roofline_options() parses, also checked by the CLI as each option is read.
 std::pair<int, int> parse_tile(const std::string& s);  // MxN, each 1..4096
 std::vector<int> parse_sweep(const std::string& s);    // LO:HI:STEP, each 1..kRooflineMaxD
 double parse_emu_fraction(const std::string& s);       // 0..1
 
 // Validates every option before any work and builds the analysis' options (params included).
-RooflineOptions build_options(const RooflineCliOptions& c);
+RooflineOptions parse_roofline_options(const RooflineCliOptions& c);
 
-}  // namespace fa4sim::cli
+}  // namespace fa4sim

@@ -1,5 +1,5 @@
 // roofline_options.cpp: `fa4sim roofline`'s options parsed into RooflineOptions (see the header).
-#include "roofline_options.h"
+#include "fa4sim/options/roofline_options.h"
 
 #include <algorithm>
 
@@ -8,8 +8,9 @@
 
 #include "fa4sim/analysis/row_sim.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/suggest.h"
 
-namespace fa4sim::cli {
+namespace fa4sim {
 
 namespace {
 
@@ -40,8 +41,8 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
   for (size_t i = 0; i < out.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (out[i].name == out[j].name)
-        throw Error(fmt::format("architecture '{}' is given twice ({} and {})", out[i].name, out[j].origin,
-                                out[i].origin),
+        throw Error(fmt::format("architecture '{}' is given twice ({} and {})", out[i].name,
+                                out[j].origin, out[i].origin),
                     "give each once; a custom file needs its own \"name\"");
   return out;
 }
@@ -51,7 +52,8 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
 std::pair<int, int> parse_tile(const std::string& s) {
   const auto x = s.find('x');
   if (x == std::string::npos || s.find('x', x + 1) != std::string::npos)
-    throw Error(fmt::format("--tile expects MxN (two whole numbers), got '{}'", s), "e.g. --tile 128x128");
+    throw Error(fmt::format("--tile expects MxN (two whole numbers), got '{}'", s),
+                "e.g. --tile 128x128");
   const int m = static_cast<int>(parse_int("--tile M", s.substr(0, x), 1, kMaxTile));
   const int n = static_cast<int>(parse_int("--tile N", s.substr(x + 1), 1, kMaxTile));
   return {m, n};
@@ -60,7 +62,8 @@ std::pair<int, int> parse_tile(const std::string& s) {
 std::vector<int> parse_sweep(const std::string& s) {
   const auto parts = split(s, ':');
   if (parts.size() != 3)
-    throw Error(fmt::format("--sweep-d expects LO:HI:STEP, got '{}'", s), "e.g. --sweep-d 32:256:32");
+    throw Error(fmt::format("--sweep-d expects LO:HI:STEP, got '{}'", s),
+                "e.g. --sweep-d 32:256:32");
   const int lo = static_cast<int>(parse_int("--sweep-d LO", parts[0], 1, kMaxD));
   const int hi = static_cast<int>(parse_int("--sweep-d HI", parts[1], 1, kMaxD));
   const int step = static_cast<int>(parse_int("--sweep-d STEP", parts[2], 1, kMaxD));
@@ -75,7 +78,8 @@ std::vector<int> parse_sweep(const std::string& s) {
 double parse_emu_fraction(const std::string& s) {
   const double f = parse_double("--emu-fraction", s);
   if (f < 0 || f > 1)
-    throw Error(fmt::format("--emu-fraction = {} is outside [0, 1]", s), "e.g. --emu-fraction 0.1875");
+    throw Error(fmt::format("--emu-fraction = {} is outside [0, 1]", s),
+                "e.g. --emu-fraction 0.1875");
   return f;
 }
 
@@ -89,7 +93,7 @@ ScheduleResult parse_schedule(const std::string& s, int row_width) {
 
 }  // namespace
 
-RooflineOptions build_options(const RooflineCliOptions& c) {
+RooflineOptions parse_roofline_options(const RooflineCliOptions& c) {
   RooflineOptions o;
   // Validate every option before any work.
   std::vector<int> ds;
@@ -102,25 +106,28 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
   ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
   o.ds = ds;
   const std::string dt = parse_choice("--dtype", c.dtype, {"bf16", "fp8", "all"});
-  o.dtypes = dt == "bf16" ? std::vector<OperandType>{OperandType::bf16}
+  o.dtypes = dt == "bf16"  ? std::vector<OperandType>{OperandType::bf16}
              : dt == "fp8" ? std::vector<OperandType>{OperandType::fp8}
                            : std::vector<OperandType>{OperandType::bf16, OperandType::fp8};
   const std::string dir = parse_choice("--direction", c.direction, {"fwd", "bwd", "all"});
-  o.directions = dir == "fwd" ? std::vector<Direction>{Direction::fwd}
+  o.directions = dir == "fwd"   ? std::vector<Direction>{Direction::fwd}
                  : dir == "bwd" ? std::vector<Direction>{Direction::bwd}
                                 : std::vector<Direction>{Direction::fwd, Direction::bwd};
   std::tie(o.tile_m, o.tile_n) = parse_tile(c.tile);
   if (!c.emu_fraction.empty()) o.emu_fraction = parse_emu_fraction(c.emu_fraction);
   o.degrees.clear();
-  for (auto v : parse_int_list("--degree", c.degree, 0, 5)) o.degrees.push_back(static_cast<int>(v));
+  for (auto v : parse_int_list("--degree", c.degree, 0, 5))
+    o.degrees.push_back(static_cast<int>(v));
   if (c.schedule_given) {
     if (c.schedule.empty())
       o.schedule_table = true;
     else
       o.schedule = parse_schedule(c.schedule, o.tile_n);
     if (o.schedule_table && o.tile_n % 32 != 0)
-      throw Error(fmt::format("--schedule needs a row width (tile N) that is a multiple of 32, got {}", o.tile_n),
-                  "e.g. --tile 128x128");
+      throw Error(
+          fmt::format("--schedule needs a row width (tile N) that is a multiple of 32, got {}",
+                      o.tile_n),
+          "e.g. --tile 128x128");
   }
   if (!c.measured.empty()) o.measured_path = c.measured;
   o.archs = parse_archs(c.arch, c.arch_files);
@@ -130,9 +137,12 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
     for (const auto& a : o.archs) found = found || a.name == m.arch;
     const auto known = known_arch_names();
     if (!found && std::find(known.begin(), known.end(), m.arch) == known.end()) {
-      std::string hint = "known: " + fmt::format("{}", fmt::join(known, ", ")) + ", or pass it with --arch-file";
-      if (auto near = did_you_mean(m.arch, known)) hint = fmt::format("did you mean '{}'? ", *near) + hint;
-      throw Error(fmt::format("measured file '{}': arch '{}' is not a known architecture", *o.measured_path, m.arch),
+      std::string hint =
+          "known: " + fmt::format("{}", fmt::join(known, ", ")) + ", or pass it with --arch-file";
+      if (auto near = did_you_mean(m.arch, known))
+        hint = fmt::format("did you mean '{}'? ", *near) + hint;
+      throw Error(fmt::format("measured file '{}': arch '{}' is not a known architecture",
+                              *o.measured_path, m.arch),
                   hint);
     }
   }
@@ -144,10 +154,10 @@ RooflineOptions build_options(const RooflineCliOptions& c) {
               {"direction", dir},
               {"emu_fraction", o.emu_fraction ? json(*o.emu_fraction) : json(nullptr)},
               {"degree", o.degrees},
-              {"schedule", c.schedule_given ? json(c.schedule.empty() ? "table" : c.schedule) : json(nullptr)},
+              {"schedule",
+               c.schedule_given ? json(c.schedule.empty() ? "table" : c.schedule) : json(nullptr)},
               {"measured", c.measured.empty() ? json(nullptr) : json(c.measured)}};
   return o;
 }
 
-
-}  // namespace fa4sim::cli
+}  // namespace fa4sim

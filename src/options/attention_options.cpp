@@ -1,0 +1,64 @@
+// attention_options.cpp: `fa4sim attention`'s options parsed into an AttentionConfig (see
+// attention_options.h).
+#include "fa4sim/options/attention_options.h"
+
+#include <fmt/format.h>
+
+#include "fa4sim/analysis/row_sim.h"
+#include "fa4sim/util/error.h"
+
+namespace fa4sim {
+
+namespace {
+constexpr int64_t kMaxDim = kAttentionMaxDim;
+}  // namespace
+
+AttentionConfig parse_attention_options(const AttentionCliOptions& o, const OptionGiven& given) {
+  AttentionConfig c;
+  const bool files = !o.q.empty() || !o.k.empty() || !o.v.empty();
+  if (files)
+    for (const char* opt :
+         {"--batch", "--heads", "--kv-heads", "--seq", "--seq-q", "--seq-k", "--d"})
+      if (given(opt))
+        throw Error(fmt::format("{} does not apply to .npy inputs", opt),
+                    "the geometry comes from the shapes of --q/--k/--v");
+  c.batch = int(parse_int("--batch", o.batch, 1, kMaxDim));
+  c.heads = int(parse_int("--heads", o.heads, 1, 4096));
+  c.kv_heads = o.kv_heads.empty() ? c.heads : int(parse_int("--kv-heads", o.kv_heads, 1, 4096));
+  c.d = int(parse_int("--d", o.d, 1, 1024));
+  if (!o.seq_q.empty() && given("--seq")) throw Error("give --seq or --seq-q, not both");
+  if (!o.seq_q.empty()) {
+    c.seq_q = {int(parse_int("--seq-q", o.seq_q, 1, kMaxDim))};
+  } else {
+    c.seq_q.clear();
+    for (auto s : parse_int_list("--seq", o.seq, 1, kMaxDim)) c.seq_q.push_back(int(s));
+  }
+  if (!o.seq_k.empty()) c.seq_k = int(parse_int("--seq-k", o.seq_k, 1, kMaxDim));
+  c.causal = o.causal;
+  if (!o.softmax_scale.empty()) c.softmax_scale = parse_double("--softmax-scale", o.softmax_scale);
+  if (files && given("--seed"))
+    throw Error("--seed does not apply to .npy inputs",
+                "it seeds the generated N(0,1) Q, K, V; drop it");
+  c.seed = uint64_t(parse_int("--seed", o.seed, 0, int64_t(1) << 53));
+  c.q_scale = parse_double("--q-scale", o.q_scale);
+  c.q_path = o.q, c.k_path = o.k, c.v_path = o.v;
+  c.dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::attention_input);
+  std::vector<std::string> presets;
+  for (const auto& p : attention_presets()) presets.push_back(p.name);
+  c.preset = parse_choice("--preset", o.preset, presets);
+  if (!o.tau.empty()) c.taus = parse_double_list("--tau", o.tau);
+  if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
+  c.descale_one = parse_choice("--descale", o.descale, {"amax", "one"}) == "one";
+  c.block_n = int(parse_int("--block-n", o.block_n, 1, 4096));
+  c.block_m = int(parse_int("--block-m", o.block_m, 1, 4096));
+  c.warp_rows = int(parse_int("--warp-rows", o.warp_rows, 1, 4096));
+  c.exp2 = parse_exp2_choice(o.exp);
+  c.order = parse_choice("--order", o.order, {"reverse", "forward"}) == "reverse"
+                ? BlockOrder::reverse
+                : BlockOrder::forward;
+  c.allow_saturation = o.allow_saturation;
+  c.split = !o.no_split;
+  return c;
+}
+
+}  // namespace fa4sim
