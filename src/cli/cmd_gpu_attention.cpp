@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu_attention_report.h"
 
 namespace fa4sim::cli {
 

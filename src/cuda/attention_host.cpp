@@ -14,7 +14,7 @@
 #include "cuda_check.h"
 #include "fa4sim/util/error.h"
 #include "gpu_host.h"
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu.h"
 #include "fa4sim/analysis/row_block_sim.h"
 
 namespace fa4sim {

@@ -1,7 +1,7 @@
 // attention_stub.cpp: the GPU attention entry points when fa4sim is built without CUDA. Every
 // call throws the "no CUDA device" error (exit code 3); nothing pretends to have run.
 #include "fa4sim/util/error.h"
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu.h"
 
 namespace fa4sim {
 namespace {

@@ -11,7 +11,8 @@
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/subprocess.h"
 #include "fa4sim/util/error.h"
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu.h"
+#include "fa4sim/gpu/gpu_attention_report.h"
 
 namespace fa4sim {
 

@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "fa4sim/gpu/gpu.h"
+#include "fa4sim/gpu/gpu_attention_report.h"
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "fa4sim/gpu/gpu.h"
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu_attention_report.h"
 
 using namespace fa4sim;
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "fa4sim/gpu/gpu_attention.h"
+#include "fa4sim/gpu/gpu_attention_report.h"
 #include "recorded_run.h"
 
 using namespace fa4sim;

@@ -1,4 +1,5 @@
-// gpu.h: host API of the CUDA backend (src/cuda/). No CUDA types leak out of it, so every
+// gpu.h: host API of the CUDA backend (src/cuda/): every function src/cuda implements (and its
+// stubs stand in for without CUDA) is declared here. No CUDA types leak out of it, so every
 // translation unit of the library and the CLI can include it, with or without CUDA.
 //
 // What runs on the device: the hardware's OWN instructions, as inline PTX, the way the upstream
@@ -23,6 +24,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "fa4sim/gpu/gpu_attention.h"
 
 namespace fa4sim::gpu {
 
@@ -139,3 +142,23 @@ const std::vector<RuleConfig>& bench_rule_configs();
 ExpBenchPoint bench_exp_rule(int degree, RuleConfig rule, int reps);
 
 }  // namespace fa4sim::gpu
+
+// ---- the attention kernel (src/cuda/attention_host.cpp; attention_stub.cpp without CUDA). Its
+// shapes, inputs and outputs, and the CPU side around it, are gpu_attention.h's.
+namespace fa4sim {
+
+// Device name and SM count, or throws Error(kExitNoGpu) when no CUDA device is usable (or when
+// fa4sim was built without the GPU backend).
+std::string gpu_attn_device_name();
+
+// Runs the kernel once on `in`. instrument = the instrumented build (flags, counts); dump = also
+// S/P dumps (small problems only: refused above 2^26 dumped elements).
+GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                            const GpuAttnInputs& in, bool instrument, bool dump);
+
+// Times the uninstrumented kernel on device-resident random inputs (seeded), CUDA events,
+// `warmup` then `iters` launches each timed alone; returns every launch's time in ms.
+std::vector<double> gpu_attn_time(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                  uint64_t seed, int warmup, int iters);
+
+}  // namespace fa4sim
