@@ -91,6 +91,7 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   // Optional calibrated terms (absent: the values that leave earlier spec files' predictions as they were).
   const json& cal = j["calibrated"];
   if (cal.contains("tau_cycles_fixed")) s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
+  if (cal.contains("smem_p_cycles")) s.smem_p_cycles = num_field(j, origin, "calibrated.smem_p_cycles", 0, 1e5);
   if (cal.contains("fma_tensor_stall")) s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
   if (cal.contains("mask_instructions")) s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
   if (cal.contains("cta_fixed_cycles_per_d"))
@@ -376,6 +377,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.softmax = j < masked ? sm_mask : sm_plain;
     w.post = post;
     w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
+    if (!k.rs) w.extra_wait += s.smem_p_cycles;  // P through shared memory: fence and warp sync
     return w;
   };
   CtaTime t;

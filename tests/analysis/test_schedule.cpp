@@ -197,14 +197,22 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   more_stall["calibrated"]["fma_tensor_stall"] = base.fma_tensor_stall + 2;
   EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
             predict_schedule(h200(), base, shape(224)).total_cycles);
+  // P through shared memory (d 96: not RS) costs its exposed clocks; d 64 (RS) does not pay them
+  json more_smem = j;
+  more_smem["calibrated"]["smem_p_cycles"] = base.smem_p_cycles + 300;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(96)).total_cycles,
+            predict_schedule(h200(), base, shape(96)).total_cycles);
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(64)).total_cycles,
+                   predict_schedule(h200(), base, shape(64)).total_cycles);
   json no_terms = j;
-  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d", "fma_tensor_stall"})
+  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d", "fma_tensor_stall", "smem_p_cycles"})
     no_terms["calibrated"].erase(k);
   const ScheduleSpec old = parse_schedule_spec(no_terms, "old.json");
   EXPECT_EQ(old.tau_cycles_fixed, 0);
   EXPECT_EQ(old.mask_instructions, 2);
   EXPECT_EQ(old.cta_fixed_cycles_per_d, 0);
   EXPECT_EQ(old.fma_tensor_stall, 0);
+  EXPECT_EQ(old.smem_p_cycles, 0);
   json bad = j;
   bad["clock_from_stock"] = 1;
   try {
