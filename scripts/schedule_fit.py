@@ -39,9 +39,10 @@ PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles"
 BOUNDS = {"tensor_efficiency": (0.3, 1.0), "wgmma_latency": (0, 3000), "cta_fixed_cycles": (0, 2e5),
           "tau_cycles": (0, 2000), "latency.mufu": (4, 64), "clock_mhz_base": (1000, 5000),
           "clock_tensor_slowdown": (0, 5), "tau_cycles_fixed": (0, 2000), "mask_instructions": (0, 16),
-          "cta_fixed_cycles_per_d": (0, 1000)}
+          "cta_fixed_cycles_per_d": (0, 1000), "fma_tensor_stall": (0, 16)}
 # Optional terms (--extra-params): their values when a spec does not have them, and Nelder-Mead steps.
-OPTIONAL = {"tau_cycles_fixed": (0.0, 50), "mask_instructions": (2.0, 1), "cta_fixed_cycles_per_d": (0.0, 10)}
+OPTIONAL = {"tau_cycles_fixed": (0.0, 50), "mask_instructions": (2.0, 1), "cta_fixed_cycles_per_d": (0.0, 10),
+            "fma_tensor_stall": (0.0, 1)}
 STEPS = {"tensor_efficiency": 0.1, "wgmma_latency": 300, "cta_fixed_cycles": 10000, "tau_cycles": 50,
          "latency.mufu": 8, "clock_mhz_base": 200, "clock_tensor_slowdown": 0.2}
 

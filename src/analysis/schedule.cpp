@@ -91,6 +91,7 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   // Optional calibrated terms (absent: the values that leave earlier spec files' predictions as they were).
   const json& cal = j["calibrated"];
   if (cal.contains("tau_cycles_fixed")) s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
+  if (cal.contains("fma_tensor_stall")) s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
   if (cal.contains("mask_instructions")) s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
   if (cal.contains("cta_fixed_cycles_per_d"))
     s.cta_fixed_cycles_per_d = num_field(j, origin, "calibrated.cta_fixed_cycles_per_d", 0, 1e5);
@@ -330,6 +331,7 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
   c.pv_first = s.kernel == "sm100";
   c.window = s.window;
   c.gemm_latency = s.wgmma_latency;
+  c.fma_tensor_stall = s.fma_tensor_stall;
   const double lanes_smsp_fma = a.fp32_fma_lanes_per_clk_sm / a.smsp_per_sm;
   const double lanes_smsp_alu = a.alu_lanes_per_clk_sm / a.smsp_per_sm;
   const double lanes_smsp_mufu = a.mufu_ex2_per_clk_sm / a.smsp_per_sm;

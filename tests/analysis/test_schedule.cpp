@@ -192,13 +192,19 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   more_tau["calibrated"]["tau_cycles_fixed"] = base.tau_cycles_fixed + 200;
   EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_tau, "t.json"), tau).total_cycles,
             predict_schedule(h200(), base, tau).total_cycles);
+  // FMA instructions beside an MMA: at d 224 the O rescale runs beside the MMAs
+  json more_stall = j;
+  more_stall["calibrated"]["fma_tensor_stall"] = base.fma_tensor_stall + 2;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
+            predict_schedule(h200(), base, shape(224)).total_cycles);
   json no_terms = j;
-  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d"})
+  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d", "fma_tensor_stall"})
     no_terms["calibrated"].erase(k);
   const ScheduleSpec old = parse_schedule_spec(no_terms, "old.json");
   EXPECT_EQ(old.tau_cycles_fixed, 0);
   EXPECT_EQ(old.mask_instructions, 2);
   EXPECT_EQ(old.cta_fixed_cycles_per_d, 0);
+  EXPECT_EQ(old.fma_tensor_stall, 0);
   json bad = j;
   bad["clock_from_stock"] = 1;
   try {

@@ -66,6 +66,7 @@ struct ScheduleSpec {
   double tau_cycles_fixed = 0;        // and per iteration whatever the head dim (optional field)
   double mask_instructions = 2;       // ALU instructions per masked score (optional field)
   double cta_fixed_cycles_per_d = 0;  // a CTA's fixed clocks per unit of head dim (optional field)
+  double fma_tensor_stall = 0;        // tensor clocks lost per FMA-pipe instruction beside an MMA (optional)
   // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
   // grid's FLOPs over its clocks at the MMA peak
   double clock_mhz_base = 0, clock_tensor_slowdown = 0;
