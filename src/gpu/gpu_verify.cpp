@@ -312,7 +312,7 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
     if (v.target.op == gpu::Op::rcp_mufu)
       t.notes.push_back(fmt::format(
           "rcp-mufu: the CPU model is the H200's measured table (data/mufu/rcp_approx_ftz.json); its "
-          "NaN output 0x{:08X} is an assumption that the NaN column checks.", kRcpNaN));
+          "NaN output 0x{:08X} was read off the H200 (data/gpu/mufu/2026-12-01-verify); the NaN column checks it.", kRcpNaN));
   t.notes.push_back(total == 0 ? std::string("RESULT: 0 mismatches: the CPU emulators are bit-exact.")
                                : fmt::format("RESULT: {} mismatches: the CPU emulators are NOT bit-exact.",
                                              total));
