@@ -45,12 +45,13 @@ void run_info(const GpuCliOptions& o) {
 
 void run_verify(const GpuCliOptions& o) {
   GpuVerifyOptions v;
-  v.what = parse_choice("--what", o.what, {"exp2", "formats", "all"});
+  v.what = parse_choice("--what", o.what, {"exp2", "formats", "mufu", "all"});
   v.degrees = to_ints(parse_int_list("--degree", o.verify_degree, 0, 5));
   if (!o.verify_coeffs.empty()) {
     if (o.verify_degree_given)
       throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
-    if (v.what == "formats") throw Error("--coeffs needs --what exp2 or all", "the coefficients are exp2's");
+    if (v.what == "formats" || v.what == "mufu")
+      throw Error("--coeffs needs --what exp2 or all", "the coefficients are exp2's");
     v.coeffs = load_coeffs("--coeffs", o.verify_coeffs);
   }
   v.threads = o.verify_common.threads;
@@ -119,10 +120,11 @@ void add_gpu(CLI::App& root) {
 
   auto* verify = gpu->add_subcommand(
       "verify",
-      "Run the GPU's own exp2 and conversion instructions on all 2^32 float32 inputs and compare "
-      "every result bit with the CPU emulators (exit code 1 on any mismatch)");
+      "Run the GPU's own exp2, conversion and MUFU reciprocal instructions on all 2^32 float32 inputs "
+      "and compare every result bit with the CPU emulators (exit code 1 on any mismatch)");
   verify->add_option("--what", o.what, "Which functions: exp2 (the emulation, per degree), formats "
-                                       "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), all")
+                                       "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), mufu "
+                                       "(rcp.approx.ftz.f32 against the measured table), all")
       ->type_name("SET")
       ->capture_default_str();
   auto* vdeg = ints_in(verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees"), 0, 5);

@@ -1,6 +1,7 @@
 // ex2_ptx.cuh: the GPU's own exp2 instructions as inline PTX, shared by every kernel.
 //
-// Two device functions, one per path a FlashAttention-4 softmax exp can take:
+// The MUFU's reciprocal rcp_mufu(x) (`rcp.approx.ftz.f32`), and two device functions, one per
+// path a FlashAttention-4 softmax exp can take:
 //   ex2_mufu(x)        MUFU: `ex2.approx.ftz.f32` (the hardware exp2; max 2 ulp from 2^x per
 //                      the PTX ISA, measured distribution in `fa4sim gpu attention --check`)
 //   ex2_emu_ptx<deg>(x) the FMA-pipe emulation, flash_attn/cute/utils.py ex2_emulation
@@ -22,6 +23,14 @@ namespace fa4sim::cuda {
 __device__ __forceinline__ float ex2_mufu(float x) {
   float y;
   asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// MUFU reciprocal, as upstream's cute.arch.rcp_approx issues it (flush-to-zero of subnormal inputs
+// and results). Bit-exact CPU model: include/fa4sim/core/mufu.h rcp_approx_ftz.
+__device__ __forceinline__ float rcp_mufu(float x) {
+  float y;
+  asm volatile("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 

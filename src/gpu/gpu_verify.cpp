@@ -9,6 +9,7 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
+#include "fa4sim/core/mufu.h"
 #include "fa4sim/util/parallel.h"
 #include "fa4sim/util/progress.h"
 
@@ -58,6 +59,11 @@ void with_model(const GpuVerifyTarget& t, F&& body) {
     case gpu::Op::cvt_f16_satfinite:
       body([](uint32_t x) { return encode(kFP16, f32_from_bits(x), Overflow::satfinite); });
       return;
+    case gpu::Op::rcp_mufu: {
+      const uint8_t* table = rcp_table();
+      body([table](uint32_t x) { return f32_bits(rcp_approx_ftz(f32_from_bits(x), table)); });
+      return;
+    }
     case gpu::Op::ex2_mufu: break;
   }
   throw Error("gpu verify: the MUFU exp2 has no bit-exact CPU model",
@@ -89,6 +95,7 @@ std::string cpu_model_name(const GpuVerifyTarget& t) {
     case gpu::Op::cvt_f16: return "encode(kFP16, x, ieee)";
     case gpu::Op::cvt_bf16_satfinite: return "encode(kBF16, x, satfinite)";
     case gpu::Op::cvt_f16_satfinite: return "encode(kFP16, x, satfinite)";
+    case gpu::Op::rcp_mufu: return "rcp_approx_ftz(x) (data/mufu/rcp_approx_ftz.bin)";
     case gpu::Op::ex2_mufu: break;
   }
   return "none";
@@ -113,15 +120,16 @@ const char* input_class_name(InputClass c) {
 }
 
 std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
-  if (o.what != "exp2" && o.what != "formats" && o.what != "all")
-    throw Error(fmt::format("--what '{}' is not a verify set", o.what), "valid: exp2, formats, all");
+  if (o.what != "exp2" && o.what != "formats" && o.what != "mufu" && o.what != "all")
+    throw Error(fmt::format("--what '{}' is not a verify set", o.what), "valid: exp2, formats, mufu, all");
+  const bool exp2 = o.what == "exp2" || o.what == "all";
   std::vector<GpuVerifyTarget> out;
-  if (o.what != "formats" && !o.coeffs.empty()) {
+  if (exp2 && !o.coeffs.empty()) {
     if (o.coeffs.size() < 2 || o.coeffs.size() > kExp2MaxDegree + 1)
       throw Error(fmt::format("--coeffs: {} coefficients given", o.coeffs.size()), "give 2 to 6");
     const int d = static_cast<int>(o.coeffs.size()) - 1;
     out.push_back({fmt::format("exp2-deg{}-coeffs", d), gpu::Op::ex2_emu, d, o.coeffs});
-  } else if (o.what != "formats") {
+  } else if (exp2) {
     if (o.degrees.empty()) throw Error("--degree needs at least one degree", "valid: 0..5");
     for (int d : o.degrees) {
       if (d < 0 || d > kExp2MaxDegree)
@@ -129,8 +137,12 @@ std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
       out.push_back({fmt::format("exp2-deg{}", d), gpu::Op::ex2_emu, d});
     }
   }
-  if (o.what != "exp2")
+  if (o.what == "formats" || o.what == "all")
     for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0});
+  if (o.what == "mufu" || o.what == "all") {
+    rcp_table();  // a missing or damaged table is bad input (exit 2), found before the device
+    out.push_back({"rcp-mufu", gpu::Op::rcp_mufu, 0});
+  }
   return out;
 }
 
@@ -296,6 +308,11 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
   t.notes.push_back(
       "Not checkable on hardware: FP8 non-saturating (OCP) conversions; PTX only has "
       "cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32.");
+  for (const auto& v : results)
+    if (v.target.op == gpu::Op::rcp_mufu)
+      t.notes.push_back(fmt::format(
+          "rcp-mufu: the CPU model is the H200's measured table (data/mufu/rcp_approx_ftz.json); its "
+          "NaN output 0x{:08X} was read off the H200 (data/gpu/mufu/2026-12-01-verify); the NaN column checks it.", kRcpNaN));
   t.notes.push_back(total == 0 ? std::string("RESULT: 0 mismatches: the CPU emulators are bit-exact.")
                                : fmt::format("RESULT: {} mismatches: the CPU emulators are NOT bit-exact.",
                                              total));

@@ -29,6 +29,7 @@ TEST_F(CliGpu, EverySubcommandSaysNoDevice) {
   expect_no_gpu("gpu info");
   expect_no_gpu("gpu verify");
   expect_no_gpu("gpu verify --what formats");
+  expect_no_gpu("gpu verify --what mufu");
   expect_no_gpu("gpu bench-exp --out none");
 }
 
@@ -79,4 +80,20 @@ TEST_F(CliGpu, BenchOutInAMissingFolderNamesOut) {
                                         "directory '/nonexistent-fa4sim-dir' does not exist");
   EXPECT_NE(r.err.find("pass another --out path"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("--json"), std::string::npos) << r.err;
+}
+
+// The MUFU reciprocal's table is checked before the device: a data folder without it is exit 2
+// naming the file and the rebuild command, never a silent 1/x and never "no CUDA device".
+TEST_F(CliGpu, VerifyMufuWithoutItsTableIsBadInput) {
+  const auto dir = fa4sim::test::temp_dir("gpu-mufu");
+  setenv("FA4SIM_DATA_DIR", dir.c_str(), 1);
+  for (const char* what : {"mufu", "all"}) {
+    auto r = run_cli(std::string("gpu verify --what ") + what);
+    EXPECT_EQ(r.code, 2) << what << "\n" << r.err;
+    EXPECT_NE(r.err.find("fa4sim: error: MUFU table '" + dir.string() + "/mufu/rcp_approx_ftz.bin': missing"),
+              std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("rebuild with: python3 scripts/mufu_table.py"), std::string::npos) << r.err;
+  }
+  unsetenv("FA4SIM_DATA_DIR");
+  std::filesystem::remove_all(dir);
 }

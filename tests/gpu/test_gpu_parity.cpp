@@ -64,7 +64,15 @@ TEST(GpuParity, Conversions) {
   for (const auto& t : gpu_verify_targets(o)) expect_parity(t);
 }
 
-// The MUFU has no bit-exact model; check what the PTX ISA promises for ex2.approx.ftz.f32
+// The MUFU reciprocal against its measured-table model (core/mufu.h), NaN inputs included (the
+// model's NaN, 0x7FFFFFFF, is an assumption this checks).
+TEST(GpuParity, MufuReciprocal) {
+  GpuVerifyOptions o;
+  o.what = "mufu";
+  for (const auto& t : gpu_verify_targets(o)) expect_parity(t);
+}
+
+// The MUFU's exp2 has no bit-exact model; check what the PTX ISA promises for ex2.approx.ftz.f32
 // (max relative error 2^-22 for normal results; exact powers of two for integer inputs) and ftz.
 TEST(GpuParity, MufuWithinPtxIsaBound) {
   std::vector<float> x;

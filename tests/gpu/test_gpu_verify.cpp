@@ -12,6 +12,7 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
+#include "fa4sim/core/mufu.h"
 #include "fa4sim/gpu/gpu_bench.h"
 #include "fa4sim/gpu/gpu_verify.h"
 
@@ -30,7 +31,7 @@ TEST(GpuVerify, InputClasses) {
 
 TEST(GpuVerify, TargetsPerSet) {
   GpuVerifyOptions o;
-  EXPECT_EQ(gpu_verify_targets(o).size(), 6u + 6u);  // degrees 0..5 + six conversions
+  EXPECT_EQ(gpu_verify_targets(o).size(), 6u + 6u + 1u);  // degrees 0..5, six conversions, rcp
   o.what = "exp2";
   o.degrees = {3, 5};
   const auto t = gpu_verify_targets(o);
@@ -39,6 +40,11 @@ TEST(GpuVerify, TargetsPerSet) {
   EXPECT_EQ(t[1].degree, 5);
   o.what = "formats";
   EXPECT_EQ(gpu_verify_targets(o).size(), 6u);
+  o.what = "mufu";
+  const auto m = gpu_verify_targets(o);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].name, "rcp-mufu");
+  EXPECT_EQ(m[0].op, gpu::Op::rcp_mufu);
 }
 
 TEST(GpuVerify, BadOptionsAreUsageErrors) {
@@ -70,6 +76,9 @@ TEST(GpuVerify, ModelIsTheCpuEmulator) {
   EXPECT_EQ(gpu_verify_model(c, f32_bits(1000.0f)), 0x7Eu);  // saturates to 448
   const GpuVerifyTarget m{"exp2-mufu", gpu::Op::ex2_mufu, 0};
   EXPECT_THROW(gpu_verify_model(m, 0), Error);  // no CPU model: never "verified"
+  const GpuVerifyTarget r{"rcp-mufu", gpu::Op::rcp_mufu, 0};
+  for (uint32_t x : {0x3FC00000u, 0x00000000u, 0x7FC00001u, 0xC2F70000u, 0x7E800001u})
+    EXPECT_EQ(gpu_verify_model(r, x), f32_bits(rcp_approx_ftz(f32_from_bits(x)))) << x;
 }
 
 // A fake device chunk: the model's own bits, with planted differences. The comparison must

@@ -10,6 +10,7 @@
 //   fp16              cvt.rn.f16.f32           vs  encode(kFP16, x, ieee)
 //   bf16-satfinite    cvt.rn.satfinite.bf16    vs  encode(kBF16, x, satfinite)
 //   fp16-satfinite    cvt.rn.satfinite.f16     vs  encode(kFP16, x, satfinite)
+//   rcp-mufu          rcp.approx.ftz.f32       vs  rcp_approx_ftz(x, rcp_table())     (mufu.h)
 // Tolerance: 0 bits. Mismatches are counted per input class (NaN, inf, zero/subnormal, normal)
 // and the first ones (in input-bit order) are kept as bit patterns. Not checkable on hardware:
 // the FP8 non-saturating (OCP "ieee") conversions, which PTX does not have (see gpu.h).
@@ -32,7 +33,7 @@ struct GpuVerifyTarget {
 };
 
 struct GpuVerifyOptions {
-  std::string what = "all";              // exp2 | formats | all
+  std::string what = "all";              // exp2 | formats | mufu | all
   std::vector<int> degrees{0, 1, 2, 3, 4, 5};
   std::vector<float> coeffs{};           // --coeffs: one exp2 target with these coefficients
   int threads = 0;                       // host compare threads (0 = all cores)
@@ -40,7 +41,9 @@ struct GpuVerifyOptions {
   bool progress = true;
 };
 
-// The functions `what` selects (exp2 ones once per degree). Throws Error (exit 2) on bad input.
+// The functions `what` selects (exp2 ones once per degree). Throws Error (exit 2) on bad input,
+// and, when the MUFU reciprocal is selected, on a missing or damaged table (mufu.h), before any
+// device is touched.
 std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o);
 
 // The CPU model's bits for one input, for a target (what the host compares against).
