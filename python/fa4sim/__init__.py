@@ -1,15 +1,19 @@
-"""fa4sim: FlashAttention-4's softmax numerics, emulated bit for bit, for Python.
+"""fa4sim: FlashAttention-4's softmax numerics for Python.
 
 The same C++ library as the ``fa4sim`` command line (no second implementation): the software
-exp2 (``ex2_emu``), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``, ``decode``,
-``quantize``), the attention-forward model (``attention``, ``check``), the online softmax with
-conditional rescaling (``online_softmax``), the roofline model (``roofline``) and the exp2 error
-analysis (``exp2_analysis``). Analyses return the ``results`` of the CLI's ``--json`` report.
+exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``,
+``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
+the MMA's summation order is not modelled: docs/divergences.md), the online softmax with
+conditional rescaling (``online_softmax``), the roofline model (``roofline``), the exp2 error
+analysis (``exp2_analysis``) and the polynomial fit (``fit``). Analyses return the ``results``
+of the CLI's ``--json`` report.
 
-Arrays: NumPy arrays, or anything NumPy can view (``__array__``, DLPack, CPU torch tensors).
-Inputs are used in place when they are C-contiguous and of the expected dtype; a non-contiguous
-input is copied once. A wrong dtype raises TypeError; a bad option raises ValueError with the
-message the CLI prints (after ``fa4sim: error:``). Long calls release the GIL and run on the
+Arrays: NumPy arrays, torch CPU tensors, anything NumPy can view (``__array__``, DLPack), Python
+numbers and lists; results come back as the input's kind (torch -> torch, NumPy -> NumPy,
+number -> number). Inputs are used in place when they are C-contiguous and of the expected
+dtype; a non-contiguous input is copied once. Formats are names ("e4m3", "bfloat16", ...) or
+dtype objects (NumPy, ml_dtypes, torch), the same set everywhere. A wrong type raises TypeError,
+a wrong value ValueError, both naming the argument. Long calls release the GIL and run on the
 CLI's thread pool (``threads=0``: all cores); results do not depend on the thread count.
 """
 
@@ -270,12 +274,12 @@ def _text_values(a, name):
     wide = _np.asarray(a, dtype=_np.float64)
     big = _np.isinf(f) & _np.isfinite(wide)
     if big.any():
-        v = wide[big].flat[0]
+        v = float(wide[big].flat[0])
         raise ValueError(f"{name}: {v!r} is beyond the float32 range (max 3.40282347e38); "
                          "pass float('inf') for an infinity")
     tiny = (f == 0) & (wide != 0)
     if tiny.any():
-        v = wide[tiny].flat[0]
+        v = float(wide[tiny].flat[0])
         raise ValueError(f"{name}: {v!r} is below float32's smallest subnormal (1.4e-45) and "
                          "would read as 0 (write 0 if you mean zero)")
     return f
@@ -575,17 +579,18 @@ def decode(codes, fmt=None, *, out=None, threads=0):
         canon = want
         info = _ext.format_info(canon)
         dt = _np.dtype(_code_dtype(info["total_bits"]))
+        top = (1 << info["total_bits"]) - 1
         if i.python:
-            if (i.a < 0).any() or (i.a > info["max_code"]).any():
-                raise ValueError(f"codes must be in 0..{info['max_code']:#x} for {canon}")
+            if (i.a < 0).any() or (i.a > top).any():
+                raise ValueError(f"codes must be in 0..{top:#x} for {canon}")
             a = i.a.astype(dt)
         elif i.a.dtype != dt:
             raise TypeError(f"codes has dtype {i.a.dtype}, but {canon} codes are {dt} (pass "
-                            f"codes.astype(numpy.{dt}) if every code is below {info['max_code']+1:#x})")
+                            f"codes.astype(numpy.{dt}) if every code is at most {top:#x})")
         else:
             a = i.a
-        if info["total_bits"] < 8 * dt.itemsize and (a > info["max_code"]).any():
-            raise ValueError(f"codes has values above {canon}'s largest code {info['max_code']:#x}")
+        if info["total_bits"] < 8 * dt.itemsize and (a > top).any():
+            raise ValueError(f"codes has values above {canon}'s largest code {top:#x}")
     a = _contig(a)
     if out is None:
         o, ret = _empty(a.shape, _np.float32), None

@@ -107,7 +107,7 @@ def test_errors_carry_the_cli_message(cli, tmp_path):
     check(q, k, v[:, :, :1])                              # K and V shapes differ
     check(q, k[..., :16], v[..., :16])                    # d differs
     check(q[:, :, :3], k, v)                              # heads not a multiple of kv heads
-    check(q[0], k, v, python=r"q has shape \(48, 4, 32\), expected 4-D")
+    check(q[0], k, v, python=r"q has shape \(\d+, 4, 32\), expected 4-D")
     check(q, k[:, :40], v[:, :40], ["--causal"], causal=True)  # causal with seq_q > seq_k
     bad = q.copy()
     bad[0, 5, 1, 3] = np.nan

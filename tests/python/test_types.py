@@ -114,8 +114,11 @@ def test_decode_wrong_cases_of_the_issue_raise_or_are_right():
         fa4sim.decode(np.array([0x38], np.uint8))
     # Python ints: range-checked, then decoded
     assert fa4sim.decode(0x38, "e4m3") == 1.0
+    assert fa4sim.decode(0xB8, "e4m3") == -1.0
     with pytest.raises(ValueError, match=r"codes must be in 0\.\.0xff for e4m3"):
         fa4sim.decode(0x138, "e4m3")
+    with pytest.raises(ValueError, match=r"codes must be in 0\.\.0xff for e4m3"):
+        fa4sim.decode([-1], "e4m3")
 
 
 def test_kinds_round_trip_numpy_and_scalars():
