@@ -36,7 +36,7 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, dtype: Format = "bf16",
               order: str = "reverse", allow_saturation: bool = False, split: bool = True,
               threads: int = 0
               ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], dict]: ...
-def check(dtype: Union[None, str, Sequence[str]] = None, tau: Optional[Number] = None,
+def check(dtype: Union[None, Format, Sequence[Format]] = None, tau: Optional[Number] = None,
           max_offset: Optional[Number] = None, preset: str = "upstream") -> dict: ...
 def online_softmax(scores: ArrayLike, v: Optional[ArrayLike] = None, tau: Number = 0.0,
                    dtype: Format = "bf16", max_offset: Optional[Number] = None, *, block: int = 128,
