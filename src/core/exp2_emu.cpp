@@ -11,7 +11,7 @@
 
 namespace fa4sim {
 
-#if FA4SIM_EX2_DISPATCH && !FA4SIM_EX2_AVX2
+#if FA4SIM_RUNTIME_DISPATCH && !FA4SIM_EX2_AVX2
 // A baseline build (the wheel): the AVX2/FMA loops live in exp2_emu_dispatch.cpp, compiled apart
 // with -mavx2 -mfma, and run only on a CPU that has both (checked once).
 #define FA4SIM_EX2_RUNTIME 1

@@ -1,6 +1,6 @@
 // exp2_emu_dispatch.cpp: ex2_emu's AVX2/FMA array loops for builds that target a baseline below
 // AVX2 (the wheel: FA4SIM_NATIVE=OFF, FA4SIM_ISA=x86-64-v2). CMake compiles this file alone with
-// -mavx2 -mfma (FA4SIM_EX2_DISPATCH); exp2_emu.cpp calls it only when the CPU has AVX2 and FMA
+// -mavx2 -mfma (FA4SIM_RUNTIME_DISPATCH); exp2_emu.cpp calls it only when the CPU has AVX2 and FMA
 // (__builtin_cpu_supports), so the rest of the library stays at the baseline. It runs the
 // same lane kernel (exp2_emu_avx2.h) as a -march=native build, so the bits are the same.
 // Every function here has "avx2" in its name: the wheel test's objdump check
@@ -11,7 +11,7 @@
 
 #include "exp2_emu_avx2.h"
 
-#if FA4SIM_EX2_DISPATCH && FA4SIM_EX2_AVX2
+#if FA4SIM_RUNTIME_DISPATCH && FA4SIM_EX2_AVX2
 
 namespace fa4sim::detail {
 
