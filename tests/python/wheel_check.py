@@ -11,7 +11,8 @@
    build as FA4SIM_BIN: the parity tests then compare the baseline build with the native one;
 6. the ISA check: objdump of the wheel's extension, every instruction beyond the declared
    baseline (x86-64-v2) named; they are allowed only in functions whose name has "avx2" (the
-   run-time-dispatched loops of src/core/exp2_emu_dispatch.cpp), which must exist;
+   run-time-dispatched loops of src/core/exp2_emu_dispatch.cpp, and the "[clone .avx2]" copies
+   of the array loops of src/core/formats.cpp that GCC's target_clones makes), which must exist;
 7. ex2_emu of the wheel (AVX2 loop chosen at run time) against the native build's module on
    every float32 input for every degree (--exhaustive-degrees), mismatch count and the first
    mismatches printed.
