@@ -103,3 +103,21 @@ def test_errors_carry_the_cli_message(cli):
             fa4sim.exp2_analysis(**kwargs)
     with pytest.raises(TypeError, match="float64, expected float32"):
         fa4sim.ex2_emu(np.ones(3))
+
+
+def test_fit_equals_cli_json(cli):
+    """fa4sim.fit is `fa4sim fit --json`'s results (the minimax stage: seconds, not minutes)."""
+    for degree, fix_c0 in [(2, False), (3, True)]:
+        args = ["fit", "--degree", str(degree), "--minimax-only"] + (["--fix-c0"] if fix_c0 else [])
+        assert fa4sim.fit(degree, minimax_only=True, fix_c0=fix_c0) == cli.json(*args)["results"]
+
+
+def test_fit_errors_speak_python(cli):
+    cli.error("fit", "--degree", "0")
+    with pytest.raises(ValueError, match=r"degree must be in 1\.\.5, got 0"):
+        fa4sim.fit(0)
+    with pytest.raises(TypeError, match=r"degree must be an int, got 2\.5"):
+        fa4sim.fit(2.5)
+    cli.error("fit", "--objective", "max")
+    with pytest.raises(ValueError, match=r"objective must be one of 'fp32-maxrel'"):
+        fa4sim.fit(objective="max")
