@@ -78,6 +78,8 @@ def test_import_writes_no_environment_variable():
 def test_roofline_reads_the_data_without_the_environment():
     """roofline reads data/archs (the wheel's fa4sim/data, or the source tree's) with
     FA4SIM_DATA_DIR unset."""
-    assert "FA4SIM_DATA_DIR" not in os.environ or os.environ["FA4SIM_DATA_DIR"]
-    r = fa4sim.roofline(arch="h100", d=128)
-    assert r["rows"], r
+    code = "import fa4sim; print(len(fa4sim.roofline(arch='h100', d=128)['rows']))"
+    env = {k: v for k, v in os.environ.items() if k != "FA4SIM_DATA_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert int(out) >= 1
