@@ -1,15 +1,19 @@
-"""fa4sim: FlashAttention-4's softmax numerics, emulated bit for bit, for Python.
+"""fa4sim: FlashAttention-4's softmax numerics for Python.
 
 The same C++ library as the ``fa4sim`` command line (no second implementation): the software
-exp2 (``ex2_emu``), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``, ``decode``,
-``quantize``), the attention-forward model (``attention``, ``check``), the online softmax with
-conditional rescaling (``online_softmax``), the roofline model (``roofline``) and the exp2 error
-analysis (``exp2_analysis``). Analyses return the ``results`` of the CLI's ``--json`` report.
+exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``,
+``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
+the MMA's summation order is not modelled: docs/divergences.md), the online softmax with
+conditional rescaling (``online_softmax``), the roofline model (``roofline``), the exp2 error
+analysis (``exp2_analysis``) and the polynomial fit (``fit``). Analyses return the ``results``
+of the CLI's ``--json`` report.
 
-Arrays: NumPy arrays, or anything NumPy can view (``__array__``, DLPack, CPU torch tensors).
-Inputs are used in place when they are C-contiguous and of the expected dtype; a non-contiguous
-input is copied once. A wrong dtype raises TypeError; a bad option raises ValueError with the
-message the CLI prints (after ``fa4sim: error:``). Long calls release the GIL and run on the
+Arrays: NumPy arrays, torch CPU tensors, anything NumPy can view (``__array__``, DLPack), Python
+numbers and lists; results come back as the input's kind (torch -> torch, NumPy -> NumPy,
+number -> number). Inputs are used in place when they are C-contiguous and of the expected
+dtype; a non-contiguous input is copied once. Formats are names ("e4m3", "bfloat16", ...) or
+dtype objects (NumPy, ml_dtypes, torch), the same set everywhere. A wrong type raises TypeError,
+a wrong value ValueError, both naming the argument. Long calls release the GIL and run on the
 CLI's thread pool (``threads=0``: all cores); results do not depend on the thread count.
 """
 
@@ -19,75 +23,279 @@ import os as _os
 
 import numpy as _np
 
+from . import _fa4sim as _ext
+
+# An installed wheel carries data/archs and friends: the library reads them from there (unless
+# FA4SIM_DATA_DIR is set), without writing anything into the environment.
 _data = _os.path.join(_os.path.dirname(__file__), "data")
-if _os.path.isdir(_data):  # an installed wheel carries data/archs and friends
-    _os.environ.setdefault("FA4SIM_DATA_DIR", _data)
+if _os.path.isdir(_data):
+    _ext.set_packaged_data_dir(_data)
 
-from . import _fa4sim as _ext  # noqa: E402
+__all__ = ["ex2_emu", "exp2_analysis", "fit", "encode", "decode", "quantize", "format_info",
+           "attention", "check", "online_softmax", "roofline", "__version__",
+           "__git_revision__"]
 
-__all__ = ["ex2_emu", "exp2_analysis", "encode", "decode", "quantize", "format_info",
-           "attention", "check", "online_softmax", "roofline", "__version__"]
-
-__version__ = _ext.version()
-
-
-# ---- argument conversion
+__version__ = _ext.version()  # PEP 440, e.g. "0.1.0"
+__git_revision__ = _ext.git_revision()  # `git describe --always --dirty` of the build
 
 
-def _to_numpy(x, name):
-    """x as a NumPy array without copying where possible (torch CPU tensors, DLPack)."""
-    if isinstance(x, _np.ndarray):
-        return x
-    if type(x).__module__.split(".")[0] == "torch":
-        if x.device.type != "cpu":
-            raise TypeError(f"{name} is on {x.device}; fa4sim runs on the CPU: pass {name}.cpu()")
-        x = x.detach()
-        if not x.is_contiguous():
-            x = x.contiguous()
-        import torch
-        if x.dtype == torch.bfloat16:
-            return x.view(torch.uint16).numpy().view(_bfloat16_dtype())
-        if x.dtype in (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None)):
-            return x.view(torch.uint8).numpy()
-        return x.numpy()
-    if hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
-        return _np.asarray(x)
-    if hasattr(x, "__dlpack__"):
-        return _np.from_dlpack(x)
-    return None  # a list, tuple or scalar
+# ---- argument checks: errors in Python's terms (the argument's name, the allowed values)
 
 
-def _bfloat16_dtype():
+def _int(v, name, lo, hi):
+    """v as an int in [lo, hi]; bools and floats (even 3.0) are refused: a degree of 2.7 or True
+    is a mistake, not a request."""
+    if isinstance(v, bool) or not isinstance(v, (int, _np.integer)):
+        raise TypeError(f"{name} must be an int, got {v!r} ({type(v).__name__})")
+    v = int(v)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
+    return v
+
+
+def _threads(v):
+    return _int(v, "threads", 0, 1024)  # the CLI's --threads range; 0 = all cores
+
+
+def _seed(v):
+    return None if v is None else _int(v, "seed", 0, 2**63 - 1)
+
+
+def _number(v, name, finite=True):
+    """v as a Python float (int, float or NumPy number; not bool, not a string)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{name} must be a number, got {v!r} ({type(v).__name__})")
+    f = float(v)
+    if finite and not _math.isfinite(f):
+        raise ValueError(f"{name} must be finite, got {f}")
+    return f
+
+
+_KERNEL_DTYPES = ["bf16", "fp16", "e4m3", "e5m2"]  # the kernel's input types (attention, check)
+
+
+def _str(v, name):
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be a string, got {v!r} ({type(v).__name__})")
+    return v
+
+
+def _bool(v, name):
+    if not isinstance(v, (bool, _np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {v!r}")
+    return bool(v)
+
+
+def _choice(v, name, choices):
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be a string, one of {', '.join(map(repr, choices))}; "
+                        f"got {v!r} ({type(v).__name__})")
+    if v not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {v!r}")
+    return v
+
+
+_CLI_FLAG = __import__("re").compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+
+
+def _python_terms(message, rename=None):
+    """A message of the C++ layer (written for the CLI) with `--some-flag` as `some_flag`, the
+    Python argument, or as rename[flag] where the names differ."""
+    rename = rename or {}
+    out = _CLI_FLAG.sub(lambda m: rename.get(m.group(1), m.group(1).replace("-", "_")), message)
+    return out.strip()
+
+
+def _call(f, *args, rename=None):
+    """f(*args) (a function of the extension), its ValueError in Python's terms."""
+    try:
+        return f(*args)
+    except ValueError as e:
+        raise ValueError(_python_terms(str(e), rename)) from None
+
+
+# ---- formats: one set of names everywhere, or dtype objects (NumPy, ml_dtypes, torch)
+
+
+def _format_names():
+    return _ext.format_names()
+
+
+def _fmt(fmt, name="fmt", allowed=None):
+    """The canonical name ('e4m3', 'bf16', ...) of a format given as a string ("e4m3",
+    "float8_e4m3fn", "bfloat16", ...) or a dtype object (numpy.float16, ml_dtypes.bfloat16,
+    numpy.dtype(...), torch.float8_e5m2). allowed: the canonical names this argument takes."""
+    if isinstance(fmt, str):
+        text = fmt
+    elif type(fmt).__module__.split(".")[0] == "torch" and type(fmt).__name__ == "dtype":
+        text = str(fmt).split(".")[-1]
+    else:
+        try:
+            text = _np.dtype(fmt).name if fmt is not None else None
+        except TypeError:
+            text = None
+        if text is None:
+            raise TypeError(f"{name} must be a format name such as 'e4m3' or a dtype (numpy, "
+                            f"ml_dtypes, torch), got {fmt!r}")
+    valid = allowed or _format_names()
+    try:
+        canon = _ext.format_info(text)["name"]
+    except ValueError:
+        canon = None
+    if canon is None or canon not in valid:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))} (or the NumPy/"
+                         f"ml_dtypes/torch names and dtypes: 'bfloat16', 'float8_e4m3fn', ...), "
+                         f"got {fmt!r}")
+    return canon
+
+
+def _typed_dtype(canon):
+    """The NumPy dtype whose values are the format canon (ml_dtypes for FP8 and bfloat16)."""
+    if canon == "fp32":
+        return _np.dtype(_np.float32)
+    if canon == "fp16":
+        return _np.dtype(_np.float16)
     try:
         import ml_dtypes
     except ImportError as e:
-        raise TypeError("bfloat16 input needs ml_dtypes (pip install ml_dtypes)") from e
-    return _np.dtype(ml_dtypes.bfloat16)
+        raise TypeError(f"{canon} arrays need ml_dtypes (pip install ml_dtypes)") from e
+    name = _ext.format_info(canon)["name"]
+    ml = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(name, name)
+    if not hasattr(ml_dtypes, ml):
+        raise TypeError(f"ml_dtypes {ml_dtypes.__version__} has no dtype for {canon}")
+    return _np.dtype(getattr(ml_dtypes, ml))
 
 
-def _float32(x, name):
-    """A C-contiguous float32 array of x. Lists and scalars are rounded to float32 (as the CLI
-    parses text values); arrays of another dtype are refused."""
-    a = _to_numpy(x, name)
-    if a is None:
-        return _contig(_np.asarray(x, dtype=_np.float32))
-    if a.dtype != _np.float32:
-        raise TypeError(f"{name} has dtype {a.dtype}, expected float32 "
-                        f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
-    return _contig(a)
+def _torch_dtype(canon):
+    import torch
+    name = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn",
+            "e5m2": "float8_e5m2"}.get(canon, canon)
+    if not hasattr(torch, name):
+        raise TypeError(f"torch {torch.__version__} has no dtype for {canon}")
+    return getattr(torch, name)
 
 
-def _attention_input(x, name):
-    """float32, float16 or bfloat16 (the dtypes `fa4sim attention --q FILE.npy` reads), 4-D,
-    as float32 (exact: every float16 and bfloat16 is a float32)."""
-    a = _to_numpy(x, name)
-    if a is None:
-        a = _np.asarray(x, dtype=_np.float32)
-    if a.dtype == _np.float16 or a.dtype.name == "bfloat16":
-        a = a.astype(_np.float32)
-    if a.dtype != _np.float32:
-        raise TypeError(f"{name} has dtype {a.dtype}, expected float32, float16 or bfloat16")
-    return _contig(a)
+# ---- arrays in, the caller's kind out
+
+
+class _In:
+    """An input as a NumPy array (no copy where possible) and how to give results back: kind is
+    "torch", "numpy", "npscalar" (a NumPy scalar) or "scalar" (a Python number); fmt is the
+    canonical format of a floating-point input (its dtype's), None for integers."""
+
+    def __init__(self, a, kind, fmt, python=False):
+        self.a, self.kind, self.fmt = a, kind, fmt
+        self.python = python  # Python numbers (a number, a list): no dtype of their own
+
+    def give(self, result):
+        """result (a NumPy array of the input's shape) as the input's kind."""
+        if self.kind == "torch":
+            import torch
+            if result.dtype.kind == "V" or result.dtype.name in ("bfloat16", "float8_e4m3fn",
+                                                                 "float8_e5m2"):
+                t = _torch_dtype(_fmt(result.dtype))
+                return torch.from_numpy(result.view(_code_dtype(8 * result.itemsize))).view(t)
+            return torch.from_numpy(result)
+        if self.kind == "scalar":
+            return result.reshape(())[()].item() if result.dtype.kind in "uif" else result[()]
+        if self.kind == "npscalar":
+            return result.reshape(())[()]
+        return result
+
+
+def _dtype_format(dt):
+    """The canonical format of a floating-point NumPy dtype (float16/32, ml_dtypes), or None."""
+    if dt.kind == "f" or dt.kind == "V" and dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        try:
+            return _fmt(dt)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _from_torch(x, name):
+    if x.device.type != "cpu":
+        raise TypeError(f"{name} is on {x.device}; fa4sim runs on the CPU: pass {name}.cpu()")
+    x = x.detach()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    import torch
+    for canon in ("bf16", "e4m3", "e5m2"):
+        try:
+            td = _torch_dtype(canon)
+        except TypeError:
+            continue
+        if x.dtype == td:
+            raw = x.view(torch.uint8 if x.element_size() == 1 else torch.int16).numpy()
+            return _In(raw.view(_code_dtype(8 * x.element_size())), "torch", canon)
+    if x.dtype == torch.bool or x.is_complex():
+        raise TypeError(f"{name} has dtype {x.dtype}, expected a real number type")
+    a = x.numpy()
+    return _In(a, "torch", _dtype_format(a.dtype))
+
+
+def _input(x, name, text=True):
+    """x (torch tensor, NumPy array or scalar, DLPack / __array__ producer, list, number) as an
+    _In. Bools, strings, None and objects are refused. text: Python numbers are values, rounded
+    to float32 as the CLI reads text (else kept as they are: decode's integer codes)."""
+    if x is None or isinstance(x, (str, bytes, bool, _np.bool_)):
+        raise TypeError(f"{name} must be a number or an array, got {x!r}")
+    if type(x).__module__.split(".")[0] == "torch":
+        return _from_torch(x, name)
+    if isinstance(x, _np.ndarray):
+        kind, a = "numpy", x
+    elif isinstance(x, _np.generic):
+        kind, a = "npscalar", _np.asarray(x)
+    elif isinstance(x, (int, float)):
+        kind, a = "scalar", _np.asarray(x)
+    elif hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
+        kind, a = "numpy", _np.asarray(x)
+    elif hasattr(x, "__dlpack__"):
+        kind, a = "numpy", _np.from_dlpack(x)
+    else:
+        kind, a = "numpy", _np.asarray(x)  # a list or tuple
+    if a.dtype.kind not in "uifV" or a.dtype.kind == "V" and _dtype_format(a.dtype) is None:
+        raise TypeError(f"{name} has dtype {a.dtype}, expected numbers")
+    python = kind == "scalar" or kind == "numpy" and not isinstance(x, _np.ndarray) and \
+        not hasattr(x, "__array__") and not hasattr(x, "__dlpack__")
+    if python and text:
+        a = _text_values(a, name)  # Python numbers: rounded to float32 as the CLI reads text
+    fmt = None if python and not text else _dtype_format(a.dtype)
+    return _In(a, kind, fmt, python)
+
+
+def _text_values(a, name):
+    """Python numbers (float64/int64) as float32, refusing what `fa4sim quantize VALUE` refuses:
+    finite values beyond the float32 range, nonzero values that read as 0."""
+    if a.dtype.kind not in "if":
+        raise TypeError(f"{name} must hold numbers, got dtype {a.dtype}")
+    with _np.errstate(over="ignore", under="ignore"):
+        f = a.astype(_np.float32)
+    wide = _np.asarray(a, dtype=_np.float64)
+    big = _np.isinf(f) & _np.isfinite(wide)
+    if big.any():
+        v = float(wide[big].flat[0])
+        raise ValueError(f"{name}: {v!r} is beyond the float32 range (max 3.40282347e38); "
+                         "pass float('inf') for an infinity")
+    tiny = (f == 0) & (wide != 0)
+    if tiny.any():
+        v = float(wide[tiny].flat[0])
+        raise ValueError(f"{name}: {v!r} is below float32's smallest subnormal (1.4e-45) and "
+                         "would read as 0 (write 0 if you mean zero)")
+    return f
+
+
+def _float32_in(x, name, fmt=None):
+    """_In of x with float32 data: float32 used in place when C-contiguous; float16, bfloat16
+    and FP8 inputs (exact in float32) converted; float64 and integer arrays refused."""
+    i = _input(x, name)
+    if i.fmt is None:
+        raise TypeError(f"{name} has dtype {i.a.dtype}, expected float32 (or float16, bfloat16: "
+                        f"exact in float32); convert explicitly, e.g. {name}.astype(numpy.float32)")
+    if i.fmt != "fp32":
+        i.a = _decode_codes(_contig(i.a.view(_code_dtype(8 * i.a.dtype.itemsize))), i.fmt, 0)
+    i.a = _contig(i.a)
+    return i
 
 
 def _contig(a):
@@ -95,12 +303,33 @@ def _contig(a):
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def _check_out(out, shape, dtype, name="out"):
-    if not isinstance(out, _np.ndarray) or out.dtype != dtype or out.shape != shape:
-        raise TypeError(f"{name} must be a numpy array of dtype {_np.dtype(dtype)} and shape {shape}")
-    if not out.flags.c_contiguous or not out.flags.writeable:
+def _out_array(out, shape, dtype, name="out"):
+    """out (a NumPy array or torch tensor of the given shape and dtype) as a writeable NumPy view
+    on the same memory, and what to return."""
+    if type(out).__module__.split(".")[0] == "torch":
+        if out.device.type != "cpu" or not out.is_contiguous():
+            raise TypeError(f"{name} must be a contiguous CPU tensor")
+        i = _from_torch(out, name)
+        a = i.a
+        want = _np.dtype(dtype)
+        if i.fmt is not None and i.fmt != "fp32" and want.kind == "u":
+            a = a.view(want) if a.dtype.itemsize == want.itemsize else a
+        if a.dtype != want or a.shape != tuple(shape):
+            raise TypeError(f"{name} must have shape {tuple(shape)} and dtype {want}, got "
+                            f"{tuple(out.shape)} {out.dtype}")
+        return a, out
+    if not isinstance(out, _np.ndarray) or out.shape != tuple(shape):
+        raise TypeError(f"{name} must be a numpy array (or torch tensor) of shape {tuple(shape)}")
+    a = out
+    if a.dtype != _np.dtype(dtype) and a.dtype.itemsize == _np.dtype(dtype).itemsize and \
+            _np.dtype(dtype).kind == "u" and _dtype_format(a.dtype) is not None:
+        a = a.view(dtype)  # typed codes (ml_dtypes, float16): written through a view
+    if a.dtype != _np.dtype(dtype):
+        raise TypeError(f"{name} must be a numpy array of dtype {_np.dtype(dtype)} and shape "
+                        f"{tuple(shape)}, got {out.dtype}")
+    if not a.flags.c_contiguous or not a.flags.writeable:
         raise TypeError(f"{name} must be C-contiguous and writeable")
-    return out
+    return a, out
 
 
 def _empty(shape, dtype):
@@ -117,30 +346,37 @@ def _code_dtype(total_bits):
     return {8: _np.uint8, 16: _np.uint16, 32: _np.uint32}[total_bits]
 
 
+def _decode_codes(codes, canon, threads):
+    """float32 values of C-contiguous codes of format canon."""
+    out = _empty(codes.shape, _np.float32)
+    _call(_ext.decode, codes.reshape(-1), out.reshape(-1), canon, threads)
+    return out
+
+
 def _results(report_json):
     return _json.loads(report_json)["results"]
 
 
-def _list_str(v):
+def _list_str(v, name):
     """An int, float or sequence of them as the CLI's comma-separated list."""
     if isinstance(v, (list, tuple)):
-        return ",".join(_scalar_str(e) for e in v)
-    return _scalar_str(v)
+        if not v:
+            raise ValueError(f"{name} must not be empty")
+        return ",".join(_scalar_str(e, name) for e in v)
+    return _scalar_str(v, name)
 
 
-def _scalar_str(v):
-    if isinstance(v, bool):
-        raise TypeError(f"expected a number, got {v!r}")
+def _scalar_str(v, name):
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{name} must be a number, got {v!r} ({type(v).__name__})")
     if isinstance(v, (float, _np.floating)):
         v = float(v)
+        if not _math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {v}")
         if v.is_integer() and abs(v) < 2.0**53:
             return str(int(v))  # "8", as one writes it on the command line
         return repr(v)  # round-trips exactly
-    if isinstance(v, (int, _np.integer)):
-        return str(int(v))
-    if isinstance(v, str):
-        return v
-    raise TypeError(f"expected a number, got {type(v).__name__}")
+    return str(int(v))
 
 
 # ---- exp2
@@ -150,22 +386,40 @@ def ex2_emu(x, degree=3, *, out=None, threads=0):
     """FlashAttention-4's software exp2 (``ex2_emulation``), bit for bit.
 
     Args:
-        x: float32 array of any shape (lists and scalars are rounded to float32 first).
-        degree: polynomial degree 0..5 (upstream uses 3).
-        out: optional float32 array of x's shape to write into (no allocation).
-        threads: worker threads for large arrays (0 = all cores); the bits do not depend on it.
+        x: float32 values: a NumPy array, a torch CPU tensor, a number or a list (Python
+            numbers are rounded to float32 first, and refused where `fa4sim quantize` refuses
+            them: beyond the float32 range, or nonzero but reading as 0). float16, bfloat16 and
+            FP8 inputs are exact in float32 and accepted; float64 arrays are refused.
+        degree: polynomial degree, an int 0..5 (upstream uses 3).
+        out: optional float32 array (NumPy or torch) of x's shape to write into.
+        threads: worker threads for large arrays, 0..1024 (0 = all cores); the bits do not
+            depend on it.
 
     Returns:
-        float32 array of x's shape: the GPU's result for every input, including the documented
-        garbage outside [-127, 128) (see include/fa4sim/exp2_emu.h, the contract block).
+        float32 values of x's shape and kind: torch in, torch out; NumPy in, NumPy out; a number
+        in, a Python float out.
+
+    Contract (include/fa4sim/core/exp2_emu.h): every float32 input gives the GPU's bits, for
+    every degree. In the valid domain -126 <= x < 128 the result is 2^x up to the polynomial's
+    error (float32 max rel over [-20, 8): degree 3 8.77e-5, 4 3.05e-6, 5 1.56e-7). Outside it
+    the result is what the kernel's op sequence gives, not 2^x, on purpose:
+      * x in [-127, -126): too small (a subnormal 2^-126 * (p - 1)); every x <= -127, -inf and
+        NaN give +0;
+      * x >= 128: garbage (only floor(x) mod 512 survives): 128 -> +inf, (128, 129) -> NaN
+        patterns, 129 -> -0.0, 2^23 -> 1.0;
+      * +inf: NaN (0x7FFFFFFF) for degree >= 1, 1.0 for degree 0; +-0 and subnormals: 1.0.
+    The kernel only calls it on x - rowmax <= 0 plus its offset; use it as a model of the
+    kernel, not as a general exp2.
     """
-    a = _float32(x, "x")
+    i = _float32_in(x, "x")
+    degree = _int(degree, "degree", 0, 5)
+    threads = _threads(threads)
     if out is None:
-        out = _empty(a.shape, _np.float32)
+        o, ret = _empty(i.a.shape, _np.float32), None
     else:
-        _check_out(out, a.shape, _np.float32)
-    _ext.ex2_emu(a.reshape(-1), out.reshape(-1), int(degree), int(threads))
-    return out
+        o, ret = _out_array(out, i.a.shape, _np.float32)
+    _call(_ext.ex2_emu, i.a.reshape(-1), o.reshape(-1), degree, threads)
+    return ret if ret is not None else i.give(o)
 
 
 def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, sampling="uniform",
@@ -188,17 +442,46 @@ def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, samplin
         and the other keys of the CLI's report (README, "fa4sim exp2").
     """
     o = _ext.Exp2Options()
-    o.degree = _list_str(degree)
-    lo, hi = range
-    o.range = f"{_scalar_str(lo)},{_scalar_str(hi)}"
-    o.samples = _scalar_str(samples)
-    o.sampling = sampling
-    o.exhaustive = bool(exhaustive)
-    o.out_dtype = out_dtype
-    o.seed = _scalar_str(seed)
-    o.reference = reference
-    o.threads = int(threads)
-    return _results(_ext.exp2_analysis(o))
+    degrees = degree if isinstance(degree, (list, tuple)) else [degree]
+    o.degree = ",".join(str(_int(d, "degree", 0, 5)) for d in degrees)
+    if not isinstance(range, (list, tuple)) or len(range) != 2:
+        raise TypeError(f"range must be a pair (lo, hi), got {range!r}")
+    o.range = f"{_scalar_str(range[0], 'range')},{_scalar_str(range[1], 'range')}"
+    o.samples = str(_int(samples, "samples", 1, 10**11))
+    o.sampling = _choice(sampling, "sampling", ("uniform", "bits"))
+    o.exhaustive = _bool(exhaustive, "exhaustive")
+    o.out_dtype = _fmt(out_dtype, "out_dtype", ["bf16", "fp16"])
+    o.seed = str(_int(seed, "seed", 0, 2**63 - 1))
+    o.reference = _choice(reference, "reference", ("f64", "mp"))
+    o.threads = _threads(threads)
+    return _results(_call(_ext.exp2_analysis, o))
+
+
+def fit(degree=3, objective="fp32-maxrel", range=(-20.0, 8.0), fix_c0=False, minimax_only=False,
+        threads=0):
+    """Fit the float32 polynomial p(f) ~ 2^f of ex2_emu for an objective and score it against
+    upstream's: ``fa4sim fit --json``'s ``results`` dict (the same fit, the same numbers).
+
+    Args:
+        degree: polynomial degree, an int 1..5.
+        objective: "fp32-maxrel" or "fp32-meanrel" (every float32 of [0, 1)), "bf16-identical",
+            "fp16-identical" or "bf16-max-ulp" (value-weighted over ``range``).
+        range: (lo, hi): inputs x of 2^x in [lo, hi) for the bf16/fp16 objectives, within
+            [-1022, 128]; the fp32 objectives and minimax_only do not use it.
+        fix_c0: keep c0 = 1 exactly (p(0) = 1, as upstream's fit).
+        minimax_only: stop after the multiprecision minimax fit (no float32 rounding or search).
+        threads: worker threads, 0..1024 (0 = all cores); results are the same for any value.
+
+    Returns:
+        dict: the coefficients found, their scores and upstream's (README, "fa4sim fit").
+    """
+    names = list(_ext.fit_objective_names())
+    if not isinstance(range, (list, tuple)) or len(range) != 2:
+        raise TypeError(f"range must be a pair (lo, hi), got {range!r}")
+    return _results(_call(_ext.fit, _int(degree, "degree", 1, 5), _choice(objective, "objective", names),
+                          _number(range[0], "range"), _number(range[1], "range"),
+                          _bool(fix_c0, "fix_c0"), _bool(minimax_only, "minimax_only"),
+                          _threads(threads)))
 
 
 # ---- number formats
@@ -207,74 +490,114 @@ def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, samplin
 def format_info(fmt):
     """Parameters and limits of a format: name, total_bits, exp_bits, man_bits, bias, has_inf,
     max_code, nan_code, max_finite, min_normal, min_subnormal. ``fmt`` as in encode()."""
-    return _ext.format_info(fmt)
+    return _ext.format_info(_fmt(fmt))
 
 
-def encode(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *, out=None,
-           threads=0):
+def _rounding(overflow, rounding, seed):
+    overflow = _choice(overflow, "overflow", ("satfinite", "ieee"))
+    rounding = _choice(rounding, "rounding", ("nearest", "stochastic"))
+    seed = _seed(seed)
+    if seed is not None and rounding != "stochastic":
+        raise ValueError("seed is only used by stochastic rounding (add rounding='stochastic')")
+    return overflow, rounding, seed
+
+
+def encode(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *, typed=False,
+           out=None, threads=0):
     """float32 -> the bits of ``fmt``, as the GPU's ``cvt.rn.satfinite`` (bit for bit).
 
     Args:
-        x: float32 array of any shape (lists and scalars are rounded to float32 first).
-        fmt: "fp32", "bf16", "fp16", "e4m3" (E4M3FN), "e5m2", or the ml_dtypes / NumPy names
-            ("float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", ...).
+        x: float32 values (NumPy array, torch CPU tensor, number, list), as in ex2_emu().
+            float16/bfloat16/FP8 inputs are exact in float32 and accepted.
+        fmt: the format: "fp32", "bf16", "fp16", "e4m3" (E4M3FN), "e5m2", their NumPy /
+            ml_dtypes / torch names ("float32", "bfloat16", "float16", "float8_e4m3fn",
+            "float8_e5m2"), or a dtype object (numpy.float16, ml_dtypes.bfloat16,
+            torch.float8_e5m2, ...). The same names work in every function.
         overflow: "satfinite" (overflow and +-inf -> max finite, the kernel's) or "ieee"
             (-> inf; E4M3FN: NaN). NaN -> the canonical NaN code in both.
         rounding: "nearest" (ties to even, the hardware's) or "stochastic".
-        seed: seed of the stochastic rounding stream (default 1); element i uses random number
-            i of the stream, so results do not depend on how the array is split.
-        out: optional array of codes (dtype below, x's shape) to write into.
-        threads: worker threads for large arrays (0 = all cores).
+        seed: seed of the stochastic rounding stream, 0 .. 2^63-1 (default 1); element i uses
+            random number i of the stream, so results do not depend on how the array is split.
+        typed: False: unsigned integer codes (uint8 for FP8, uint16 for bf16/fp16, uint32 for
+            fp32). True: an array of the format itself (ml_dtypes.float8_e4m3fn, bfloat16,
+            numpy.float16, ...; torch.float8_e4m3fn, ... for torch input), the same bits.
+        out: optional array (NumPy or torch) of x's shape to write into: codes, or of the format.
+        threads: worker threads for large arrays, 0..1024 (0 = all cores).
 
     Returns:
-        uint8 codes for FP8 (view them with ``.view(ml_dtypes.float8_e4m3fn)`` or
-        ``torch.from_numpy(c).view(torch.float8_e4m3fn)``), uint16 for bf16/fp16, uint32 for fp32.
+        The codes, of x's kind: torch in, torch out; NumPy in, NumPy out; a number in, a Python
+        int (typed: a NumPy scalar of the format) out.
     """
-    a = _float32(x, "x")
-    dt = _code_dtype(_ext.format_info(fmt)["total_bits"])
+    i = _float32_in(x, "x")
+    canon = _fmt(fmt)
+    overflow, rounding, seed = _rounding(overflow, rounding, seed)
+    threads = _threads(threads)
+    dt = _code_dtype(_ext.format_info(canon)["total_bits"])
     if out is None:
-        out = _empty(a.shape, dt)
+        o, ret = _empty(i.a.shape, dt), None
     else:
-        _check_out(out, a.shape, dt)
-    _ext.encode(a.reshape(-1), out.reshape(-1), fmt, overflow, rounding,
-                None if seed is None else int(seed), int(threads))
-    return out
+        o, ret = _out_array(out, i.a.shape, dt)
+    _call(_ext.encode, i.a.reshape(-1), o.reshape(-1), canon, overflow, rounding, seed, threads)
+    if ret is not None:
+        return ret
+    return i.give(o.view(_typed_dtype(canon)) if typed else o)
 
 
-def decode(codes, fmt="e4m3", *, out=None, threads=0):
+def decode(codes, fmt=None, *, out=None, threads=0):
     """Bits of ``fmt`` -> float32, exactly (every value of these formats is a float32).
 
     Args:
-        codes: unsigned integer array (uint8, uint16 or uint32) of any shape, or an array of the
-            format itself (ml_dtypes float8_e4m3fn / float8_e5m2 / bfloat16, numpy float16, torch
-            float8/bfloat16 tensors): its bits are read. Bits above the format's width are ignored.
-        fmt: the format, as in encode().
-        out: optional float32 array of codes' shape to write into.
-        threads: worker threads for large arrays (0 = all cores).
+        codes: either an array of the format itself (ml_dtypes float8_e4m3fn / float8_e5m2 /
+            bfloat16, numpy float16 or float32, torch float8 / bfloat16 / float16 tensors), whose
+            format is its dtype's; or unsigned integer codes of exactly the format's width
+            (uint8 for FP8, uint16 for bf16/fp16, uint32 for fp32), which need ``fmt``. Codes of
+            another width, or a typed array whose format is not ``fmt``, raise TypeError; codes
+            above the format's largest raise ValueError (nothing is truncated).
+        fmt: the format, as in encode(); None: the format of the typed ``codes``.
+        out: optional float32 array (NumPy or torch) of codes' shape to write into.
+        threads: worker threads for large arrays, 0..1024 (0 = all cores).
 
     Returns:
-        float32 array; NaN codes decode to a quiet NaN with the code's sign and payload.
+        float32 values of codes' kind (torch, NumPy, Python float for a Python int code); NaN
+        codes decode to a quiet NaN with the code's sign and payload.
     """
-    a = _to_numpy(codes, "codes")
-    if a is None:
-        a = _np.asarray(codes)
-    if a.dtype.kind != "u":
-        if a.dtype.itemsize in (1, 2) and (a.dtype.kind == "V" or a.dtype.kind == "f"):
-            a = a.view(_np.uint8 if a.dtype.itemsize == 1 else _np.uint16)
-        elif a.dtype == _np.float32:
-            a = a.view(_np.uint32)
+    i = _input(codes, "codes", text=False)
+    if i.python and i.a.dtype.kind not in "iu":
+        raise TypeError(f"codes must be integer codes or an array of the format, got {codes!r}")
+    threads = _threads(threads)
+    want = None if fmt is None else _fmt(fmt)
+    if i.fmt is not None:  # typed: its dtype says the format
+        if want is not None and want != i.fmt:
+            raise TypeError(f"codes are {i.a.dtype} ({i.fmt}) but fmt is {fmt!r}: drop fmt, or "
+                            f"pass raw codes (e.g. codes.view(numpy.uint8))")
+        canon = i.fmt
+        a = i.a.view(_code_dtype(8 * i.a.dtype.itemsize))
+    else:
+        if want is None:
+            raise TypeError(f"codes has dtype {i.a.dtype}: integer codes need fmt (e.g. "
+                            "fmt='e4m3'), or pass an array of the format (ml_dtypes, torch)")
+        canon = want
+        info = _ext.format_info(canon)
+        dt = _np.dtype(_code_dtype(info["total_bits"]))
+        top = (1 << info["total_bits"]) - 1
+        if i.python:
+            if (i.a < 0).any() or (i.a > top).any():
+                raise ValueError(f"codes must be in 0..{top:#x} for {canon}")
+            a = i.a.astype(dt)
+        elif i.a.dtype != dt:
+            raise TypeError(f"codes has dtype {i.a.dtype}, but {canon} codes are {dt} (pass "
+                            f"codes.astype(numpy.{dt}) if every code is at most {top:#x})")
         else:
-            raise TypeError(f"codes has dtype {a.dtype}, expected uint8, uint16 or uint32 codes "
-                            "(or an array of the format itself, e.g. ml_dtypes.float8_e4m3fn)")
-    if a.dtype.itemsize > 4:
-        raise TypeError(f"codes has dtype {a.dtype}, expected uint8, uint16 or uint32")
+            a = i.a
+        if info["total_bits"] < 8 * dt.itemsize and (a > top).any():
+            raise ValueError(f"codes has values above {canon}'s largest code {top:#x}")
     a = _contig(a)
     if out is None:
-        out = _empty(a.shape, _np.float32)
+        o, ret = _empty(a.shape, _np.float32), None
     else:
-        _check_out(out, a.shape, _np.float32)
-    _ext.decode(a.reshape(-1), out.reshape(-1), fmt, int(threads))
-    return out
+        o, ret = _out_array(out, a.shape, _np.float32)
+    _call(_ext.decode, a.reshape(-1), o.reshape(-1), canon, threads)
+    return ret if ret is not None else i.give(o)
 
 
 def quantize(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *, out=None,
@@ -282,25 +605,28 @@ def quantize(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None,
     """decode(encode(x)): x rounded to ``fmt`` (bit for bit as the GPU), as float32.
 
     Args:
-        x: float32 array of any shape (lists and scalars are rounded to float32 first).
-        fmt: the format, as in encode().
+        x: float32 values (NumPy array, torch CPU tensor, number, list), as in ex2_emu().
+        fmt: the format, as in encode() (a name or a dtype).
         overflow: "satfinite" or "ieee", as in encode().
         rounding: "nearest" or "stochastic", as in encode().
         seed: seed of the stochastic rounding stream, as in encode().
-        out: optional float32 array of x's shape to write into; may be x itself (in place).
-        threads: worker threads for large arrays (0 = all cores).
+        out: optional float32 array (NumPy or torch) of x's shape to write into; may be x
+            itself (in place).
+        threads: worker threads for large arrays, 0..1024 (0 = all cores).
 
     Returns:
-        float32 array of x's shape.
+        float32 values of x's shape and kind (torch, NumPy, Python float).
     """
-    a = _float32(x, "x")
+    i = _float32_in(x, "x")
+    canon = _fmt(fmt)
+    overflow, rounding, seed = _rounding(overflow, rounding, seed)
+    threads = _threads(threads)
     if out is None:
-        out = _empty(a.shape, _np.float32)
+        o, ret = _empty(i.a.shape, _np.float32), None
     else:
-        _check_out(out, a.shape, _np.float32)
-    _ext.quantize(a.reshape(-1), out.reshape(-1), fmt, overflow, rounding,
-                  None if seed is None else int(seed), int(threads))
-    return out
+        o, ret = _out_array(out, i.a.shape, _np.float32)
+    _call(_ext.quantize, i.a.reshape(-1), o.reshape(-1), canon, overflow, rounding, seed, threads)
+    return ret if ret is not None else i.give(o)
 
 
 # ---- attention
@@ -349,32 +675,36 @@ def attention(q, k, v, dtype="bf16", tau=None, max_offset=None, causal=False, so
         kernel_rest), ``rel_l2_unquantized`` / ``rel_l2_dequantized`` against float64
         references, ``descales``, ...
     """
-    arrs = [_attention_input(t, n) for t, n in ((q, "q"), (k, "k"), (v, "v"))]
+    ins = [_float32_in(t, n) for t, n in ((q, "q"), (k, "k"), (v, "v"))]
+    for i, n in zip(ins, "qkv"):
+        if i.a.ndim != 4:
+            raise ValueError(f"{n} has shape {i.a.shape}, expected 4-D (batch, seq, heads, d)")
     o = _ext.AttentionOptions()
-    o.dtype = dtype
+    o.dtype = _fmt(dtype, "dtype", _KERNEL_DTYPES)
     if tau is not None:
-        o.tau = _scalar_str(tau)
+        o.tau = _scalar_str(tau, "tau")
     if max_offset is not None:
-        o.max_offset = _scalar_str(max_offset)
-    o.causal = bool(causal)
+        o.max_offset = _scalar_str(max_offset, "max_offset")
+    o.causal = _bool(causal, "causal")
     if softmax_scale is not None:
-        o.softmax_scale = _scalar_str(softmax_scale)
-    o.preset = preset
-    o.descale = descale
-    o.q_scale = _scalar_str(q_scale)
-    o.block_n = _scalar_str(block_n)
-    o.block_m = _scalar_str(block_m)
-    o.warp_rows = _scalar_str(warp_rows)
-    o.exp = exp
-    o.order = order
-    o.allow_saturation = bool(allow_saturation)
-    o.no_split = not split
+        o.softmax_scale = _scalar_str(softmax_scale, "softmax_scale")
+    o.preset = _str(preset, "preset")
+    o.descale = _choice(descale, "descale", ("amax", "one"))
+    o.q_scale = _scalar_str(q_scale, "q_scale")
+    o.block_n = str(_int(block_n, "block_n", 1, 1 << 20))
+    o.block_m = str(_int(block_m, "block_m", 1, 1 << 20))
+    o.warp_rows = str(_int(warp_rows, "warp_rows", 1, 1024))
+    o.exp = _str(exp, "exp")
+    o.order = _choice(order, "order", ("reverse", "forward"))
+    o.allow_saturation = _bool(allow_saturation, "allow_saturation")
+    o.no_split = not _bool(split, "split")
     flat = []
-    for a in arrs:
-        flat += [a.reshape(-1), [int(s) for s in a.shape]]
-    out, lse, stats = _ext.attention(*flat, o, int(threads))
-    b, sq, h, d = arrs[0].shape
-    return out.reshape(b, sq, h, d), lse.reshape(b, h, sq), _json.loads(stats)
+    for i in ins:
+        flat += [i.a.reshape(-1), [int(s) for s in i.a.shape]]
+    out, lse, stats = _call(_ext.attention, *flat, o, _threads(threads))
+    b, sq, h, d = ins[0].a.shape
+    back = ins[0] if ins[0].kind == "torch" else _In(None, "numpy", None)
+    return back.give(out.reshape(b, sq, h, d)), back.give(lse.reshape(b, h, sq)), _json.loads(stats)
 
 
 def check(dtype=None, tau=None, max_offset=None, preset="upstream"):
@@ -390,12 +720,13 @@ def check(dtype=None, tau=None, max_offset=None, preset="upstream"):
     """
     if dtype is None:
         dtypes = []
-    elif isinstance(dtype, str):
-        dtypes = [dtype]
+    elif isinstance(dtype, (list, tuple)):
+        dtypes = [_fmt(d, "dtype", _KERNEL_DTYPES) for d in dtype]
     else:
-        dtypes = list(dtype)
-    return _results(_ext.check(dtypes, preset, None if tau is None else float(tau),
-                               None if max_offset is None else float(max_offset)))
+        dtypes = [_fmt(dtype, "dtype", _KERNEL_DTYPES)]
+    return _results(_call(_ext.check, dtypes, _str(preset, "preset"),
+                          None if tau is None else _number(tau, "tau"),
+                          None if max_offset is None else _number(max_offset, "max_offset")))
 
 
 # ---- online softmax
@@ -429,26 +760,38 @@ def online_softmax(scores, v=None, tau=0.0, dtype="bf16", max_offset=None, *, bl
         ``rows_pct``, ``warps_pct``, ``saturated``, ``saturated_pct`` (as the CLI's JSON) and
         the raw counts.
     """
-    s = _float32(scores, "scores")
-    if s.ndim != 2:
-        raise ValueError(f"scores has shape {s.shape}, expected 2-D (rows, keys)")
+    si = _float32_in(scores, "scores")
+    s = si.a
+    if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] < 1:
+        raise ValueError(f"scores has shape {s.shape}, expected 2-D (rows, keys) with at least "
+                         "one row and one key")
     rows, keys = s.shape
     vv = None
     d = 0
     if v is not None:
-        vv = _float32(v, "v")
-        if vv.ndim != 2 or vv.shape[0] != keys:
+        vv = _float32_in(v, "v").a
+        if vv.ndim != 2 or vv.shape[0] != keys or vv.shape[1] < 1:
             raise ValueError(f"v has shape {vv.shape}, expected ({keys}, d): one row per key")
         d = vv.shape[1]
-    o, lse, flags, stats = _ext.online_softmax(
-        s.reshape(-1), rows, keys, None if vv is None else vv.reshape(-1), d, float(tau), dtype,
-        None if max_offset is None else float(max_offset), int(block), int(warp_rows), exp,
-        None if scale is None else float(scale), order, bool(allow_saturation), int(threads))
+    block = _int(block, "block", 1, 1 << 20)
+    if block > keys:
+        raise ValueError(f"block = {block} is larger than the {keys} keys of scores (pass "
+                         f"block <= {keys})")
+    args = (s.reshape(-1), rows, keys, None if vv is None else vv.reshape(-1), d,
+            _number(tau, "tau"), _fmt(dtype, "dtype", _KERNEL_DTYPES + ["fp32"]),
+            None if max_offset is None else _number(max_offset, "max_offset"), block,
+            _int(warp_rows, "warp_rows", 1, 1024), _str(exp, "exp"),
+            None if scale is None else _number(scale, "scale"),
+            _choice(order, "order", ("reverse", "forward")),
+            _bool(allow_saturation, "allow_saturation"), _threads(threads))
+    o, lse, flags, stats = _call(_ext.online_softmax, *args,
+                                 rename={"dist": "", "softmax-scale": "scale", "block-n": "block"})
     n_blocks = flags.size // rows
     if vv is None:
         o, lse = None, None
     else:
-        o = o.reshape(rows, d)
+        o = si.give(o.reshape(rows, d)) if si.kind == "torch" else o.reshape(rows, d)
+        lse = si.give(lse) if si.kind == "torch" else lse
     return o, lse, flags.reshape(rows, n_blocks), _json.loads(stats)
 
 
@@ -475,20 +818,27 @@ def roofline(arch="all", d=128, dtype="bf16", tile="128x128", direction="fwd", e
         sweep_d: "LO:HI:STEP" head dimensions (added to d).
     """
     o = _ext.RooflineOptions()
-    o.arch = arch if isinstance(arch, str) else ",".join(arch)
-    o.arch_files = [str(f) for f in arch_file]
-    o.d = _list_str(d)
+    archs = [arch] if isinstance(arch, str) else list(arch)
+    o.arch = ",".join(_str(a, "arch") for a in archs)
+    o.arch_files = [_os.fspath(f) for f in ([arch_file] if isinstance(arch_file, str) else arch_file)]
+    ds = d if isinstance(d, (list, tuple)) else [d]
+    o.d = ",".join(str(_int(x, "d", 1, 1024)) for x in ds)
     if sweep_d is not None:
-        o.sweep_d = sweep_d
-    o.dtype = dtype
+        o.sweep_d = _str(sweep_d, "sweep_d")
+    o.dtype = _choice(dtype, "dtype", ("bf16", "fp8", "all"))
+    if not isinstance(tile, str):
+        raise TypeError(f"tile must be 'MxN' (queries x keys), e.g. '128x128'; got {tile!r}")
     o.tile = tile
-    o.direction = direction
+    o.direction = _choice(direction, "direction", ("fwd", "bwd", "all"))
     if emu_fraction is not None:
-        o.emu_fraction = _scalar_str(float(emu_fraction))
-    o.degree = _list_str(degree)
+        o.emu_fraction = _scalar_str(emu_fraction, "emu_fraction")
+    degrees = degree if isinstance(degree, (list, tuple)) else [degree]
+    o.degree = ",".join(str(_int(x, "degree", 0, 5)) for x in degrees)
     if schedule is not None:
         o.schedule_given = True
-        o.schedule = "" if schedule == "table" else _list_str(schedule)
+        if isinstance(schedule, str) and schedule != "table":
+            raise ValueError(f"schedule must be 'table' or (freq, res, start_frg), got {schedule!r}")
+        o.schedule = "" if schedule == "table" else _list_str(schedule, "schedule")
     if measured is not None:
-        o.measured = str(measured)
-    return _results(_ext.roofline(o))
+        o.measured = _os.fspath(measured)
+    return _results(_call(_ext.roofline, o))

@@ -7,25 +7,28 @@ import numpy.typing as npt
 
 ArrayLike = Any  # numpy arrays, torch CPU tensors, DLPack producers, lists, scalars
 Number = Union[int, float]
+Format = Any  # a name ("e4m3", "float8_e4m3fn", "bfloat16", ...) or a dtype (NumPy, ml_dtypes, torch)
 
 def ex2_emu(x: ArrayLike, degree: int = 3, *, out: Optional[npt.NDArray[np.float32]] = None,
             threads: int = 0) -> npt.NDArray[np.float32]: ...
 def exp2_analysis(degree: Union[int, Sequence[int]] = (3, 4, 5),
                   range: Tuple[Number, Number] = (-20.0, 8.0), samples: int = 4194304,
-                  sampling: str = "uniform", exhaustive: bool = False, out_dtype: str = "bf16",
+                  sampling: str = "uniform", exhaustive: bool = False, out_dtype: Format = "bf16",
                   seed: int = 1, reference: str = "f64", threads: int = 0) -> dict: ...
-def format_info(fmt: str) -> dict: ...
-def encode(x: ArrayLike, fmt: str = "e4m3", overflow: str = "satfinite",
-           rounding: str = "nearest", seed: Optional[int] = None, *,
-           out: Optional[npt.NDArray[np.unsignedinteger]] = None,
-           threads: int = 0) -> npt.NDArray[np.unsignedinteger]: ...
-def decode(codes: ArrayLike, fmt: str = "e4m3", *, out: Optional[npt.NDArray[np.float32]] = None,
-           threads: int = 0) -> npt.NDArray[np.float32]: ...
-def quantize(x: ArrayLike, fmt: str = "e4m3", overflow: str = "satfinite",
+def fit(degree: int = 3, objective: str = "fp32-maxrel",
+        range: Tuple[Number, Number] = (-20.0, 8.0), fix_c0: bool = False,
+        minimax_only: bool = False, threads: int = 0) -> dict: ...
+def format_info(fmt: Any) -> dict: ...
+def encode(x: ArrayLike, fmt: Format = "e4m3", overflow: str = "satfinite",
+           rounding: str = "nearest", seed: Optional[int] = None, *, typed: bool = False,
+           out: Optional[ArrayLike] = None, threads: int = 0) -> Any: ...
+def decode(codes: ArrayLike, fmt: Optional[Format] = None, *, out: Optional[ArrayLike] = None,
+           threads: int = 0) -> Any: ...
+def quantize(x: ArrayLike, fmt: Format = "e4m3", overflow: str = "satfinite",
              rounding: str = "nearest", seed: Optional[int] = None, *,
              out: Optional[npt.NDArray[np.float32]] = None,
              threads: int = 0) -> npt.NDArray[np.float32]: ...
-def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, dtype: str = "bf16",
+def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, dtype: Format = "bf16",
               tau: Optional[Number] = None, max_offset: Optional[Number] = None,
               causal: bool = False, softmax_scale: Optional[Number] = None, *,
               preset: str = "upstream", descale: str = "amax", q_scale: Number = 1.0,
@@ -33,10 +36,10 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, dtype: str = "bf16",
               order: str = "reverse", allow_saturation: bool = False, split: bool = True,
               threads: int = 0
               ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], dict]: ...
-def check(dtype: Union[None, str, Sequence[str]] = None, tau: Optional[Number] = None,
+def check(dtype: Union[None, Format, Sequence[Format]] = None, tau: Optional[Number] = None,
           max_offset: Optional[Number] = None, preset: str = "upstream") -> dict: ...
 def online_softmax(scores: ArrayLike, v: Optional[ArrayLike] = None, tau: Number = 0.0,
-                   dtype: str = "bf16", max_offset: Optional[Number] = None, *, block: int = 128,
+                   dtype: Format = "bf16", max_offset: Optional[Number] = None, *, block: int = 128,
                    warp_rows: int = 32, exp: str = "mufu", scale: Optional[Number] = None,
                    order: str = "reverse", allow_saturation: bool = False, threads: int = 0
                    ) -> Tuple[Optional[npt.NDArray[np.float32]], Optional[npt.NDArray[np.float32]],
@@ -48,3 +51,4 @@ def roofline(arch: Union[str, Sequence[str]] = "all", d: Union[int, Sequence[int
              arch_file: Sequence[str] = (), sweep_d: Optional[str] = None) -> dict: ...
 
 __version__: str
+__git_revision__: str

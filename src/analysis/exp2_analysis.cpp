@@ -403,7 +403,7 @@ void acc_reduce(const AccVec& a, const Block& b, const Acc& acc, Acc& part, YOfB
 
 template <bool kWeighted, bool kBf16>
 void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
-  constexpr bool out_bf16 = kBf16;
+  [[maybe_unused]] constexpr bool out_bf16 = kBf16;  // unused without the AVX2 path
   Acc part;
   size_t i = 0;
 #if FA4SIM_EXP2_AVX2

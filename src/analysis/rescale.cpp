@@ -290,7 +290,7 @@ OneShot run_oneshot(const std::vector<float>& V, const std::vector<float>& S,
 // The score check of Note [Score range] (online_softmax.h): refuses scores that overflow, scaled scores beyond kMaxScaledScore and
 // rows whose every key is masked (-inf: softmax has no value there). Only a file's -inf is a mask:
 // a generated -inf (rise:-1e308) is an overflow like its mirror +inf.
-void check_score_range(const std::vector<float>& S, int rows, int keys, float scale_log2,
+void check_score_range(const float* S, int rows, int keys, float scale_log2,
                        const std::string& label, const std::optional<double>& scale, bool masks_allowed) {
   double worst = 0;
   for (int r = 0; r < rows; ++r) {
@@ -314,6 +314,14 @@ void check_score_range(const std::vector<float>& S, int rows, int keys, float sc
                             label, scale ? fmt::format(" x --softmax-scale {:g} x log2(e)", *scale) : std::string(), worst),
                 "scale the scores down: attention logits stay below ~1e3");
 }
+
+}  // namespace
+
+void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg, const std::string& label) {
+  check_score_range(S, rows, keys, scale_log2_of(cfg), label, cfg.scale, true);
+}
+
+namespace {
 
 // ---- running the experiment
 
@@ -397,7 +405,7 @@ void run_dist(const RescaleConfig& cfg, const FileScores& files, size_t di, Nump
   const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
   const ScoreDist& dist = cfg.dists[di];
   const std::vector<float> S = seed_scores(cfg, files, di, np, seed, threads);
-  check_score_range(S, rows, keys, scale_log2, dist.label, cfg.scale, dist.kind == ScoreDist::Kind::file);
+  check_score_range(S.data(), rows, keys, scale_log2, dist.label, cfg.scale, dist.kind == ScoreDist::Kind::file);
   std::vector<double> O_ref, lse_ref;
   if (!cfg.counts_only)
     softmax_reference(S.data(), rows, keys, scale_log2, in.V.data(), d, O_ref, lse_ref, threads);

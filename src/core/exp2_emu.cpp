@@ -11,7 +11,24 @@
 
 namespace fa4sim {
 
+#if FA4SIM_RUNTIME_DISPATCH && !FA4SIM_EX2_AVX2
+// A baseline build (the wheel): the AVX2/FMA loops live in exp2_emu_dispatch.cpp, compiled apart
+// with -mavx2 -mfma, and run only on a CPU that has both (checked once).
+#define FA4SIM_EX2_RUNTIME 1
+namespace detail {
+size_t ex2_emu_avx2_lanes(const float* in, float* out, size_t n, int degree);
+size_t ex2_emu_poly_avx2_lanes(const float* in, float* out, size_t n, const float* c, int degree);
+}  // namespace detail
+#endif
+
 namespace {
+
+#if FA4SIM_EX2_RUNTIME
+bool cpu_has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+#endif
 
 void ex2_emu_scalar(const float* in, float* out, size_t n, int degree) {
   for (size_t i = 0; i < n; ++i) out[i] = ex2_emu(in[i], degree);
@@ -34,6 +51,8 @@ void ex2_emu_avx2(const float* in, float* out, size_t n) {
 bool ex2_emu_array_is_simd() {
 #if FA4SIM_EX2_AVX2
   return true;
+#elif FA4SIM_EX2_RUNTIME
+  return cpu_has_avx2_fma();
 #else
   return false;
 #endif
@@ -53,7 +72,11 @@ void ex2_emu(std::span<const float> in, std::span<float> out, int degree) {
     default: return ex2_emu_avx2<5>(in.data(), out.data(), n);
   }
 #else
-  ex2_emu_scalar(in.data(), out.data(), n, degree);
+  size_t done = 0;
+#if FA4SIM_EX2_RUNTIME
+  if (cpu_has_avx2_fma()) done = detail::ex2_emu_avx2_lanes(in.data(), out.data(), n, degree);
+#endif
+  ex2_emu_scalar(in.data() + done, out.data() + done, n - done, degree);
 #endif
 }
 
@@ -70,6 +93,8 @@ void ex2_emu_poly(std::span<const float> in, std::span<float> out, std::span<con
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.data() + i),
                         detail::ex2_finish8_poly(detail::ex2_split8(u), c, degree));
   }
+#elif FA4SIM_EX2_RUNTIME
+  if (cpu_has_avx2_fma()) i = detail::ex2_emu_poly_avx2_lanes(in.data(), out.data(), n, c, degree);
 #endif
   for (; i < n; ++i) out[i] = ex2_emu_poly(in[i], c, degree);
 }

@@ -112,6 +112,17 @@ std::vector<std::string> validate(const Format& f) {
 
 // ---- array loops
 
+// A baseline build (the wheel, FA4SIM_RUNTIME_DISPATCH) compiles the public array loops twice,
+// for the baseline and for AVX2, and the loader picks one per CPU (GCC's target_clones: an
+// ifunc); flatten inlines the per-element conversion into each copy so that the AVX2 copy's loop
+// is vectorised as in a -march=native build. Lane-wise integer ops, compares and IEEE float ops
+// without contraction (-ffp-contract=off): the same bits in every copy.
+#if FA4SIM_RUNTIME_DISPATCH && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FA4SIM_ARRAY_CLONES [[gnu::target_clones("avx2", "default"), gnu::flatten]]
+#else
+#define FA4SIM_ARRAY_CLONES
+#endif
+
 namespace {
 
 // The format either as a compile-time constant (named formats) or at run time.
@@ -169,13 +180,13 @@ void encode_array_impl(const Format& f, std::span<const float> in, std::span<T> 
 
 }  // namespace
 
-void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
-void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
-void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
 
@@ -191,17 +202,17 @@ void decode_array_impl(const Format& f, std::span<const T> bits, std::span<float
 
 }  // namespace
 
-void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
-void decode_array(const Format& f, std::span<const uint16_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint16_t> bits, std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
-void decode_array(const Format& f, std::span<const uint8_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint8_t> bits, std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
 
-void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {
   check_sizes(in.size(), out.size(), "quantize_array");
   with_format(f, [&](auto fmt_) {
     for (size_t i = 0; i < in.size(); ++i) out[i] = quantize(fmt_.get(), in[i], ov);

@@ -36,9 +36,11 @@
 #include "fa4sim/analysis/attention.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/analysis/fit.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/util/parallel.h"
+#include "fa4sim/util/paths.h"
 #include "fa4sim/analysis/rescale.h"
 #include "fa4sim/util/version.h"
 #include "fa4sim/options/attention_options.h"
@@ -199,16 +201,40 @@ void ex2_emu_py(In1<float> x, Out1<float> out, int degree, int threads) {
   });
 }
 
-std::string exp2_analysis_py(const Exp2Options& o) {
-  const Exp2Config cfg = parse_exp2_options(o);
+// An analysis run without the GIL: its report envelope as JSON text (what the CLI's --json writes).
+template <class Config, class Run, class ToReport>
+std::string run_report(const Config& cfg, Run run, ToReport to_report) {
   Stopwatch sw;
   Report rep;
   {
     nb::gil_scoped_release unlocked;
-    const Exp2Result r = run_exp2(cfg);
-    rep = exp2_report(cfg, r);
+    rep = to_report(cfg, run(cfg));
   }
   return envelope(rep, sw.seconds()).dump();
+}
+
+std::string exp2_analysis_py(const Exp2Options& o) {
+  const Exp2Config cfg = parse_exp2_options(o);
+  return run_report(
+      cfg, [](const Exp2Config& c) { return run_exp2(c); },
+      [](const Exp2Config& c, const Exp2Result& r) { return exp2_report(c, r); });
+}
+
+// The fit of `fa4sim fit` (the same FitConfig checks and report); the range as two numbers.
+std::string fit_py(int degree, const std::string& objective, double lo, double hi, bool fix_c0,
+                   bool minimax_only, int threads) {
+  FitConfig c;
+  c.degree = degree;
+  c.objective = parse_fit_objective(objective);
+  c.lo = lo;
+  c.hi = hi;
+  c.fix_c0 = fix_c0;
+  c.minimax_only = minimax_only;
+  c.threads = threads;
+  validate(c);
+  return run_report(
+      c, [](const FitConfig& f) { return run_fit(f); },
+      [](const FitConfig& f, const FitResult& r) { return fit_report(f, r); });
 }
 
 // ---- formats
@@ -383,6 +409,7 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   out.flags.assign(size_t(rows) * size_t(n_blocks), 0);
   nb::gil_scoped_release unlocked;
   check_scores(scores.data(), rows, keys, "scores");
+  check_file_scores(scores.data(), rows, keys, cfg, "scores");  // as `fa4sim rescale --dist file:`
   RowBlockRunResult rr = simulate_rows(p, scores.data(), rows, keys, block, ord,
                                        v ? v->data() : nullptr, d, threads, out.flags.data());
   const RescaleCounts& c = rr.counts;
@@ -441,7 +468,9 @@ NB_MODULE(_fa4sim, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
-  m.def("version", [] { return std::string(version()) + " (" + git_describe() + ")"; });
+  m.def("version", [] { return std::string(version()); });
+  m.def("git_revision", [] { return std::string(git_describe()); });
+  m.def("set_packaged_data_dir", &set_packaged_data_dir, "dir"_a);
   m.def("ex2_emu_array_is_simd", &ex2_emu_array_is_simd);
   m.def("default_threads", &default_threads);
   m.def("output_buffer", &output_buffer, "bytes"_a);
@@ -464,7 +493,10 @@ NB_MODULE(_fa4sim, m) {
           [](Exp2Options& o, int t) { o.common.threads = t; });
   m.def("exp2_analysis", &exp2_analysis_py, "options"_a);
 
+  m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a, "threads"_a);
+  m.def("fit_objective_names", &fit_objective_names);
   m.def("format_info", &format_info, "name"_a);
+  m.def("format_names", &format_names);
   m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
         "rounding"_a, "seed"_a.none(), "threads"_a);
   m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,

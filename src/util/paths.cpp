@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -30,7 +31,14 @@ std::string installed(const std::string& what) {
   std::error_code ec;
   return fs::is_directory(p, ec) ? p.string() : "";
 }
+
+std::string& packaged_data_dir() {
+  static std::string dir;
+  return dir;
+}
 }  // namespace
+
+void set_packaged_data_dir(std::string dir) { packaged_data_dir() = std::move(dir); }
 
 std::string data_dir() {
   if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) {
@@ -40,12 +48,14 @@ std::string data_dir() {
                   "point it at fa4sim's data folder (share/fa4sim/data when installed), or unset it");
     return env;
   }
+  if (!packaged_data_dir().empty()) return packaged_data_dir();
   if (std::string p = installed("data"); !p.empty()) return p;
   return std::string(FA4SIM_SOURCE_DIR) + "/data";
 }
 
 bool data_from_foreign_source_tree() {
   if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) return false;
+  if (!packaged_data_dir().empty()) return false;
   if (!installed("data").empty()) return false;
   const std::string exe = executable_path(), src = std::string(FA4SIM_SOURCE_DIR) + "/";
   if (exe.empty() || exe.rfind(src, 0) == 0) return false;

@@ -3,7 +3,11 @@ arguments (help(fa4sim.attention)), and the type stubs (fa4sim/__init__.pyi) dec
 parameters with the same defaults."""
 import ast
 import inspect
+import json
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -29,7 +33,7 @@ def stub_signatures():
 
 def test_all_public_functions_are_listed():
     assert sorted(FUNCTIONS) == sorted(["ex2_emu", "exp2_analysis", "encode", "decode", "quantize",
-                                        "format_info", "attention", "check", "online_softmax",
+                                        "format_info", "attention", "check", "online_softmax", "fit",
                                         "roofline"])
 
 
@@ -49,3 +53,33 @@ def test_docstring_explains_every_argument(name):
     assert doc and len(doc.splitlines()) >= 2, name
     for p in inspect.signature(f).parameters:
         assert p in doc, f"{name}: argument {p} is not explained"
+
+
+def test_version_is_pep440_and_git_revision_apart():
+    assert re.fullmatch(r"\d+(\.\d+)*", fa4sim.__version__), fa4sim.__version__
+    assert " " not in fa4sim.__git_revision__ and fa4sim.__git_revision__, fa4sim.__git_revision__
+    assert fa4sim.__git_revision__ not in fa4sim.__version__
+
+
+def test_import_writes_no_environment_variable():
+    """A fresh interpreter's os.environ (and the process environment C code sees, via a
+    child) is the same before and after `import fa4sim`."""
+    code = ("import os, json, subprocess, sys; before = dict(os.environ); import fa4sim; "
+            "after = dict(os.environ); "
+            "child = json.loads(subprocess.check_output([sys.executable, '-c', "
+            "'import os, json; print(json.dumps(dict(os.environ)))'])); "
+            "print(json.dumps([before == after, child == before]))")
+    env = {k: v for k, v in os.environ.items() if k != "FA4SIM_DATA_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out) == [True, True]
+
+
+def test_roofline_reads_the_data_without_the_environment():
+    """roofline reads data/archs (the wheel's fa4sim/data, or the source tree's) with
+    FA4SIM_DATA_DIR unset."""
+    code = "import fa4sim; print(len(fa4sim.roofline(arch='h100', d=128)['rows']))"
+    env = {k: v for k, v in os.environ.items() if k != "FA4SIM_DATA_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert int(out) >= 1

@@ -1,5 +1,8 @@
-"""The examples of docs/python.md run as written: the NumPy one always, the PyTorch one when
-torch is installed. README.md's Python section shows the same PyTorch example."""
+"""The examples of docs/python.md run as written and print the lines the page says they print:
+the NumPy one always, the PyTorch one when torch is installed. README.md's Python section shows
+the same PyTorch example."""
+import contextlib
+import io
 import os
 import re
 
@@ -13,19 +16,36 @@ def examples(path=DOC):
     return re.findall(r"```python\n(.*?)```", open(path).read(), re.S)
 
 
+def uses_torch(code):
+    return "torch" in code.splitlines()[0]
+
+
+def printed(prefix):
+    """The documented output line that starts with prefix (in backquotes on the page)."""
+    text = " ".join(open(DOC).read().split())
+    [line] = re.findall(r"`(" + re.escape(prefix) + r"[^`]*)`", text)
+    return line
+
+
+def run(code):
+    assert len(code.strip().splitlines()) <= 10
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/python.md", "exec"), {})
+    return out.getvalue().strip()
+
+
 def test_readme_example_is_the_docs_torch_example():
     [readme] = examples(README)
     assert readme in examples(), "README.md's Python example differs from docs/python.md's"
 
 
-def test_numpy_example_runs():
-    [code] = [c for c in examples() if c.startswith("import numpy")]
-    assert len(code.strip().splitlines()) <= 10
-    exec(compile(code, "docs/python.md", "exec"), {})
+def test_numpy_example_prints_the_documented_line():
+    [code] = [c for c in examples() if not uses_torch(c)]
+    assert run(code) == printed("e4m3 rel-L2 ")
 
 
-def test_torch_example_runs():
+def test_torch_example_prints_the_documented_line():
     pytest.importorskip("torch", reason="torch is not installed: the PyTorch example is not run")
-    [code] = [c for c in examples() if c.startswith("import torch")]
-    assert len(code.strip().splitlines()) <= 10
-    exec(compile(code, "docs/python.md", "exec"), {})
+    [code] = [c for c in examples() if uses_torch(c)]
+    assert run(code) == printed("vs FA4 e4m3: ")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import fa4sim
+from conftest import report_equal
 
 TIMING_KEYS = {"elapsed_s", "perf"}
 
@@ -76,24 +77,48 @@ def test_exp2_analysis_equals_cli_json(cli):
                    "--out-dtype", "fp16")
     got = fa4sim.exp2_analysis(degree=[0, 3, 5], range=(-10, 4), samples=65536, seed=9,
                                out_dtype="fp16")
-    assert strip_timing(got) == strip_timing(rep["results"])
+    report_equal(strip_timing(got), strip_timing(rep["results"]))
     rep = cli.json("exp2", "--exhaustive", "--range=1,1.01", "--sampling", "bits")
     got = fa4sim.exp2_analysis(range=(1.0, 1.01), exhaustive=True, sampling="bits", threads=1)
-    assert strip_timing(got) == strip_timing(rep["results"])
+    report_equal(strip_timing(got), strip_timing(rep["results"]))
 
 
 def test_errors_carry_the_cli_message(cli):
     x = np.ones(2, np.float32)
-    with pytest.raises(ValueError) as e:
+    cli.error("exp2", "--degree", "6")
+    with pytest.raises(ValueError, match=r"degree must be in 0\.\.5, got 6"):
         fa4sim.ex2_emu(x, degree=6)
-    assert str(e.value) == cli.error("exp2", "--degree", "6")
     for kwargs, args in [({"range": (8, -20)}, ["--range=8,-20"]),
-                         ({"samples": 0}, ["--samples", "0"]),
-                         ({"sampling": "gauss"}, ["--sampling", "gauss"]),
-                         ({"out_dtype": "e4m3"}, ["--out-dtype", "e4m3"]),
                          ({"range": (-2000, 0)}, ["--range=-2000,0"])]:
         with pytest.raises(ValueError) as e:
             fa4sim.exp2_analysis(**kwargs)
-        assert str(e.value) == cli.error("exp2", *args), kwargs
+        assert str(e.value) == cli.py_error("exp2", *args), kwargs
+    # refused by the Python layer, as by the CLI
+    for kwargs, args, msg in [({"samples": 0}, ["--samples", "0"], r"samples must be in 1\.\."),
+                              ({"sampling": "gauss"}, ["--sampling", "gauss"],
+                               "sampling must be one of 'uniform', 'bits'"),
+                              ({"out_dtype": "e4m3"}, ["--out-dtype", "e4m3"],
+                               "out_dtype must be one of 'bf16', 'fp16'")]:
+        cli.error("exp2", *args)
+        with pytest.raises(ValueError, match=msg):
+            fa4sim.exp2_analysis(**kwargs)
     with pytest.raises(TypeError, match="float64, expected float32"):
         fa4sim.ex2_emu(np.ones(3))
+
+
+def test_fit_equals_cli_json(cli):
+    """fa4sim.fit is `fa4sim fit --json`'s results (the minimax stage: seconds, not minutes)."""
+    for degree, fix_c0 in [(2, False), (3, True)]:
+        args = ["fit", "--degree", str(degree), "--minimax-only"] + (["--fix-c0"] if fix_c0 else [])
+        assert fa4sim.fit(degree, minimax_only=True, fix_c0=fix_c0) == cli.json(*args)["results"]
+
+
+def test_fit_errors_speak_python(cli):
+    cli.error("fit", "--degree", "0")
+    with pytest.raises(ValueError, match=r"degree must be in 1\.\.5, got 0"):
+        fa4sim.fit(0)
+    with pytest.raises(TypeError, match=r"degree must be an int, got 2\.5"):
+        fa4sim.fit(2.5)
+    cli.error("fit", "--objective", "max")
+    with pytest.raises(ValueError, match=r"objective must be one of 'fp32-maxrel'"):
+        fa4sim.fit(objective="max")

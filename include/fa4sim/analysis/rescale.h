@@ -110,5 +110,9 @@ std::vector<float> draw_scores_fa4sim(const ScoreDist& dist, int rows, int keys,
 
 // The simulator's parameters for one (dtype, tau) run of `cfg` (scale, max_offset, exp2, warps).
 SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const Format& dtype, double tau);
+// The check `--dist file:` scores get (Note [Score range] in online_softmax.h), on a caller's
+// rows x keys matrix (the Python module's online_softmax): the same refusals (scaled scores
+// beyond 2^24, rows whose every key is -inf) with the same messages; `label` names the input.
+void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg, const std::string& label);
 
 }  // namespace fa4sim

@@ -129,7 +129,8 @@ FA4_HD float ex2_emu(float x, int degree) {
 
 // Array form (src/core/exp2_emu.cpp): out[i] = ex2_emu(in[i], degree), bit for bit. Sizes must
 // match (out.size() >= in.size(); only in.size() elements are written). Vectorised (AVX2 + FMA,
-// 8 lanes) when the build targets it; `ex2_emu_array_is_simd()` says which path was compiled.
+// 8 lanes) when the build targets it, or, in a baseline build (the wheel), when the CPU has them
+// (chosen at run time); `ex2_emu_array_is_simd()` says which path runs.
 void ex2_emu(std::span<const float> in, std::span<float> out, int degree);
 bool ex2_emu_array_is_simd();
 // Array form of ex2_emu_poly: degree = coeffs.size() - 1 (1 to 6 coefficients), same bits as the

@@ -3,8 +3,9 @@
 //
 // Note [Install layout]: `cmake --install build --prefix P` puts the binary at P/bin/fa4sim and
 // the folders at P/share/fa4sim/data and P/share/fa4sim/scripts. At run time:
-//   data     $FA4SIM_DATA_DIR when set; else <dir of the binary>/../share/fa4sim/data when it
-//            exists (an installed binary); else the source tree's data/ (a build-tree binary;
+//   data     $FA4SIM_DATA_DIR when set; else the folder set_packaged_data_dir() named (the
+//            Python wheel's fa4sim/data, set at import without touching the environment); else
+//            <dir of the binary>/../share/fa4sim/data when it exists (an installed binary); else the source tree's data/ (a build-tree binary;
 //            `roofline` and `report` warn when the binary is not inside that tree)
 //   scripts  <dir of the binary>/../share/fa4sim/scripts when it exists; else the source tree's
 //            scripts/ (scripts are code, not data: FA4SIM_DATA_DIR does not move them)
@@ -16,6 +17,9 @@
 namespace fa4sim {
 
 std::string data_dir();
+// The data folder shipped with an embedding package (the Python wheel): data_dir() returns it
+// unless FA4SIM_DATA_DIR is set. Call before any thread reads data_dir().
+void set_packaged_data_dir(std::string dir);
 std::string scripts_dir();
 // Whether data_dir() falls back to the source tree the binary was built from although the binary
 // is neither in that tree nor in a build tree (a copied binary): its results then depend on
