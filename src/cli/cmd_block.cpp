@@ -41,10 +41,16 @@ void add_block_options(CLI::App* sub, BlockCliOptions& c) {
                   "Scale rule, overrides --format's: floor (OCP MX), ceil, even (torchao), rceil "
                   "(cuBLAS/cuDNN round-up of amax/max_elem), nearest (NVFP4: amax/max_elem in E4M3)")
       ->type_name("floor|ceil|even|rceil|nearest");
-  sub->add_option("--tensor-scale", c.tensor_scale,
-                  "NVFP4's FP32 tensor scale: auto (amax / (scale max * elem max), torchao's), or a "
-                  "value > 0 (needed to --decode what auto encoded); default none")
-      ->type_name("auto|VALUE:>0");
+  checked(sub->add_option("--tensor-scale", c.tensor_scale,
+                          "NVFP4's FP32 tensor scale: auto (amax / (scale max * elem max), "
+                          "torchao's), or a value > 0 (needed to --decode what auto encoded); "
+                          "default none"),
+          ">0", [](const std::string& opt, const std::string& v) {
+            if (v != "auto" && !(parse_double(opt, v) > 0))
+              throw Error(fmt::format("{} must be 'auto' or finite and > 0, got {}", opt, v),
+                          "e.g. --tensor-scale auto");
+          })
+      ->type_name("auto|T");
   sub->add_option("--in", c.in, "Input array (.npy float32, float16 or bfloat16 bits as uint16); "
                                 "the last dimension is the row")
       ->type_name("FILE")->check(non_empty_path());

@@ -133,6 +133,21 @@ namespace {
 // block_encode() for every block, with the element format a compile-time constant so that the
 // element loop folds its shifts and vectorises; the same operations in the same order (the
 // test BlockScale.ArraysEqualTheCore checks it bit for bit).
+// Element codes of x[0..n) as uint32 first: a uint8 output would make the vector width 64
+// elements (AVX-512), more than a 16- or 32-element block, and leave the loop scalar.
+template <const Format* E, class Scale>
+void encode_elements(const float* x, size_t n, uint8_t* c, Scale scale_one) {
+  uint32_t tmp[64];
+  for (size_t j = 0; j < n; j += 64) {
+    const size_t m = n - j < 64 ? n - j : 64;
+    for (size_t i = 0; i < m; ++i) tmp[i] = encode(*E, scale_one(x[j + i]), Overflow::satfinite);
+    for (size_t i = 0; i < m; ++i) c[j + i] = uint8_t(tmp[i]);
+  }
+}
+
+// block_encode() for every block, with the element format a compile-time constant so that the
+// element loop folds its shifts and vectorises; the same operations in the same order (the
+// test BlockScale.ArraysEqualTheCore checks it bit for bit).
 template <const Format* E>
 void encode_blocks(const BlockFormat& f, const float* in, size_t nb, uint8_t* codes,
                    uint8_t* scales) {
@@ -145,7 +160,7 @@ void encode_blocks(const BlockFormat& f, const float* in, size_t nb, uint8_t* co
     if (f.rule != ScaleRule::nearest) {
       const uint32_t sc = mx_scale_code(*E, f.rule, amax);
       const float r = block_detail::e8m0_reciprocal(sc);
-      for (size_t i = 0; i < bs; ++i) c[i] = uint8_t(encode(*E, x[i] * r, Overflow::satfinite));
+      encode_elements<E>(x, bs, c, [r](float v) { return v * r; });
       scales[b] = uint8_t(sc);
       continue;
     }
@@ -154,16 +169,16 @@ void encode_blocks(const BlockFormat& f, const float* in, size_t nb, uint8_t* co
     const float r = f.tensor_scale != 1.0f ? (1.0f / f.tensor_scale) / s : 1.0f / s;
     scales[b] = uint8_t(sc);
     if (r != r) {  // NaN scale: every x * r is NaN, which clampf keeps
-      for (size_t i = 0; i < bs; ++i) c[i] = uint8_t(encode(*E, r, Overflow::satfinite));
+      encode_elements<E>(x, bs, c, [r](float) { return r; });
       continue;
     }
     // r > 0 finite and x not NaN (a NaN x makes the scale NaN), so x * r is never NaN and
     // clampf is a plain min/max, which vectorises.
-    for (size_t i = 0; i < bs; ++i) {
-      const float y = x[i] * r;
+    encode_elements<E>(x, bs, c, [r, lim](float v) {
+      const float y = v * r;
       const float lo = -lim > y ? -lim : y;  // maxps / minps
-      c[i] = uint8_t(encode(*E, lim < lo ? lim : lo, Overflow::satfinite));
-    }
+      return lim < lo ? lim : lo;
+    });
   }
 }
 
