@@ -446,7 +446,11 @@ TEST(FormatsMx, KnownValues) {
   EXPECT_EQ(encode(kE8M0, 1.4999999f, ieee), 127u);
   EXPECT_EQ(encode(kE8M0, 3.0f, ieee), 129u);
   EXPECT_EQ(encode(kE8M0, 0x1p-127f, ieee), 0u);
-  EXPECT_EQ(encode(kE8M0, 0x1.000004p-127f, ieee), 1u);  // 2^-127 + 2^-149
+  EXPECT_EQ(encode(kE8M0, 0x1.000004p-127f, ieee), 0u);  // 2^-127 + 2^-149: below 1.5 2^-127
+  EXPECT_EQ(encode(kE8M0, 0x1.7ffff8p-127f, ieee), 0u);
+  EXPECT_EQ(encode(kE8M0, 0x1.8p-127f, ieee), 1u);       // the tie rounds up
+  EXPECT_EQ(encode_f64(kE8M0, 0x1.8p-127, ieee), 1u);
+  EXPECT_EQ(encode_f64(kE8M0, 0x1.7fffffp-127, ieee), 0u);
   EXPECT_EQ(encode(kE8M0, 0x1p-149f, ieee), 0u);
   EXPECT_EQ(encode(kE8M0, 0x1.7ffffep127f, ieee), 0xFEu);
   EXPECT_EQ(encode(kE8M0, 0x1.8p127f, ieee), 0xFFu);

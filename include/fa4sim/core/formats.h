@@ -66,13 +66,15 @@
 // float32 subnormal 2^-127), 0xFF -> +NaN (0x7FC00000).
 //
 // Note [E8M0 encode]
-// float32 -> E8M0 follows ml_dtypes' float8_e8m0fnu cast (ConvertImpl in ml_dtypes
-// include/float8.h@b793a6e, the generic converter with kSaturate = false), which the exhaustive
-// check (scripts/check_ml_dtypes.py) confirms on all 2^32 inputs under Overflow::ieee:
-//   * x > 0 finite: round to nearest on the float32 significand 1.m with the implicit bit as
-//     the last kept bit, so a tie (m = 1.5 exactly) rounds UP: 3.0 -> 2^2, 1.5 -> 2^1; i.e.
-//     x -> 2^(e + [1.m >= 1.5]). float32 subnormals x < 2^-126: x > 2^-127 -> 2^-126 (code 1),
-//     x <= 2^-127 -> 2^-127 (code 0; ml_dtypes treats code 0 as the subnormal slot).
+// float32 -> E8M0 follows the float8_e8m0fnu cast of ml_dtypes 0.7.0 (PyPI), as the exhaustive
+// check (scripts/check_ml_dtypes.py) measures it on all 2^32 inputs under Overflow::ieee:
+//   * x > 0 finite: round to nearest on the significand 1.m with the implicit bit as the last
+//     kept bit, so a tie (1.m = 1.5 exactly) rounds UP: 3.0 -> 2^2, 1.5 -> 2^1; i.e.
+//     x -> 2^(e + [1.m >= 1.5]). float32 subnormals get the same rule on their normalised
+//     significand: x >= 1.5 * 2^-127 -> 2^-126 (code 1), x < 1.5 * 2^-127 -> 2^-127 (code 0, the
+//     smallest value; nothing rounds to NaN from below). (ml_dtypes' later source,
+//     include/float8.h@b793a6e after its conversion refactor 49471a9, sends every subnormal
+//     above 2^-127 up instead; 0.7.0 does not.)
 //   * rounds beyond 2^127 (x >= 1.5 * 2^127) or x = +inf: ieee -> 0xFF (NaN: E8M0 has no inf);
 //     satfinite -> 0xFE (2^127).
 //   * x = +-0, x < 0, x = -inf: ieee -> 0xFF (NaN); satfinite -> 0x00 (2^-127, the value
@@ -257,14 +259,16 @@ FA4_HD uint32_t round_rne_shift(uint32_t sig, int shift) {
 }
 
 // E8M0 (Note [E8M0 encode]): the magnitude path of encode() with man_bits = 0 is ml_dtypes'
-// rounding (the implicit bit is the kept bit, so ties round up); zeros and negatives, which
-// E8M0 cannot hold, go where -inf goes.
+// rounding for normal inputs (the implicit bit is the kept bit, so ties round up); float32
+// subnormals compare with 1.5 * 2^-127; zeros and negatives, which E8M0 cannot hold, go where
+// -inf goes.
 FA4_HD uint32_t encode_unsigned(const Format& f, float x, Overflow ov) {
   const uint32_t u = f32_bits(x);
   const uint32_t a = u & 0x7FFFFFFFu;
   if (a > 0x7F800000u) return f.nan_code;
   if ((u >> 31) != 0 || a == 0) return overflow_code(f, 1u, ov);
   if (a == 0x7F800000u) return overflow_code(f, 0u, ov);
+  if (a < 0x00800000u) return a >= 0x00600000u ? 1u : 0u;  // float32 subnormal: 1.5 * 2^-127
   const EncodeSplit sp = encode_split(f, a);
   const uint32_t code = sp.base + round_rne_shift(sp.sig, sp.shift);
   return code > f.max_code ? overflow_code(f, 0u, ov) : code;
@@ -331,7 +335,8 @@ FA4_HD uint32_t encode_f64(const Format& f, double x, Overflow ov) {
   if (!f.has_sign) {  // E8M0, Note [E8M0 encode] on the exact double
     if (sign || a == 0) return overflow_code(f, 1u, ov);
     const double xe = x;
-    if (xe < formats_detail::pow2(f.emin + 1)) return xe > formats_detail::pow2(f.emin) ? 1u : 0u;
+    if (xe < formats_detail::pow2(f.emin + 1))
+      return xe >= 1.5 * formats_detail::pow2(f.emin) ? 1u : 0u;
     const int de = int(a >> 52) - 1023;                               // x = 1.m 2^de, normal
     const bool up = (a & 0xFFFFFFFFFFFFFull) >= (uint64_t(1) << 51);  // 1.m >= 1.5
     const int64_t code = int64_t(de) + f.bias + (up ? 1 : 0);
