@@ -113,7 +113,8 @@ def to_mx(x, elem, rule):
     with np.errstate(invalid="ignore"):
         max_abs = np.max(np.abs(x), axis=-1, keepdims=True)
     if rule == "rceil":
-        descale = max_abs * F32(1.0 / max_pos)
+        with np.errstate(invalid="ignore", over="ignore"):
+            descale = max_abs * F32(1.0 / max_pos)
         biased = _f32_to_e8m0_rceil(descale)
         with np.errstate(invalid="ignore", over="ignore"):
             data_lp = x * _e8m0_scale_to_reciprocal_fp32(biased)
@@ -163,6 +164,30 @@ def nvfp4_quantize(x, per_tensor_scale=None):
 
 def per_tensor_amax_to_scale(amax):
     return F32(amax) / F32(448.0 * 6.0)
+
+
+# ---- torchao itself, when it can be imported: checks the port on the first chunk of each mode
+# (this path could not be run where the script was written: no torch wheel for that machine)
+
+def torchao_reference(x, mode, pts):
+    import torch
+    from torchao.prototype.mx_formats.config import ScaleCalculationMode
+    from torchao.prototype.mx_formats.mx_tensor import to_mx
+    from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    if mode[0] == "nvfp4":
+        sc, packed = nvfp4_quantize(t, 16, None if pts is None else torch.tensor(float(pts)))
+        p = packed.view(torch.uint8).numpy().reshape(x.shape[0], -1)
+        codes = np.stack([p & 0xF, p >> 4], axis=-1).reshape(x.shape)  # pack_uint4: low nibble first
+        return sc.view(torch.uint8).numpy().reshape(-1), codes
+    elem = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "e2m3": "fp6_e2m3",
+            "e3m2": "fp6_e3m2", "e2m1": torch.float4_e2m1fn_x2}[mode[1]]
+    rule = getattr(ScaleCalculationMode, mode[2].upper())
+    sc, d = to_mx(t.reshape(1, -1), elem, 32, rule)
+    codes = d.view(torch.uint8).numpy().reshape(-1)
+    if mode[1] == "e2m1":
+        codes = np.stack([codes & 0xF, codes >> 4], axis=-1).reshape(-1)
+    return sc.view(torch.uint8).numpy().reshape(-1), codes.reshape(x.shape)
 
 
 # ---- blocks
@@ -235,7 +260,7 @@ def compare(name, x, ref_s, ref_c, s, c, d, first):
     return int(bad.sum())
 
 
-def run_mode(fa4sim, tmp, rng, mode, blocks, chunk):
+def run_mode(fa4sim, tmp, rng, mode, blocks, chunk, use_torchao):
     """One mode: ('mx', elem, rule) or ('nvfp4', two_level)."""
     bs = 32 if mode[0] == "mx" else 16
     max_pos = ELEMS[mode[1]][3] if mode[0] == "mx" else 6.0
@@ -246,12 +271,12 @@ def run_mode(fa4sim, tmp, rng, mode, blocks, chunk):
         kind = KINDS[i % len(KINDS)]
         i += 1
         x = make_blocks(rng, n, bs, max_pos, kind)
+        pts = None
         if mode[0] == "mx":
             ref_s, ref_c = to_mx(x, mode[1], mode[2])
             args = ["--format", "mxfp8", "--elem", mode[1], "--rule", mode[2], "--block", "32"]
             name = f"mx {mode[1]} {mode[2]}"
         else:
-            pts = None
             args = ["--format", "nvfp4"]
             if mode[1]:
                 with np.errstate(invalid="ignore"):
@@ -262,6 +287,12 @@ def run_mode(fa4sim, tmp, rng, mode, blocks, chunk):
                 args += ["--tensor-scale", float(pts).hex()]
             ref_s, ref_c = nvfp4_quantize(x, pts)
             name = "nvfp4" + (" two-level" if mode[1] else "")
+        if use_torchao and done == 0:  # the port against torchao itself, same blocks
+            ts, tc = torchao_reference(x, mode, pts if mode[0] == "nvfp4" else None)
+            finite = np.isfinite(x).all(axis=1)
+            port_bad = int(((ts != ref_s) | (finite[:, None] & (tc != ref_c)).any(axis=1)).sum())
+            print(f"   torchao itself vs the port on {n} blocks: {port_bad} differ", flush=True)
+            bad += port_bad
         s, c, d = fa4sim_block(fa4sim, tmp, x.reshape(n, bs), args)
         nb = compare(name, x, ref_s, ref_c, s.reshape(-1), c.reshape(n, bs), d.reshape(n, bs), first)
         per_kind[kind] = per_kind.get(kind, 0) + nb
@@ -288,9 +319,13 @@ def main():
     try:
         import torch  # noqa: F401
         import torchao  # noqa: F401
-        ref = "torchao (installed) -- note: this script still uses its numpy port"
+        use_torchao = True
+        ref = "numpy + ml_dtypes port of torchao@36027d8, itself checked against the installed torchao"
     except ImportError:
-        ref = "numpy + ml_dtypes port of torchao@36027d8 (torch/torchao not installed)"
+        use_torchao = False
+        ref = "numpy + ml_dtypes port of torchao@36027d8"
+        print("check_block_scale: SKIP (torchao part): torch/torchao not importable; the port alone "
+              "is the reference", flush=True)
     print(f"check_block_scale: reference {ref}; ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}; "
           f"{a.blocks} blocks per mode, seed {a.seed}", flush=True)
     rng = np.random.default_rng(a.seed)
@@ -298,7 +333,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for m in modes:
             t0 = time.time()
-            name, bad, first, per_kind = run_mode(a.fa4sim, tmp, rng, m, a.blocks, a.chunk)
+            name, bad, first, per_kind = run_mode(a.fa4sim, tmp, rng, m, a.blocks, a.chunk, use_torchao)
             total_bad += bad
             kinds = ", ".join(f"{k} {v}" for k, v in per_kind.items())
             print(f"{name:<22} {a.blocks} blocks: {bad} mismatching ({kinds}) [{time.time() - t0:.0f} s]", flush=True)
