@@ -20,6 +20,7 @@ every (shape, kind) of the calibration plan (cuDNN rows left out).
 """
 import argparse
 import bisect
+import csv
 import datetime
 import json
 import math
@@ -37,7 +38,13 @@ PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles"
           "clock_mhz_base", "clock_tensor_slowdown"]
 BOUNDS = {"tensor_efficiency": (0.3, 1.0), "wgmma_latency": (0, 3000), "cta_fixed_cycles": (0, 2e5),
           "tau_cycles": (0, 2000), "latency.mufu": (4, 64), "clock_mhz_base": (1000, 5000),
-          "clock_tensor_slowdown": (0, 5)}
+          "clock_tensor_slowdown": (0, 5), "tau_cycles_fixed": (0, 2000), "mask_instructions": (0, 16),
+          "cta_fixed_cycles_per_d": (0, 1000), "fma_tensor_stall": (0, 16)}
+# Optional terms (--extra-params): their values when a spec does not have them, and Nelder-Mead steps.
+OPTIONAL = {"tau_cycles_fixed": (0.0, 50), "mask_instructions": (2.0, 1), "cta_fixed_cycles_per_d": (0.0, 10),
+            "fma_tensor_stall": (0.0, 1)}
+STEPS = {"tensor_efficiency": 0.1, "wgmma_latency": 300, "cta_fixed_cycles": 10000, "tau_cycles": 50,
+         "latency.mufu": 8, "clock_mhz_base": 200, "clock_tensor_slowdown": 0.2}
 
 
 def load_clock_log(path):
@@ -71,6 +78,8 @@ def load_clock(log, row):
 def get_param(spec, p):
     if p.startswith("latency."):
         return spec["latency"][p.split(".")[1]]["value"]
+    if p in OPTIONAL and p not in spec["calibrated"]:
+        return OPTIONAL[p][0]
     return spec["calibrated"][p]
 
 
@@ -106,6 +115,51 @@ def load_rows(path):
             out.append({"input": inp, "ms": k["ms"], "spread": k["spread"], "kind": name, "shape": s,
                         "clock": clock, "flops": row["flops"],
                         "cudnn_ms": cudnn, "rounds": k["round_ms"]})
+    return out
+
+
+NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
+CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
+CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
+
+
+def ncu_number(v):
+    try:
+        return float(v.replace(",", ""))
+    except ValueError:
+        return float("nan")
+
+
+def load_ncu_rows(folder, plan):
+    """Per profiled (shape, kind) of scripts/schedule_ncu.sh's output: the model's input and the
+    kernel's SM cycles (gpc__cycles_elapsed.max), clock and duration as Nsight Compute read them."""
+    with open(os.path.join(folder, f"ncu_{plan}.csv")) as f:
+        table = list(csv.reader(f))
+    head = next(i for i, r in enumerate(table) if r and r[0] == "ID")
+    names, data = table[head], table[head + 2:]
+    with open(os.path.join(folder, f"ncu_{plan}_order.jsonl")) as f:
+        order = [json.loads(x) for x in f if x.strip()][1:]
+    if len(order) != len(data):
+        sys.exit(f"schedule_fit: {folder}: {len(order)} launches listed, {len(data)} profiled")
+    out = []
+    for o, r in zip(order, data):
+        m = dict(zip(names, r))
+        s, kind = o["shape"], o["kind"]
+        tau, emu, tile = 0.0, 0, None
+        rest = kind
+        if rest.startswith("tile"):
+            dims, rest = rest[4:].split("_", 1)
+            tile = [int(v) for v in dims.split("x")]
+        if rest.startswith("tau"):
+            tau, emu = float(rest.split("_")[0][3:]), int(rest.split("emu")[1])
+        inp = {"arch": "h200", "batch": s["batch"], "heads": s["heads"], "heads_kv": s.get("heads_kv", s["heads"]),
+               "seq": s["seq"], "d": s["head_dim"], "causal": bool(s["causal"]), "tau": tau,
+               "emu_fraction": emu / 8.0, "degree": 3}
+        if tile:
+            inp["tile"] = tile
+        out.append({"input": inp, "shape": s, "kind": kind, "cycles": ncu_number(m["gpc__cycles_elapsed.max"]),
+                    "ncu_mhz": ncu_number(m["gpc__cycles_elapsed.avg.per_second"]) / 1e6,
+                    "ncu_ms": ncu_number(m["gpu__time_duration.sum"]) / 1e6})
     return out
 
 
@@ -192,12 +246,16 @@ def nelder_mead(f, x0, steps, iters=160):
     return pts[i], vals[i]
 
 
-def clamp_params(x):
-    return [min(max(v, BOUNDS[p][0]), BOUNDS[p][1]) for p, v in zip(PARAMS, x)]
+def clamp_params(x, params=None):
+    return [min(max(v, BOUNDS[p][0]), BOUNDS[p][1]) for p, v in zip(params or PARAMS, x)]
 
 
 def cmd_fit(a):
     spec = json.load(open(a.spec))
+    params = (a.params.split(",") if a.params else PARAMS) + [p for p in a.extra_params.split(",") if p]
+    for p in params:
+        if p not in BOUNDS:
+            sys.exit(f"schedule_fit: unknown parameter {p!r} (one of {', '.join(BOUNDS)})")
     rows = []
     for plan in a.fit_plans.split(","):
         rows += plan_rows(a, plan)
@@ -206,22 +264,23 @@ def cmd_fit(a):
 
     def loss(x):
         evals[0] += 1
-        x = clamp_params(x)
-        for p, v in zip(PARAMS, x):
+        x = clamp_params(x, params)
+        for p, v in zip(params, x):
             set_param(spec, p, v)
         preds = predict(a.fa4sim, spec, inputs)
         # predicted time (cycles and clock) against measured time; the logged clocks under load
         # enter with a weight of their own: log(predicted / logged clock)
         t = sum(math.log(p["ms"] / r["ms"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
         c = sum(math.log(p["clock_mhz"] / r["clock"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
-        return t + c
+        return t + a.clock_weight * c
 
     if any(r["clock"] is None for r in rows):
         sys.exit("schedule_fit: the calibration data has no clock log (clocks.csv)")
-    steps = [0.1, 300, 10000, 50, 8, 200, 0.2]
-    x0 = [get_param(spec, p) for p in PARAMS]
+    steps = [STEPS[p] if p in STEPS else OPTIONAL[p][1] for p in params]
+    x0 = [get_param(spec, p) for p in params]
     best = None
-    for window in (1, 2, 4):  # the issue window is discrete: a Nelder-Mead run for each
+    windows = (1, 2, 4) if any(p in CYCLE_PARAMS for p in params) else (spec["window"]["value"],)
+    for window in windows:  # the issue window is discrete: a Nelder-Mead run for each
         spec["window"]["value"] = window
         x, v = nelder_mead(loss, x0, steps, iters=a.iters)
         x, v = nelder_mead(loss, x, [st / 4 for st in steps], iters=a.iters)
@@ -229,18 +288,22 @@ def cmd_fit(a):
         if best is None or v < best[0]:
             best = (v, window, x)
     v, window, x = best
-    spec["window"] = {"value": window, "assumption": False,
-                      "source": "fitted (1, 2 or 4) with the calibrated constants by scripts/schedule_fit.py"}
-    for p, val in zip(PARAMS, clamp_params(x)):
+    if len(windows) > 1:
+        spec["window"] = {"value": window, "assumption": False,
+                          "source": "fitted (1, 2 or 4) with the calibrated constants by scripts/schedule_fit.py"}
+    for p, val in zip(params, clamp_params(x, params)):
         set_param(spec, p, val)
     preds = predict(a.fa4sim, spec, inputs)
     rms_t = math.sqrt(sum(math.log(p["ms"] / r["ms"]) ** 2 for p, r in zip(preds, rows)) / len(rows))
     rms_c = math.sqrt(sum(math.log(p["clock_mhz"] / r["clock"]) ** 2 for p, r in zip(preds, rows)) / len(rows))
-    print(f"{dict(zip(PARAMS, clamp_params(x)))}; rms log error: time {rms_t:.4f}, clock {rms_c:.4f} "
+    print(f"{dict(zip(params, clamp_params(x, params)))}; rms log error: time {rms_t:.4f}, clock {rms_c:.4f} "
           f"({evals[0]} evaluations)")
     spec["calibrated"] = {k: round(v, 6) for k, v in spec["calibrated"].items()}
     spec["calibration"] = {
-        "command": "python3 scripts/schedule_fit.py fit --fa4sim build/fa4sim --fit-plans " + a.fit_plans,
+        "command": ("python3 scripts/schedule_fit.py fit --fa4sim build/fa4sim --fit-plans " + a.fit_plans +
+                    (" --params " + a.params if a.params else "") +
+                    (f" --clock-weight {a.clock_weight:g}" if a.clock_weight != 1 else "") +
+                    (" --extra-params " + a.extra_params if a.extra_params else "")),
         "data": [os.path.relpath(plan_path(a, p), ROOT) for p in a.fit_plans.split(",")],
         "date": datetime.date.today().isoformat(), "rms_log_error_time": round(rms_t, 5),
         "rms_log_error_clock": round(rms_c, 5),
@@ -248,6 +311,60 @@ def cmd_fit(a):
         "runs_merged": "every folder of data/gpu/schedule that holds the plan (geometric mean)",
         "note": f"fitted on the plans {a.fit_plans} only; the others (moonshot, heldout2 when heldout is "
                 "fitted) are not used"}
+    with open(a.spec, "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    print(f"wrote {a.spec}")
+
+
+def cycle_summary(rows, preds):
+    errs = [abs(p["total_cycles"] / r["cycles"] - 1) for p, r in zip(preds, rows)]
+    return {"configurations": len(errs), "within_2pct": sum(e <= 0.02 for e in errs),
+            "within_5pct": sum(e <= 0.05 for e in errs), "within_10pct": sum(e <= 0.10 for e in errs),
+            "median_abs_error": statistics.median(errs) if errs else None, "max_abs_error": max(errs, default=None)}
+
+
+def cmd_cycles(a):
+    """The cycle constants fitted on Nsight Compute's cycle counts (no clock in them): per window
+    a Nelder-Mead run on the squared log ratio of the model's cycles to the kernel's."""
+    spec = json.load(open(a.spec))
+    params = CYCLE_PARAMS + [p for p in a.extra_params.split(",") if p]
+    rows = [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(a.ncu, plan)]
+    inputs = [r["input"] for r in rows]
+
+    def loss(x):
+        for p, v in zip(params, clamp_params(x, params)):
+            set_param(spec, p, v)
+        preds = predict(a.fa4sim, spec, inputs)
+        return sum(math.log(p["total_cycles"] / r["cycles"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
+
+    steps = [STEPS[p] if p in STEPS else OPTIONAL[p][1] for p in params]
+    best = None
+    for window in (1, 2, 4):
+        spec["window"]["value"] = window
+        x, v = nelder_mead(loss, [get_param(spec, p) for p in params], steps, iters=a.iters)
+        x, v = nelder_mead(loss, x, [st / 4 for st in steps], iters=a.iters)
+        print(f"window {window}: loss {v:.6f}")
+        if best is None or v < best[0]:
+            best = (v, window, x)
+    v, window, x = best
+    spec["window"] = {"value": window, "assumption": False,
+                      "source": "fitted (1, 2 or 4) on Nsight Compute cycle counts by scripts/schedule_fit.py cycles"}
+    for p, val in zip(params, clamp_params(x, params)):
+        set_param(spec, p, round(val, 6))
+    print(dict(zip(params, clamp_params(x, params))), f"rms log error {math.sqrt(v):.4f}")
+    for plan in ("calibration", "heldout", "moonshot", "heldout2"):
+        if os.path.exists(os.path.join(a.ncu, f"ncu_{plan}.csv")):
+            pr = load_ncu_rows(a.ncu, plan)
+            print(f"{plan} cycles: {cycle_summary(pr, predict(a.fa4sim, spec, [r['input'] for r in pr]))}")
+    spec["calibration_cycles"] = {
+        "command": "python3 scripts/schedule_fit.py cycles --fa4sim build/fa4sim --fit-plans " + a.fit_plans +
+                   (" --extra-params " + a.extra_params if a.extra_params else ""),
+        "data": [os.path.relpath(os.path.join(a.ncu, f"ncu_{p}.csv"), ROOT) for p in a.fit_plans.split(",")],
+        "date": datetime.date.today().isoformat(), "rms_log_error_cycles": round(math.sqrt(v), 5),
+        "configurations": len(rows),
+        "note": "cycle constants only; the clock constants are fitted afterwards on the timed runs "
+                "(schedule_fit.py fit --params " + ",".join(CLOCK_PARAMS) + ")"}
     with open(a.spec, "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")
@@ -412,17 +529,23 @@ def cmd_blackwell(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "eval", "blackwell"])
+    ap.add_argument("cmd", choices=["fit", "cycles", "eval", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
+    ap.add_argument("--ncu", default=NCU, help="scripts/schedule_ncu.sh's output (cycle counts)")
+    ap.add_argument("--clock-weight", type=float, default=1.0,
+                    help="weight of the nvidia-smi clock log in fit's loss (0: time alone)")
+    ap.add_argument("--params", default="", help="fit only these (comma-separated; default all but the optional)")
     ap.add_argument("--spec", default=SPEC)
     ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--extra-params", default="",
+                    help="optional terms fitted too, comma-separated: " + ", ".join(OPTIONAL))
     ap.add_argument("--fit-plans", default="calibration,heldout",
                     help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
                          "and is judged on heldout2)")
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
     a = ap.parse_args()
-    return {"fit": cmd_fit, "eval": cmd_eval, "blackwell": cmd_blackwell}[a.cmd](a)
+    return {"fit": cmd_fit, "cycles": cmd_cycles, "eval": cmd_eval, "blackwell": cmd_blackwell}[a.cmd](a)
 
 
 if __name__ == "__main__":

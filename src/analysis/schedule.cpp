@@ -88,6 +88,19 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   s.wgmma_latency = num_field(j, origin, "calibrated.wgmma_latency", 0, 1e5);
   s.cta_fixed_cycles = num_field(j, origin, "calibrated.cta_fixed_cycles", 0, 1e7);
   s.tau_cycles = num_field(j, origin, "calibrated.tau_cycles", 0, 1e5);
+  // Optional calibrated terms (absent: the values that leave earlier spec files' predictions as they were).
+  const json& cal = j["calibrated"];
+  if (cal.contains("tau_cycles_fixed")) s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
+  if (cal.contains("fma_tensor_stall")) s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
+  if (cal.contains("mask_instructions")) s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
+  if (cal.contains("cta_fixed_cycles_per_d"))
+    s.cta_fixed_cycles_per_d = num_field(j, origin, "calibrated.cta_fixed_cycles_per_d", 0, 1e5);
+  if (j.contains("clock_from_stock")) {
+    if (!j["clock_from_stock"].is_boolean())
+      throw Error(fmt::format("schedule file '{}': field 'clock_from_stock' must be true or false", origin),
+                  "see data/schedule/sm90.json for the format");
+    s.clock_from_stock = j["clock_from_stock"].get<bool>();
+  }
   s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
   s.clock_tensor_slowdown = num_field(j, origin, "calibrated.clock_tensor_slowdown", 0, 100);
   return s;
@@ -180,6 +193,7 @@ struct StreamSpec {
   bool masked = false, rs = true, packed = false;
   const Tricks* tricks = nullptr;
   bool tmem = false;  // sm100: S comes from and P goes to tensor memory (tcgen05.ld / st)
+  double mask_instructions = 2;  // ALU instructions per masked score (a share spread evenly)
 };
 
 // The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
@@ -190,9 +204,16 @@ Program softmax_stream(const StreamSpec& s) {
   int ld = -1;
   for (int i = 0; s.tmem && i < 4; ++i) ld = b.add(sched::kShfl, ld);  // tcgen05.ld of S, 32 columns each
   std::vector<std::vector<int>> src(s.rows, std::vector<int>(s.cols, ld));
-  if (s.masked)
+  if (s.masked) {
+    long e = 0;
     for (auto& row : src)
-      for (int& v : row) v = b.add(sched::kAlu, b.add(sched::kAlu, ld));
+      for (int& v : row) {
+        const long n = static_cast<long>(std::floor((e + 1) * s.mask_instructions)) -
+                       static_cast<long>(std::floor(e * s.mask_instructions));
+        ++e;
+        for (long i = 0; i < n; ++i) v = b.add(sched::kAlu, i == 0 ? ld : v);
+      }
+  }
   std::vector<int> scaled_max(s.rows);
   for (int r = 0; r < s.rows; ++r) {
     int m = reduce(b, src[r], sched::kAlu, 4);
@@ -310,6 +331,7 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
   c.pv_first = s.kernel == "sm100";
   c.window = s.window;
   c.gemm_latency = s.wgmma_latency;
+  c.fma_tensor_stall = s.fma_tensor_stall;
   const double lanes_smsp_fma = a.fp32_fma_lanes_per_clk_sm / a.smsp_per_sm;
   const double lanes_smsp_alu = a.alu_lanes_per_clk_sm / a.smsp_per_sm;
   const double lanes_smsp_mufu = a.mufu_ex2_per_clk_sm / a.smsp_per_sm;
@@ -338,6 +360,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr, sm100};
   StreamSpec mask = plain;
   mask.masked = true;
+  mask.mask_instructions = s.mask_instructions;
   const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask), post = post_stream(plain);
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
@@ -352,7 +375,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.gemm1 = j == 0 ? 0 : k.gemm_clocks;
     w.softmax = j < masked ? sm_mask : sm_plain;
     w.post = post;
-    w.extra_wait = tr.tau > 0 ? s.tau_cycles * o_per_thread / 32.0 : 0;
+    w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
     return w;
   };
   CtaTime t;
@@ -360,7 +383,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   t.sim_iters = iters;
   const int lo = std::max(masked, iters / 2), hi = iters - 1;
   t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo) : t.sim.end / std::max(1, iters);
-  t.cycles = t.sim.end + s.cta_fixed_cycles;  // of `iters` iterations; cta_cycles() extends it
+  t.cycles = t.sim.end + s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
   return t;
 }
 
@@ -390,8 +413,10 @@ const char* state_name(int st) {
 
 }  // namespace
 
-SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
-  check_input(in);
+namespace {
+
+// The grid's cycles and the per-CTA breakdown; predict_schedule adds the clock.
+SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
   const Kernel k = choose_kernel(a, s, in);
   const AttnShape& sh = in.shape;
   const int qpk = sh.heads / sh.heads_kv;
@@ -442,10 +467,6 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, co
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
-  // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]).
-  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * p.tensor_share_grid));
-  p.ms = p.total_cycles / (p.clock_mhz * 1e3);
-  p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma},
                                                 {"alu", p.util_alu}, {"issue", p.util_issue}};
   p.binding = std::max_element(std::begin(res), std::end(res), [](auto& x, auto& y) { return x.second < y.second; })->first;
@@ -457,6 +478,31 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, co
     if (st != sched::kSoftmax && st != sched::kPost && per_iter > t.sim.state_clocks[worst] / (k.warps * double(t.sim_iters))) worst = st;
   }
   p.critical_path = state_name(worst);
+  return p;
+}
+
+}  // namespace
+
+SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+  check_input(in);
+  SchedulePrediction p = simulate_grid(a, s, in);
+  // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]); with
+  // clock_from_stock the share is the stock kernel's on the same shape: the tricks move work
+  // between pipes, not the power the shape draws (measured: docs/schedule.md).
+  double u = p.tensor_share_grid;
+  if (s.clock_from_stock) {
+    const TileRule& rule = tile_rule(s, in.shape.d, in.shape.causal);
+    ScheduleInput stock = in;
+    stock.tile_m = stock.tile_n = 0;
+    stock.tricks.tau = rule.stock_tau;
+    stock.tricks.emu_fraction = rule.stock_emu_fraction;
+    const bool same = in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
+                      in.tricks.emu_fraction == rule.stock_emu_fraction;
+    if (!same) u = simulate_grid(a, s, stock).tensor_share_grid;
+  }
+  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * u));
+  p.ms = p.total_cycles / (p.clock_mhz * 1e3);
+  p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   return p;
 }
 

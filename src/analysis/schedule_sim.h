@@ -39,6 +39,7 @@ struct SimConfig {
   bool pv_first = false;     // O += P V enters the tensor unit before the next S (sm100: P aliases S)
   int window = 8;
   double gemm_latency = 0;   // clocks from an MMA's end to the waiting warp's wake-up
+  double fma_tensor_stall = 0;  // tensor clocks lost per FMA-pipe warp instruction issued while it runs
   PipeRates rates;
 };
 

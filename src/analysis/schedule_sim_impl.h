@@ -81,6 +81,9 @@ struct Sim {
         s.drain = std::max(s.drain, s.ready[i]);
         r.pipe_busy[in.pipe] += occ;
         r.issued += 1;
+        // An FMA-pipe instruction issued while the tensor unit runs holds it back (calibrated; the
+        // MMAs already queued keep their wake-up times, later ones start later).
+        if (in.pipe == kFma && tensor_free > t) tensor_free += c.fma_tensor_stall * in.width;
         while (s.pc < static_cast<int>(p.size()) && s.ready[s.pc] != kNever) ++s.pc;
         return true;
       }

@@ -155,3 +155,62 @@ TEST(Schedule, SpecMissingAFieldNamesIt) {
   j["tiles"][2].erase("tile_n");
   EXPECT_THROW(parse_schedule_spec(j, "edited.json"), Error);
 }
+
+// clock_from_stock: a variant runs at the clock of the stock kernel on its shape (the tricks move
+// work between pipes, not the shape's power); without it the clock follows the variant's own load.
+TEST(Schedule, ClockFollowsTheShapeNotTheTricks) {
+  ASSERT_TRUE(sm90().clock_from_stock);
+  ScheduleInput emu = shape(64);
+  emu.tricks.emu_fraction = 0.5;
+  const auto stock = predict_schedule(h200(), sm90(), shape(64));
+  const auto variant = predict_schedule(h200(), sm90(), emu);
+  EXPECT_DOUBLE_EQ(variant.clock_mhz, stock.clock_mhz);
+  EXPECT_LT(variant.tensor_share_grid, stock.tensor_share_grid);
+  ScheduleSpec own = sm90();
+  own.clock_from_stock = false;
+  EXPECT_GT(predict_schedule(h200(), own, emu).clock_mhz, stock.clock_mhz);
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), own, shape(64)).clock_mhz, stock.clock_mhz);
+  // a larger head dim loads the tensor pipe more: a lower clock
+  EXPECT_LT(predict_schedule(h200(), sm90(), shape(128)).clock_mhz, stock.clock_mhz);
+}
+
+// The optional calibrated terms: absent, they change nothing; present, each moves what it prices.
+TEST(Schedule, OptionalTermsPriceWhatTheyName) {
+  json j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  const ScheduleSpec base = parse_schedule_spec(j, "sm90.json");
+  ScheduleInput causal = shape(64, true);
+  json more_mask = j;
+  more_mask["calibrated"]["mask_instructions"] = base.mask_instructions + 4;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), causal).total_cycles,
+            predict_schedule(h200(), base, causal).total_cycles);
+  // the non-causal kernel has no masked scores: unchanged
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), shape(64)).total_cycles,
+                   predict_schedule(h200(), base, shape(64)).total_cycles);
+  ScheduleInput tau = shape(64);
+  tau.tricks.tau = 8;
+  json more_tau = j;
+  more_tau["calibrated"]["tau_cycles_fixed"] = base.tau_cycles_fixed + 200;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_tau, "t.json"), tau).total_cycles,
+            predict_schedule(h200(), base, tau).total_cycles);
+  // FMA instructions beside an MMA: at d 224 the O rescale runs beside the MMAs
+  json more_stall = j;
+  more_stall["calibrated"]["fma_tensor_stall"] = base.fma_tensor_stall + 2;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
+            predict_schedule(h200(), base, shape(224)).total_cycles);
+  json no_terms = j;
+  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d", "fma_tensor_stall"})
+    no_terms["calibrated"].erase(k);
+  const ScheduleSpec old = parse_schedule_spec(no_terms, "old.json");
+  EXPECT_EQ(old.tau_cycles_fixed, 0);
+  EXPECT_EQ(old.mask_instructions, 2);
+  EXPECT_EQ(old.cta_fixed_cycles_per_d, 0);
+  EXPECT_EQ(old.fma_tensor_stall, 0);
+  json bad = j;
+  bad["clock_from_stock"] = 1;
+  try {
+    parse_schedule_spec(bad, "bad.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("clock_from_stock"), std::string::npos) << e.what();
+  }
+}

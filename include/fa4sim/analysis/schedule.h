@@ -28,8 +28,10 @@
 // calibrated per-CTA cost (prologue, epilogue, launch). The grid: CTAs list-scheduled on the SMs
 // (non-causal: waves; causal: longest first, as upstream's LPT scheduler). Clock: at the power cap
 // (the H200 runs these kernels at 680-690 W of 700) power / clock grows with the share u of the
-// MMA peak the grid reaches, so clock = base / (1 + slowdown u), both calibrated on clocks logged
-// under load, capped at the arch's sm_clock_mhz.
+// MMA peak the grid reaches, so clock = base / (1 + slowdown u), capped at the arch's
+// sm_clock_mhz. With clock_from_stock, u is the stock kernel's on the same shape (Nsight Compute's
+// cycle counts over the timed runs show the clock set by the shape, not by the tricks); the cycle
+// constants are calibrated on those counts, the clock's on the timed runs.
 // Not modelled: HBM and L2 traffic (upstream's K/V loads are hidden by the 2-stage TMA pipeline
 // at these shapes: not checked by this model), register spills, smem bank conflicts.
 #pragma once
@@ -61,9 +63,14 @@ struct ScheduleSpec {
   // calibrated
   double tensor_efficiency = 1, wgmma_latency = 0, cta_fixed_cycles = 0;
   double tau_cycles = 0;  // exposed clocks per iteration with tau > 0, per 32 O accumulators of a thread
+  double tau_cycles_fixed = 0;        // and per iteration whatever the head dim (optional field)
+  double mask_instructions = 2;       // ALU instructions per masked score (optional field)
+  double cta_fixed_cycles_per_d = 0;  // a CTA's fixed clocks per unit of head dim (optional field)
+  double fma_tensor_stall = 0;        // tensor clocks lost per FMA-pipe instruction beside an MMA (optional)
   // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
   // grid's FLOPs over its clocks at the MMA peak
   double clock_mhz_base = 0, clock_tensor_slowdown = 0;
+  bool clock_from_stock = false;  // u of the stock kernel on the same shape (optional field)
   json raw;
 };
 
