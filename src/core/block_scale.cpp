@@ -130,9 +130,6 @@ void check_span(size_t got, size_t want, const char* what) {
 
 namespace {
 
-// block_encode() for every block, with the element format a compile-time constant so that the
-// element loop folds its shifts and vectorises; the same operations in the same order (the
-// test BlockScale.ArraysEqualTheCore checks it bit for bit).
 // Element codes of x[0..n) as uint32 first: a uint8 output would make the vector width 64
 // elements (AVX-512), more than a 16- or 32-element block, and leave the loop scalar.
 template <const Format* E, class Scale>
@@ -145,40 +142,58 @@ void encode_elements(const float* x, size_t n, uint8_t* c, Scale scale_one) {
   }
 }
 
+// The scale code and the element multiplier r of one block (block_encode's first half).
+template <const Format* E>
+void block_scale_and_r(const BlockFormat& f, const float* x, uint32_t& sc, float& r) {
+  const float amax = block_detail::max_abs(x, size_t(f.block_size));
+  if (f.rule != ScaleRule::nearest) {
+    sc = mx_scale_code(*E, f.rule, amax);
+    r = block_detail::e8m0_reciprocal(sc);
+    return;
+  }
+  // NVFP4's E4M3 scale as a compile-time format too.
+  const bool e4 = f.scale == &kE4M3;
+  sc = e4 ? nv_scale_code(kE4M3, *E, amax, f.tensor_scale)
+          : nv_scale_code(*f.scale, *E, amax, f.tensor_scale);
+  const float s = e4 ? decode(kE4M3, sc) : decode(*f.scale, sc);
+  r = f.tensor_scale != 1.0f ? (1.0f / f.tensor_scale) / s : 1.0f / s;
+}
+
 // block_encode() for every block, with the element format a compile-time constant so that the
 // element loop folds its shifts and vectorises; the same operations in the same order (the
-// test BlockScale.ArraysEqualTheCore checks it bit for bit).
+// test BlockScale.ArraysEqualTheCore checks it bit for bit). The scales of a batch of blocks
+// come first, in a loop of independent iterations (their divisions overlap), then the elements.
 template <const Format* E>
 void encode_blocks(const BlockFormat& f, const float* in, size_t nb, uint8_t* codes,
                    uint8_t* scales) {
   const size_t bs = size_t(f.block_size);
   const float lim = float(E->max_finite);
-  for (size_t b = 0; b < nb; ++b) {
-    const float* x = in + b * bs;
-    uint8_t* c = codes + b * bs;
-    const float amax = block_detail::max_abs(x, bs);
-    if (f.rule != ScaleRule::nearest) {
-      const uint32_t sc = mx_scale_code(*E, f.rule, amax);
-      const float r = block_detail::e8m0_reciprocal(sc);
-      encode_elements<E>(x, bs, c, [r](float v) { return v * r; });
-      scales[b] = uint8_t(sc);
-      continue;
+  constexpr size_t kBatch = 256;
+  uint32_t sc[kBatch];
+  float rs[kBatch];
+  for (size_t b0 = 0; b0 < nb; b0 += kBatch) {
+    const size_t n = nb - b0 < kBatch ? nb - b0 : kBatch;
+    for (size_t k = 0; k < n; ++k) block_scale_and_r<E>(f, in + (b0 + k) * bs, sc[k], rs[k]);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t b = b0 + k;
+      const float* x = in + b * bs;
+      uint8_t* c = codes + b * bs;
+      const float r = rs[k];
+      scales[b] = uint8_t(sc[k]);
+      if (f.rule != ScaleRule::nearest) {
+        encode_elements<E>(x, bs, c, [r](float v) { return v * r; });
+      } else if (r != r) {  // NaN scale: every x * r is NaN, which clampf keeps
+        encode_elements<E>(x, bs, c, [r](float) { return r; });
+      } else {
+        // r > 0 finite and x not NaN (a NaN x makes the scale NaN), so x * r is never NaN and
+        // clampf is a plain min/max, which vectorises.
+        encode_elements<E>(x, bs, c, [r, lim](float v) {
+          const float y = v * r;
+          const float lo = -lim > y ? -lim : y;  // maxps / minps
+          return lim < lo ? lim : lo;
+        });
+      }
     }
-    const uint32_t sc = nv_scale_code(*f.scale, *E, amax, f.tensor_scale);
-    const float s = decode(*f.scale, sc);
-    const float r = f.tensor_scale != 1.0f ? (1.0f / f.tensor_scale) / s : 1.0f / s;
-    scales[b] = uint8_t(sc);
-    if (r != r) {  // NaN scale: every x * r is NaN, which clampf keeps
-      encode_elements<E>(x, bs, c, [r](float) { return r; });
-      continue;
-    }
-    // r > 0 finite and x not NaN (a NaN x makes the scale NaN), so x * r is never NaN and
-    // clampf is a plain min/max, which vectorises.
-    encode_elements<E>(x, bs, c, [r, lim](float v) {
-      const float y = v * r;
-      const float lo = -lim > y ? -lim : y;  // maxps / minps
-      return lim < lo ? lim : lo;
-    });
   }
 }
 
