@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Cross-check fa4sim's float32 -> e4m3 / e5m2 / bf16 / fp16 conversions against ml_dtypes
-(float8_e4m3fn, float8_e5m2, bfloat16) and numpy (float16) for ALL 2^32 float32 inputs.
+"""Cross-check fa4sim's float32 -> e4m3 / e5m2 / bf16 / fp16 / e2m1 / e2m3 / e3m2 / e8m0
+conversions against ml_dtypes (float8_e4m3fn, float8_e5m2, bfloat16, float4_e2m1fn,
+float6_e2m3fn, float6_e3m2fn, float8_e8m0fnu) and numpy (float16) for ALL 2^32 float32 inputs,
+and the decoding of every code of the format (fa4sim's `decoded` of each code's exact value).
 
 fa4sim's encodings come from `fa4sim quantize --dtype X --overflow M --all-float32
 --binary-out -` (raw little-endian codes, inputs in bit-pattern order), both overflow modes at
@@ -12,6 +14,13 @@ example, not just a total. Known classes (the README "Divergences" lists them):
     float8_e4m3fn). Expected in satfinite mode only.
   * NaN sign/payload: fa4sim returns the GPU's canonical NaN (0x7F, 0x7FFF) for every NaN and
     for E4M3 overflow; ml_dtypes keeps the input's sign (and payload bits for 16-bit types).
+  * NaN into a format without NaN (e2m1, e2m3, e3m2): fa4sim follows cvt.rn.satfinite (NaN ->
+    +max finite); ml_dtypes returns -0 for +NaN and +0 for -NaN (the MX spec leaves it to the
+    implementation). These formats have one overflow rule, satfinite, which saturates like
+    ml_dtypes: only that mode is run.
+e8m0 has no sign: its ieee mode is ml_dtypes' cast exactly (any difference is UNEXPECTED); its
+satfinite mode differs where the cast gives NaN for an input E8M0 cannot hold (overflow, +inf:
+fa4sim 0xFE; zeros, negatives, -inf: fa4sim 0x00), a known class.
 Any other class (a finite in-range input converted differently, overflow under ieee, ...) is
 UNEXPECTED: the script prints it and exits 1.
 
@@ -38,21 +47,41 @@ FORMATS = {
     "e5m2": (ml_dtypes.float8_e5m2, np.uint8, 5, 2, True, "ml_dtypes.float8_e5m2"),
     "bf16": (ml_dtypes.bfloat16, np.uint16, 8, 7, True, "ml_dtypes.bfloat16"),
     "fp16": (np.float16, np.uint16, 5, 10, True, "numpy.float16"),
+    "e2m1": (ml_dtypes.float4_e2m1fn, np.uint8, 2, 1, False, "ml_dtypes.float4_e2m1fn"),
+    "e2m3": (ml_dtypes.float6_e2m3fn, np.uint8, 2, 3, False, "ml_dtypes.float6_e2m3fn"),
+    "e3m2": (ml_dtypes.float6_e3m2fn, np.uint8, 3, 2, False, "ml_dtypes.float6_e3m2fn"),
+    "e8m0": (ml_dtypes.float8_e8m0fnu, np.uint8, 8, 0, False, "ml_dtypes.float8_e8m0fnu"),
 }
 MODES = ("satfinite", "ieee")
+NO_NAN = ("e2m1", "e2m3", "e3m2")  # no inf, no NaN: every code is finite
+UNSIGNED = ("e8m0",)
+
+
+def modes_of(name):
+    """The overflow modes a format has (fa4sim refuses ieee for the formats without NaN)."""
+    return ("satfinite",) if name in NO_NAN else MODES
 
 
 RESULT_NAMES = ["finite", "+0", "-0", "+max", "-max", "+inf", "-inf", "+NaN", "-NaN"]
 INPUT_NAMES = ["in range", "beyond max finite", "+-inf", "NaN"]
 
 
-def result_class(codes, ebits, mbits, has_inf):
+def result_class(codes, ebits, mbits, has_inf, name=""):
     """Class index (into RESULT_NAMES) of each code, vectorised on integers."""
+    if name in UNSIGNED:  # 0x00 is the smallest value, 0xFE the largest, 0xFF NaN
+        out = np.zeros(codes.shape, dtype=np.int16)
+        out[codes == 0xFE] = 3
+        out[codes == 0xFF] = 7
+        return out
     total = 1 + ebits + mbits
     sign = ((codes >> (total - 1)) & 1).astype(np.int16)
     mag = codes & ((1 << (total - 1)) - 1)
     exp_all, man_all = (1 << ebits) - 1, (1 << mbits) - 1
-    if has_inf:
+    if name in NO_NAN:
+        is_nan = np.zeros(codes.shape, dtype=bool)
+        is_inf = np.zeros(codes.shape, dtype=bool)
+        max_code = (exp_all << mbits) | man_all
+    elif has_inf:
         is_nan = ((mag >> mbits) == exp_all) & ((mag & man_all) != 0)
         is_inf = mag == (exp_all << mbits)
         max_code = ((exp_all - 1) << mbits) | man_all
@@ -79,8 +108,16 @@ def input_class(bits, max_bits):
     return out
 
 
-def known(mode, inp, ours, theirs):
+def known(mode, inp, ours, theirs, name=""):
     """Is this class an expected, documented divergence? Returns its name or None."""
+    if name in NO_NAN:
+        if inp == "NaN" and ours == "+max" and theirs in ("+0", "-0"):
+            return "NaN into a format without NaN: cvt.rn.satfinite's +max vs ml_dtypes' -+0"
+        return None
+    if name in UNSIGNED:
+        if mode == "satfinite" and theirs == "+NaN" and ours in ("+max", "finite") and inp != "NaN":
+            return "e8m0 satfinite: fa4sim clamps (0xFE above, 0x00 for zero/negative) where the cast gives NaN"
+        return None
     if mode == "satfinite" and inp in ("beyond max finite", "+-inf") and ours.endswith("max") and (
             theirs.endswith("inf") or theirs.endswith("NaN")):
         return "satfinite overflow (GPU) vs IEEE/OCP non-saturating overflow (library)"
@@ -92,18 +129,21 @@ def known(mode, inp, ours, theirs):
 def check(fa4sim, name, chunk_bits, threads):
     lib_dtype, code_dtype, ebits, mbits, has_inf, lib_name = FORMATS[name]
     width = np.dtype(code_dtype).itemsize
-    max_finite = float(ml_dtypes.finfo(lib_dtype).max)
+    max_finite = float(ml_dtypes.finfo(lib_dtype).max) if name not in UNSIGNED else 2.0 ** 127
     max_bits = int(np.float32(max_finite).view(np.uint32))
     # Class of every code, once: the loop then classifies by table lookup.
-    rc = result_class(np.arange(1 << (1 + ebits + mbits), dtype=np.uint32), ebits, mbits, has_inf)
+    nbits = ebits + mbits + (0 if name in UNSIGNED else 1)
+    rc = result_class(np.arange(1 << nbits, dtype=np.uint32), ebits, mbits, has_inf, name)
+    modes = modes_of(name)
     procs = {
         m: subprocess.Popen([fa4sim, "quantize", "--dtype", name, "--overflow", m, "--all-float32",
                              "--binary-out", "-", "--threads", str(threads)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-        for m in MODES
+        for m in modes
     }
-    classes = {m: {} for m in MODES}  # (input, ours, theirs) -> [count, example bits, ours, theirs]
-    diffs = {m: 0 for m in MODES}
+    classes = {m: {} for m in modes}  # (input, ours, theirs) -> [count, example bits, ours, theirs]
+    diffs = {m: 0 for m in modes}
+    first = {m: [] for m in modes}  # the first few differing inputs, (bits, ours, theirs)
     chunk = 1 << chunk_bits
     base = np.arange(chunk, dtype=np.uint32)
     t0 = time.time()
@@ -111,7 +151,7 @@ def check(fa4sim, name, chunk_bits, threads):
         bits = base + np.uint32(start)
         with np.errstate(over="ignore", invalid="ignore"):
             theirs = bits.view(np.float32).astype(lib_dtype).view(code_dtype)
-        for m in MODES:
+        for m in modes:
             raw = read_exact(procs[m].stdout, chunk * width)
             if raw is None:
                 sys.exit(f"check_ml_dtypes: fa4sim ended early for {name} {m}")
@@ -120,6 +160,8 @@ def check(fa4sim, name, chunk_bits, threads):
             if bad.size == 0:
                 continue
             diffs[m] += int(bad.size)
+            for i in bad[:max(0, 5 - len(first[m]))]:
+                first[m].append((int(bits[i]), int(ours[i]), int(theirs[i])))
             key = input_class(bits[bad], max_bits) * 100 + rc[ours[bad]] * 10 + rc[theirs[bad]]
             counts = np.bincount(key, minlength=400)
             for k in np.nonzero(counts)[0]:
@@ -131,7 +173,33 @@ def check(fa4sim, name, chunk_bits, threads):
     for p in procs.values():
         p.stdout.close()
         p.wait()
-    return classes, diffs, time.time() - t0, lib_name
+    return classes, diffs, time.time() - t0, lib_name, first
+
+
+def check_decode(fa4sim, name):
+    """Every code of the format: the library's value of the code, fed to `fa4sim quantize`, must
+    come back as the same code with the same decoded value (NaN codes: both decode to NaN, checked
+    on the library side only). Returns the number of mismatching codes."""
+    lib_dtype, code_dtype, ebits, mbits, _, lib_name = FORMATS[name]
+    nbits = ebits + mbits + (0 if name in UNSIGNED else 1)
+    codes = np.arange(1 << nbits, dtype=np.uint8 if nbits <= 8 else np.uint16)
+    vals = codes.astype(code_dtype).view(lib_dtype).astype(np.float32)
+    fin = ~np.isnan(vals)
+    out = subprocess.run([fa4sim, "quantize", "--dtype", name, "--stdin", "--binary", "--json", "-"],
+                         input=vals[fin].tobytes(), capture_output=True, check=True)
+    got = json.loads(out.stdout)["results"]["values"]
+    bad = 0
+    for c, v, g in zip(codes[fin], vals[fin], got):
+        dec = float(g["decoded"]) if not isinstance(g["decoded"], str) else float(g["decoded"])
+        same_val = np.float32(dec).view(np.uint32) == v.view(np.uint32)
+        # +-0 of a signed format: the code is the sign; every other code must come back.
+        if int(g["bits"], 16) != int(c) or not same_val:
+            if bad < 5:
+                print(f"  decode mismatch {name} code 0x{int(c):02X}: library {v!r}, fa4sim {g['bits']} -> {dec!r}")
+            bad += 1
+    print(f"{name}: decode of all {codes.size} codes vs {lib_name}: {bad} mismatches "
+          f"({int((~fin).sum())} NaN codes)", flush=True)
+    return bad
 
 
 def read_exact(stream, n):
@@ -148,7 +216,8 @@ def read_exact(stream, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fa4sim", default=os.environ.get("FA4SIM_BIN", "build/fa4sim"), help="the fa4sim binary")
-    ap.add_argument("--formats", default="e4m3,e5m2,bf16,fp16", help="comma-separated subset of e4m3,e5m2,bf16,fp16")
+    ap.add_argument("--formats", default="e4m3,e5m2,bf16,fp16",
+                    help=f"comma-separated subset of {','.join(FORMATS)}")
     ap.add_argument("--chunk-bits", type=int, default=24, help="inputs per chunk = 2^N (default 24)")
     ap.add_argument("--threads", type=int, default=1, help="fa4sim threads per overflow mode (default 1)")
     ap.add_argument("--json", help="write the classes to this JSON file")
@@ -168,13 +237,18 @@ def main():
     unexpected = 0
     report = {"ml_dtypes": ml_dtypes.__version__, "numpy": np.__version__, "formats": {}}
     for n in names:
-        classes, diffs, secs, lib_name = check(a.fa4sim, n, a.chunk_bits, a.threads)
+        classes, diffs, secs, lib_name, first = check(a.fa4sim, n, a.chunk_bits, a.threads)
         report["formats"][n] = {"library": lib_name, "seconds": secs, "modes": {}}
-        for m in MODES:
-            print(f"\n{n} ({m}) vs {lib_name}: {diffs[m]} of 2^32 inputs differ ({secs:.0f} s for both modes)", flush=True)
+        dec_bad = check_decode(a.fa4sim, n)
+        unexpected += dec_bad
+        report["formats"][n]["decode_mismatches"] = dec_bad
+        for m in modes_of(n):
+            print(f"\n{n} ({m}) vs {lib_name}: {diffs[m]} of 2^32 inputs differ ({secs:.0f} s for all modes)", flush=True)
+            for b, o, t in first[m]:
+                print(f"  first: input 0x{b:08X} ({np.uint32(b).view(np.float32)!r}) -> fa4sim 0x{o:02X}, library 0x{t:02X}")
             rows = []
             for (inp, ours, theirs), (count, ex, oc, tc) in sorted(classes[m].items(), key=lambda kv: -kv[1][0]):
-                why = known(m, inp, ours, theirs)
+                why = known(m, inp, ours, theirs, n)
                 unexpected += 0 if why else count
                 w = 2 if FORMATS[n][1] == np.uint8 else 4
                 print(f"  {count:>11}  input {inp:<18} fa4sim {ours:<6} library {theirs:<6} "

@@ -36,7 +36,7 @@ std::string bit_fields(const Format& f, uint32_t bits) {
   std::string s;
   for (int i = f.total_bits - 1; i >= 0; --i) {
     s += ((bits >> i) & 1u) ? '1' : '0';
-    if (i == f.total_bits - 1 || i == f.man_bits) s += ' ';
+    if ((f.has_sign && i == f.total_bits - 1) || (i == f.man_bits && i > 0)) s += ' ';
   }
   return s;
 }
@@ -52,13 +52,13 @@ Report formats_table_report() {
                "min subnormal", "epsilon", "inf", "NaN (canonical)"};
   json list = json::array();
   for (const Format* f : all_formats()) {
-    t.rows.push_back({f->name, fmt::format("1/{}/{}", f->exp_bits, f->man_bits),
+    t.rows.push_back({f->name, fmt::format("{}/{}/{}", int(f->has_sign), f->exp_bits, f->man_bits),
                       std::to_string(f->bias),
                       fmt::format("{:.9g} ({})", f->max_finite, hex_bits(*f, f->max_code)),
                       fmt::format("{:.6f}", f->log2_max), pow2_text(f->min_normal),
                       pow2_text(f->min_subnormal), pow2_text(f->epsilon),
                       f->has_inf ? hex_bits(*f, f->inf_code) : "none",
-                      hex_bits(*f, f->nan_code)});
+                      f->nan_encoding == NanEncoding::none ? "none" : hex_bits(*f, f->nan_code)});
     list.push_back({{"name", f->name},
                     {"bits", f->total_bits},
                     {"exponent_bits", f->exp_bits},
@@ -69,12 +69,16 @@ Report formats_table_report() {
                     {"min_subnormal", f->min_subnormal},
                     {"epsilon", f->epsilon},
                     {"log2_max", f->log2_max},
-                    {"has_inf", f->has_inf}});
+                    {"has_inf", f->has_inf},
+                    {"has_nan", f->nan_encoding != NanEncoding::none},
+                    {"has_sign", f->has_sign}});
   }
   t.notes = {
       "log2(max) is the bound of FlashAttention-4's `max_offset + tau < log2(dtype_max)` check.",
       "e4m3 is OCP E4M3FN: no inf, NaN = 0x7F/0xFF. Conversions round to nearest even and keep "
       "subnormals; overflow: satfinite -> max finite (cvt.rn.satfinite), ieee -> inf (E4M3: NaN).",
+      "e2m1 (FP4), e2m3, e3m2 (FP6): OCP MX elements, no inf and no NaN; satfinite only, NaN -> +max "
+      "(cvt.rn.satfinite.e2m1x2.f32). e8m0: the MX scale, unsigned, 2^(code-127), 0xFF = NaN, no zero.",
   };
   r.tables.push_back(std::move(t));
   r.results["formats"] = std::move(list);
@@ -101,8 +105,12 @@ QuantizedValue quantize_value(const QuantizeConfig& c, float x, uint64_t index) 
   const float ax = std::fabs(x);
   const uint32_t probe = c.stochastic_seed ? encode_sr(f, ax, Overflow::ieee, rnd)
                                            : encode(f, ax, Overflow::ieee);
+  // MX formats (no NaN, or no sign; round to nearest only): the rounding itself is probed, and
+  // E8M0's zeros and negatives, out of its range below, count as out of range too.
+  const bool mx = f.nan_encoding == NanEncoding::none || !f.has_sign;
   const bool overflowed =
-      !std::isnan(x) && (std::isinf(x) || probe == (f.has_inf ? f.inf_code : f.nan_code));
+      mx ? !std::isnan(x) && (rounds_beyond_max(f, x) || (!f.has_sign && x <= 0.0f))
+         : !std::isnan(x) && (std::isinf(x) || probe == (f.has_inf ? f.inf_code : f.nan_code));
   q.saturated = overflowed && !(c.overflow == Overflow::ieee && std::isinf(x) && f.has_inf);
   q.flushed = std::isfinite(x) && x != 0.0f && out == 0.0;
   return q;
@@ -144,7 +152,10 @@ void QuantizeAccumulator::add(std::span<const float> values,
                : std::isinf(q.decoded) ? "overflow -> inf"
                                        : "saturated to max finite";
       if (q.flushed) note = "flushed to zero";
-      if (std::isnan(q.input)) note = "NaN -> canonical NaN";
+      if (std::isnan(q.input))
+        note = f.nan_encoding == NanEncoding::none ? "NaN -> +max (no NaN)" : "NaN -> canonical NaN";
+      if (!f.has_sign && !std::isnan(q.input) && q.input <= 0.0f)
+        note = std::isnan(q.decoded) ? "not positive -> NaN" : "not positive -> min";
       table_.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits), bit_fields(f, q.bits),
                              fmt::format("{:.9g}", q.decoded), fmt::format("{:.3g}", q.abs_err),
                              fmt::format("{:.3g}", q.rel_err), note});
@@ -158,7 +169,7 @@ Table QuantizeAccumulator::table() const {
   Table t = table_;
   t.title = fmt::format("{} values -> {} ({}, {})", count_, f.name, overflow_name(c_.overflow),
                         c_.stochastic_seed ? fmt::format("stochastic rounding, seed {}", *c_.stochastic_seed)
-                                           : std::string("round to nearest even"));
+                         : std::string(f.has_sign ? "round to nearest even" : "round to nearest, ties up"));
   if (count_ > c_.max_table_rows)
     t.notes.push_back(fmt::format("showing the first {} of {} values; --json has all of them",
                                   c_.max_table_rows, count_));

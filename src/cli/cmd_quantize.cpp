@@ -93,12 +93,15 @@ struct StreamedEnvelope {
 // ---- the options, the values, the checks
 
 void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
-  sub->add_option("--dtype", c.dtype, "Target format: fp32, bf16, fp16, e4m3 (E4M3FN), e5m2")
+  sub->add_option("--dtype", c.dtype,
+                  "Target format: fp32, bf16, fp16, e4m3 (E4M3FN), e5m2, or the OCP MX formats e2m1 "
+                  "(FP4), e2m3, e3m2 (FP6), e8m0 (the MX scale)")
       ->type_name("NAME")
       ->capture_default_str();
   sub->add_option("--overflow", c.overflow,
                   "satfinite: overflow and +-inf -> max finite (the GPU's cvt.rn.satfinite); ieee: -> "
-                  "inf (E4M3FN: NaN). NaN -> canonical NaN in both")
+                  "inf (E4M3FN, E8M0: NaN). NaN -> canonical NaN in both. e2m1/e2m3/e3m2 have no "
+                  "inf or NaN: satfinite only, NaN -> +max")
       ->type_name("satfinite|ieee")
       ->capture_default_str();
   sub->add_option("--rounding", c.rounding,
@@ -150,7 +153,9 @@ std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions
   QuantizeConfig qc;
   qc.format = &format_by_name(c.dtype);
   qc.overflow = overflow_by_name(c.overflow);
+  require_overflow_mode(*qc.format, qc.overflow);
   const std::string rounding = parse_choice("--rounding", c.rounding, {"nearest", "stochastic"});
+  if (rounding == "stochastic") require_stochastic_rounding(*qc.format);
   if (!c.seed.empty() && rounding != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (rounding == "stochastic")

@@ -5,6 +5,7 @@ namespace fa4sim::cli {
 const std::vector<CommandEntry>& commands() {
   static const std::vector<CommandEntry> kCommands = {
       {"attention", add_attention},
+      {"block", add_block},
       {"check", add_check},
       {"exp2", add_exp2},
       {"fit", add_fit},

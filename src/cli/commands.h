@@ -27,6 +27,7 @@ void add_attention(CLI::App& root);
 void add_check(CLI::App& root);
 void add_exp2(CLI::App& root);
 void add_fit(CLI::App& root);
+void add_block(CLI::App& root);
 void add_formats(CLI::App& root);
 void add_gpu(CLI::App& root);
 void add_gpu_attention(CLI::App& root);  // adds `attention` under `gpu`; called by add_gpu

@@ -14,7 +14,8 @@
 namespace fa4sim {
 
 const std::vector<const Format*>& all_formats() {
-  static const std::vector<const Format*> kAll = {&kFP32, &kBF16, &kFP16, &kE4M3, &kE5M2};
+  static const std::vector<const Format*> kAll = {&kFP32, &kBF16, &kFP16, &kE4M3, &kE5M2,
+                                                  &kE2M1, &kE2M3, &kE3M2, &kE8M0};
   return kAll;
 }
 
@@ -38,6 +39,10 @@ const Format& format_by_name(const std::string& name) {
       {"float8_e4m3fn", &kE4M3}, {"e4m3fn", &kE4M3},  {"float8_e5m2", &kE5M2},
       {"bfloat16", &kBF16},      {"float16", &kFP16}, {"half", &kFP16},
       {"float32", &kFP32},       {"float", &kFP32},
+      {"float4_e2m1fn", &kE2M1}, {"e2m1fn", &kE2M1},  {"fp4", &kE2M1},
+      {"float6_e2m3fn", &kE2M3}, {"e2m3fn", &kE2M3},  {"float6_e3m2fn", &kE3M2},
+      {"e3m2fn", &kE3M2},        {"float8_e8m0fnu", &kE8M0}, {"e8m0fnu", &kE8M0},
+      {"ue8m0", &kE8M0},
   };
   for (const auto& [alias, f] : kAliases)
     if (name == alias) return *f;
@@ -83,23 +88,42 @@ std::vector<std::string> format_names(const std::vector<const Format*>& formats)
 
 std::vector<std::string> format_names(FormatRole role) { return format_names(formats_of(role)); }
 
+void require_overflow_mode(const Format& f, Overflow ov) {
+  if (ov == Overflow::ieee && f.nan_encoding == NanEncoding::none)
+    throw Error(fmt::format("overflow mode ieee: {} has no inf and no NaN, so overflow can only "
+                            "saturate", f.name),
+                "use satfinite, its only overflow rule");
+}
+
+void require_stochastic_rounding(const Format& f) {
+  if (!f.has_sign || f.nan_encoding == NanEncoding::none)
+    throw Error(fmt::format("stochastic rounding to the MX format {} is not modelled", f.name),
+                "use round to nearest");
+}
+
 std::vector<std::string> validate(const Format& f) {
   std::vector<std::string> errs;
   const std::string n = f.name ? f.name : "(unnamed)";
   if (f.exp_bits < 2 || f.exp_bits > 8)
     errs.push_back(fmt::format("{}: exp_bits = {} is outside 2..8", n, f.exp_bits));
-  if (f.man_bits < 1 || f.man_bits > 23)
+  if (f.has_sign && (f.man_bits < 1 || f.man_bits > 23))
     errs.push_back(fmt::format("{}: man_bits = {} is outside 1..23", n, f.man_bits));
+  if (!f.has_sign && (f.man_bits != 0 || f.nan_encoding != NanEncoding::all_ones || f.has_inf))
+    errs.push_back(fmt::format("{}: an unsigned format is E8M0-style: man_bits 0, all-ones NaN, "
+                               "no inf", n));
   if (!errs.empty()) return errs;  // the rest would shift by nonsense
-  if (f.total_bits != 1 + f.exp_bits + f.man_bits)
-    errs.push_back(fmt::format("{}: total_bits = {} is not 1 + exp_bits + man_bits", n, f.total_bits));
+  if (f.total_bits != int(f.has_sign) + f.exp_bits + f.man_bits)
+    errs.push_back(fmt::format("{}: total_bits = {} is not sign + exp_bits + man_bits", n, f.total_bits));
+  if (f.nan_encoding == NanEncoding::none && f.has_inf)
+    errs.push_back(fmt::format("{}: a format without NaN (MX FP4/FP6 style) has no inf", n));
   if (f.nan_encoding == NanEncoding::all_ones && f.has_inf)
     errs.push_back(fmt::format("{}: an all-ones-NaN format (E4M3FN style) has no inf", n));
   if (f.nan_encoding == NanEncoding::ieee && !f.has_inf)
     errs.push_back(fmt::format("{}: an IEEE-NaN format reserves the all-ones exponent for inf", n));
   // Every value must be a float32 (decode is exact, encode's shifts stay in range):
   // emax <= 127 and the min subnormal >= 2^-149.
-  const Format d = make_format(f.name, f.exp_bits, f.man_bits, f.bias, f.has_inf, f.nan_encoding);
+  const Format d = make_format(f.name, f.exp_bits, f.man_bits, f.bias, f.has_inf, f.nan_encoding,
+                               f.has_sign);
   if (d.emax > 127 || d.emin - f.man_bits < -149)
     errs.push_back(fmt::format("{}: range 2^{}..2^{} is not inside float32's 2^-149..2^127", n,
                                d.emin - f.man_bits, d.emax));
@@ -138,7 +162,8 @@ struct RuntimeFormat {
 bool same_format(const Format& a, const Format& b) {
   return a.exp_bits == b.exp_bits && a.man_bits == b.man_bits && a.bias == b.bias &&
          a.has_inf == b.has_inf && a.nan_encoding == b.nan_encoding && a.max_code == b.max_code &&
-         a.nan_code == b.nan_code && a.inf_code == b.inf_code && a.total_bits == b.total_bits;
+         a.nan_code == b.nan_code && a.inf_code == b.inf_code && a.total_bits == b.total_bits &&
+         a.has_sign == b.has_sign;
 }
 
 template <class Body>
@@ -148,6 +173,10 @@ void with_format(const Format& f, Body&& body) {
   if (same_format(f, kBF16)) return body(ConstFormat<&kBF16>{});
   if (same_format(f, kFP16)) return body(ConstFormat<&kFP16>{});
   if (same_format(f, kFP32)) return body(ConstFormat<&kFP32>{});
+  if (same_format(f, kE2M1)) return body(ConstFormat<&kE2M1>{});
+  if (same_format(f, kE2M3)) return body(ConstFormat<&kE2M3>{});
+  if (same_format(f, kE3M2)) return body(ConstFormat<&kE3M2>{});
+  if (same_format(f, kE8M0)) return body(ConstFormat<&kE8M0>{});
   const auto errs = validate(f);
   if (!errs.empty()) throw Error(fmt::format("invalid number format: {}", errs.front()));
   return body(RuntimeFormat{&f});
@@ -166,6 +195,7 @@ void encode_array_impl(const Format& f, std::span<const float> in, std::span<T> 
     throw Error(fmt::format("encode_array: {}-bit format {} into {}-bit outputs", f.total_bits,
                             f.name, 8 * sizeof(T)),
                 "use a wider output element type");
+  require_overflow_mode(f, ov);
   with_format(f, [&](auto fmt_) {
     const float* src = in.data();
     T* dst = out.data();
@@ -214,6 +244,7 @@ FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint8_t> 
 
 FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {
   check_sizes(in.size(), out.size(), "quantize_array");
+  require_overflow_mode(f, ov);
   with_format(f, [&](auto fmt_) {
     for (size_t i = 0; i < in.size(); ++i) out[i] = quantize(fmt_.get(), in[i], ov);
   });
@@ -222,6 +253,8 @@ FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> 
 void encode_sr_array(const Format& f, std::span<const float> in, std::span<uint32_t> out,
                      Overflow ov, uint64_t seed, uint64_t first_index) {
   check_sizes(in.size(), out.size(), "encode_sr_array");
+  require_overflow_mode(f, ov);
+  require_stochastic_rounding(f);
   with_format(f, [&](auto fmt_) {
     for (size_t i = 0; i < in.size(); ++i)
       out[i] = encode_sr(fmt_.get(), in[i], ov, sr_random_bits(seed, first_index + i));
@@ -231,6 +264,8 @@ void encode_sr_array(const Format& f, std::span<const float> in, std::span<uint3
 void quantize_sr_array(const Format& f, std::span<const float> in, std::span<float> out,
                        Overflow ov, uint64_t seed, uint64_t first_index) {
   check_sizes(in.size(), out.size(), "quantize_sr_array");
+  require_overflow_mode(f, ov);
+  require_stochastic_rounding(f);
   with_format(f, [&](auto fmt_) {
     for (size_t i = 0; i < in.size(); ++i)
       out[i] = decode(fmt_.get(),

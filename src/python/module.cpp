@@ -496,7 +496,7 @@ NB_MODULE(_fa4sim, m) {
   m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a, "threads"_a);
   m.def("fit_objective_names", &fit_objective_names);
   m.def("format_info", &format_info, "name"_a);
-  m.def("format_names", &format_names);
+  m.def("format_names", static_cast<std::vector<std::string> (*)()>(&format_names));
   m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
         "rounding"_a, "seed"_a.none(), "threads"_a);
   m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,

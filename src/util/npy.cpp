@@ -219,13 +219,14 @@ uint32_t read_le(const uint8_t* p, size_t n) {
   return v;
 }
 
-size_t type_size(NpyType t) { return t == NpyType::f32 ? 4 : 2; }
+size_t type_size(NpyType t) { return t == NpyType::f32 ? 4 : (t == NpyType::u8 ? 1 : 2); }
 
 const char* type_descr(NpyType t) {
   switch (t) {
     case NpyType::f32: return "<f4";
     case NpyType::f16: return "<f2";
     case NpyType::u16: return "<u2";
+    case NpyType::u8: return "|u1";
   }
   return "?";
 }
@@ -237,10 +238,11 @@ struct UnreadableType : Error {
   std::string descr;
 };
 
-NpyType descr_to_type(const std::string& descr, const std::string& name) {
+NpyType descr_to_type(const std::string& descr, const std::string& name, bool allow_u8) {
   if (descr == "<f4") return NpyType::f32;
   if (descr == "<f2") return NpyType::f16;
   if (descr == "<u2") return NpyType::u16;
+  if (allow_u8 && (descr == "|u1" || descr == "<u1")) return NpyType::u8;
   if (descr.size() >= 2 && descr[0] == '>')
     throw Error(fmt::format("'{}' holds big-endian data ('{}'); fa4sim reads little-endian only",
                             name, printable(descr)),
@@ -260,6 +262,7 @@ const char* npy_type_name(NpyType t) {
     case NpyType::f32: return "float32";
     case NpyType::f16: return "float16";
     case NpyType::u16: return "uint16";
+    case NpyType::u8: return "uint8";
   }
   return "?";
 }
@@ -291,6 +294,7 @@ float NpyArray::value(uint64_t i, bool u16_is_bf16) const {
       return f;
     }
     case NpyType::f16: return f16_to_f32(static_cast<uint16_t>(read_le(p, 2)));
+    case NpyType::u8: return static_cast<float>(p[0]);
     case NpyType::u16: {
       const uint32_t b = read_le(p, 2);
       if (!u16_is_bf16) return static_cast<float>(b);
@@ -310,7 +314,7 @@ std::vector<float> NpyArray::to_float32(bool u16_is_bf16) const {
   return out;
 }
 
-NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
+NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name, bool allow_u8) {
   if (size < kMagicLen + 2 || std::memcmp(data, kMagic, kMagicLen) != 0)
     fail(name, "it does not start with the .npy magic \\x93NUMPY");
   const int major = data[6], minor = data[7];
@@ -333,7 +337,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
   NpyArray a;
   a.version_major = major;
   a.descr = h.descr;
-  a.type = descr_to_type(h.descr, name);
+  a.type = descr_to_type(h.descr, name, allow_u8);
   a.fortran_order = h.fortran_order;
   a.shape = h.shape;
 
@@ -376,7 +380,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
   return a;
 }
 
-NpyArray read_npy(const std::string& path) {
+NpyArray read_npy(const std::string& path, bool allow_u8) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(fmt::format("cannot read '{}': it is a directory", path), "give a .npy file");
@@ -392,7 +396,7 @@ NpyArray read_npy(const std::string& path) {
   std::vector<uint8_t> buf(static_cast<size_t>(end));
   if (!buf.empty() && !f.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size())))
     throw Error(fmt::format("cannot read '{}'", path), "is it a regular file?");
-  return parse_npy(buf.data(), buf.size(), path);
+  return parse_npy(buf.data(), buf.size(), path, allow_u8);
 }
 
 NpyArray read_npy_2d_f32(const std::string& path) {

@@ -41,7 +41,7 @@ TEST(CliFormats, TableAndJson) {
   const auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["command"], "formats");
   const auto& fs = doc["results"]["formats"];
-  ASSERT_EQ(fs.size(), 5u);
+  ASSERT_EQ(fs.size(), 9u);  // fp32, bf16, fp16, e4m3, e5m2, e2m1, e2m3, e3m2, e8m0
   for (const auto& f : fs)
     for (const char* k : {"name", "bits", "exponent_bits", "mantissa_bits", "bias", "max_finite",
                           "min_normal", "min_subnormal", "epsilon", "log2_max", "has_inf"})

@@ -397,3 +397,124 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace fa4sim
+
+// ---- the OCP MX formats: E2M1, E2M3, E3M2 (no inf, no NaN) and E8M0 (the unsigned scale)
+namespace fa4sim {
+namespace mx {
+
+const Format* const kMxElems[] = {&kE2M1, &kE2M3, &kE3M2};
+
+TEST(FormatsMx, Limits) {
+  // OCP MX v1.0 table 1: max normal 6, 7.5, 28; min subnormal 0.5, 0.125, 0.0625.
+  EXPECT_EQ(kE2M1.max_finite, 6.0);
+  EXPECT_EQ(kE2M3.max_finite, 7.5);
+  EXPECT_EQ(kE3M2.max_finite, 28.0);
+  EXPECT_EQ(kE2M1.min_normal, 1.0);
+  EXPECT_EQ(kE3M2.min_normal, 0.25);
+  for (const Format* f : kMxElems) {
+    EXPECT_EQ(double(decode(*f, f->max_code)), f->max_finite) << f->name;
+    EXPECT_EQ(double(decode(*f, 1)), f->min_subnormal) << f->name;
+    EXPECT_FALSE(is_nan_code(*f, f->max_code)) << f->name;
+    EXPECT_NEAR(f->log2_max, std::log2(f->max_finite), 4e-15) << f->name;
+  }
+  EXPECT_EQ(kE8M0.max_finite, std::ldexp(1.0, 127));
+  EXPECT_EQ(kE8M0.min_normal, std::ldexp(1.0, -127));
+  EXPECT_EQ(decode(kE8M0, 0x00), std::ldexp(1.0f, -127));  // the float32 subnormal 0x00400000
+  EXPECT_EQ(decode(kE8M0, 0x7F), 1.0f);
+  EXPECT_EQ(decode(kE8M0, 0xFE), std::ldexp(1.0f, 127));
+  EXPECT_TRUE(std::isnan(decode(kE8M0, 0xFF)));
+  for (const Format* f : {&kE2M1, &kE2M3, &kE3M2, &kE8M0}) EXPECT_TRUE(validate(*f).empty()) << f->name;
+}
+
+// Every pattern decodes to a number that encodes back to the pattern (E8M0: 0xFF is NaN).
+TEST(FormatsMx, AllPatternsRoundTrip) {
+  for (const Format* f : {&kE2M1, &kE2M3, &kE3M2, &kE8M0}) {
+    for (uint32_t b = 0; b < (1u << f->total_bits); ++b) {
+      const float v = decode(*f, b);
+      if (f == &kE8M0 && b == 0xFF) {
+        ASSERT_TRUE(std::isnan(v));
+        continue;
+      }
+      ASSERT_FALSE(std::isnan(v)) << f->name << " " << b;
+      ASSERT_EQ(encode(*f, v, Overflow::satfinite), b) << f->name << " " << b;
+      ASSERT_EQ(encode_f64(*f, double(v), Overflow::satfinite), b) << f->name << " " << b;
+    }
+  }
+}
+
+TEST(FormatsMx, KnownValues) {
+  const auto sat = Overflow::satfinite, ieee = Overflow::ieee;
+  EXPECT_EQ(encode(kE2M1, 0.25f, sat), 0x0u);   // tie 0 | 0.5 -> even 0
+  EXPECT_EQ(encode(kE2M1, 0.75f, sat), 0x2u);   // tie 0.5 | 1 -> even 1.0
+  EXPECT_EQ(encode(kE2M1, 5.0f, sat), 0x6u);    // tie 4 | 6 -> even 4
+  EXPECT_EQ(encode(kE2M1, 6.9f, sat), 0x7u);    // 6
+  EXPECT_EQ(encode(kE2M1, 7.0f, sat), 0x7u);    // tie 6 | 8 rounds to 8: saturates to 6
+  EXPECT_EQ(encode(kE2M1, -1e30f, sat), 0xFu);
+  EXPECT_EQ(encode(kE2M1, -INFINITY, sat), 0xFu);
+  EXPECT_EQ(encode(kE2M1, NAN, sat), 0x7u);     // cvt.rn.satfinite: NaN -> +max
+  EXPECT_EQ(encode(kE2M1, -NAN, sat), 0x7u);
+  EXPECT_EQ(encode(kE2M1, -0.1f, sat), 0x8u);   // -0 keeps its sign
+  EXPECT_EQ(encode(kE2M3, 7.75f, sat), 0x1Fu);  // beyond 7.5: saturates
+  EXPECT_EQ(encode(kE3M2, 30.0f, sat), 0x1Fu);  // 28
+  EXPECT_EQ(encode(kE3M2, 0.03125f, sat), 0x0u);  // half the min subnormal: tie -> 0
+  // E8M0 (Note [E8M0 encode]): ties round up; zeros and negatives are NaN (ieee) or 2^-127.
+  EXPECT_EQ(encode(kE8M0, 1.0f, ieee), 127u);
+  EXPECT_EQ(encode(kE8M0, 1.5f, ieee), 128u);
+  EXPECT_EQ(encode(kE8M0, 1.4999999f, ieee), 127u);
+  EXPECT_EQ(encode(kE8M0, 3.0f, ieee), 129u);
+  EXPECT_EQ(encode(kE8M0, 0x1p-127f, ieee), 0u);
+  EXPECT_EQ(encode(kE8M0, 0x1.000004p-127f, ieee), 0u);  // 2^-127 + 2^-149: below 1.5 2^-127
+  EXPECT_EQ(encode(kE8M0, 0x1.7ffff8p-127f, ieee), 0u);
+  EXPECT_EQ(encode(kE8M0, 0x1.8p-127f, ieee), 1u);       // the tie rounds up
+  EXPECT_EQ(encode_f64(kE8M0, 0x1.8p-127, ieee), 1u);
+  EXPECT_EQ(encode_f64(kE8M0, 0x1.7fffffp-127, ieee), 0u);
+  EXPECT_EQ(encode(kE8M0, 0x1p-149f, ieee), 0u);
+  EXPECT_EQ(encode(kE8M0, 0x1.7ffffep127f, ieee), 0xFEu);
+  EXPECT_EQ(encode(kE8M0, 0x1.8p127f, ieee), 0xFFu);
+  EXPECT_EQ(encode(kE8M0, 0x1.8p127f, sat), 0xFEu);
+  EXPECT_EQ(encode(kE8M0, INFINITY, ieee), 0xFFu);
+  EXPECT_EQ(encode(kE8M0, INFINITY, sat), 0xFEu);
+  EXPECT_EQ(encode(kE8M0, 0.0f, ieee), 0xFFu);
+  EXPECT_EQ(encode(kE8M0, -0.0f, sat), 0x00u);
+  EXPECT_EQ(encode(kE8M0, -2.0f, ieee), 0xFFu);
+  EXPECT_EQ(encode(kE8M0, -2.0f, sat), 0x00u);
+  EXPECT_EQ(encode(kE8M0, NAN, sat), 0xFFu);
+  EXPECT_EQ(encode_f64(kE8M0, 3.0, ieee), 129u);
+  EXPECT_EQ(encode_f64(kE8M0, 1e-300, sat), 0u);
+  EXPECT_TRUE(rounds_beyond_max(kE2M1, 7.0f));
+  EXPECT_FALSE(rounds_beyond_max(kE2M1, 6.9f));
+  EXPECT_FALSE(rounds_beyond_max(kE2M1, NAN));
+}
+
+// encode_f64 of each float32 agrees with encode (the double path is the reference path).
+TEST(FormatsMx, F64AgreesOnFloat32Sweep) {
+  std::mt19937 rng(27);
+  for (const Format* f : {&kE2M1, &kE2M3, &kE3M2, &kE8M0}) {
+    for (int i = 0; i < 200000; ++i) {
+      const float x = f32_from_bits(rng());
+      if (std::isnan(x)) continue;
+      ASSERT_EQ(encode_f64(*f, double(x), Overflow::satfinite), encode(*f, x, Overflow::satfinite))
+          << f->name << " " << x;
+    }
+  }
+}
+
+TEST(FormatsMx, ArraysRefuseWhatTheFormatCannotDo) {
+  std::vector<float> in = {1.0f, 7.0f, -NAN};
+  std::vector<uint8_t> out(3);
+  EXPECT_THROW(encode_array(kE2M1, in, out, Overflow::ieee), Error);  // no inf, no NaN
+  std::vector<float> q(3);
+  EXPECT_THROW(quantize_array(kE3M2, in, q, Overflow::ieee), Error);
+  std::vector<uint32_t> o32(3);
+  EXPECT_THROW(encode_sr_array(kE8M0, in, o32, Overflow::satfinite, 1), Error);
+  EXPECT_THROW(encode_sr_array(kE2M1, in, o32, Overflow::satfinite, 1), Error);
+  encode_array(kE2M1, in, out, Overflow::satfinite);
+  EXPECT_EQ(out, (std::vector<uint8_t>{0x2, 0x7, 0x7}));
+  encode_array(kE8M0, in, out, Overflow::ieee);  // E8M0 has both rules
+  EXPECT_EQ(out, (std::vector<uint8_t>{127, 130, 0xFF}));
+  EXPECT_EQ(&format_by_name("float4_e2m1fn"), &kE2M1);
+  EXPECT_EQ(&format_by_name("float8_e8m0fnu"), &kE8M0);
+}
+
+}  // namespace mx
+}  // namespace fa4sim

@@ -9,6 +9,18 @@ if(FA4SIM_PYTHON3)
            COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_ml_dtypes.py
                    --fa4sim $<TARGET_FILE:fa4sim> --formats e4m3,e5m2,bf16)
   set_tests_properties(ml_dtypes_crosscheck PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 1800)
+  # The OCP MX formats against float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e8m0fnu
+  # (satfinite only for the three without NaN; both modes for e8m0), and every code's decoding.
+  add_test(NAME ml_dtypes_crosscheck_mx
+           COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_ml_dtypes.py
+                   --fa4sim $<TARGET_FILE:fa4sim> --formats e2m1,e2m3,e3m2,e8m0)
+  set_tests_properties(ml_dtypes_crosscheck_mx PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 2400)
+  # Block quantisers against torchao's reference (its numpy port when torch is absent), 10^7
+  # blocks per mode.
+  add_test(NAME block_scale_crosscheck
+           COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_block_scale.py
+                   --fa4sim $<TARGET_FILE:fa4sim>)
+  set_tests_properties(block_scale_crosscheck PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 7200)
 else()
   message(STATUS "✗ python3 not found: the ml_dtypes cross-check is not registered")
 endif()

@@ -8,7 +8,7 @@
 // Accepted element types (little-endian only; '|' is accepted where the item is 1 byte wide):
 //   '<f4' float32, '<f2' float16 (IEEE binary16), '<u2' uint16. A '<u2' array is how fa4sim
 //   takes bfloat16 tensors (numpy has no bfloat16; save `x.view(np.uint16)`), so callers decide
-//   whether u16 means bf16 bits.
+//   whether u16 means bf16 bits. '|u1' uint8: the codes of the block-scaled formats.
 // What is validated (each failure throws fa4sim::Error with exit code 2 naming the file):
 //   magic, version, header length vs file size, header is ASCII (v1/v2) or UTF-8 (v3) text,
 //   the dict has exactly the three keys once each, descr is one of the accepted types (big-endian
@@ -28,9 +28,9 @@
 
 namespace fa4sim {
 
-enum class NpyType { f32, f16, u16 };
+enum class NpyType { f32, f16, u16, u8 };
 
-const char* npy_type_name(NpyType t);  // "float32", "float16", "uint16"
+const char* npy_type_name(NpyType t);  // "float32", "float16", "uint16", "uint8"
 
 // "(2, 3)", "(5,)", "()" like numpy.
 std::string shape_string(const std::vector<uint64_t>& shape);
@@ -55,10 +55,11 @@ struct NpyArray {
 };
 
 // Parses an in-memory .npy image. `name` is used in error messages. Throws fa4sim::Error.
-NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name);
+// uint8 ('|u1') is read only with `allow_u8` (the block-scaled codes); elsewhere it is refused.
+NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name, bool allow_u8 = false);
 
 // Reads a file. Throws fa4sim::Error when it cannot be opened or is not a valid .npy.
-NpyArray read_npy(const std::string& path);
+NpyArray read_npy(const std::string& path, bool allow_u8 = false);
 
 // Reads a file and requires a 2-D float32 array (e.g. a matrix of attention scores).
 NpyArray read_npy_2d_f32(const std::string& path);
