@@ -40,7 +40,7 @@ void BM_AttentionForward(benchmark::State& state) {
   fa4sim::AttentionConfig c;
   c.batch = 1, c.heads = 4, c.kv_heads = 1, c.d = 128;
   c.seq_q = {1024};
-  c.dtypes = {&kE4M3};
+  c.dtypes = {&fa4sim::kE4M3};
   c.threads = int(state.range(0));
   double fp32 = 0, fp64 = 0;
   for (auto _ : state) {
