@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fa4sim/core/formats.h"
 #include "cli_helpers.h"
 
 namespace fs = std::filesystem;
@@ -45,7 +46,7 @@ CliResult run_as(const std::string& prefix, const std::string& args, const fs::p
 bool is_formats_report(const std::string& text) {
   try {
     const auto j = nlohmann::json::parse(text);
-    return j["command"] == "formats" && j["results"]["formats"].size() == 5;
+    return j["command"] == "formats" && j["results"]["formats"].size() == fa4sim::all_formats().size();
   } catch (...) {
     return false;
   }
