@@ -15,12 +15,13 @@ if(FA4SIM_PYTHON3)
            COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_ml_dtypes.py
                    --fa4sim $<TARGET_FILE:fa4sim> --formats e2m1,e2m3,e3m2,e8m0)
   set_tests_properties(ml_dtypes_crosscheck_mx PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 2400)
-  # Block quantisers against torchao's reference (its numpy port when torch is absent), 10^7
-  # blocks per mode.
+  # Block quantisers against torchao's reference (its numpy port when torch is absent), 10^6
+  # blocks per mode of every kind in CI; the 10^7 per mode of docs/commands/block.md is the
+  # script's default (`python3 scripts/check_block_scale.py`), run by hand: it outlasts CI's time.
   add_test(NAME block_scale_crosscheck
            COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts/check_block_scale.py
-                   --fa4sim $<TARGET_FILE:fa4sim>)
-  set_tests_properties(block_scale_crosscheck PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 7200)
+                   --fa4sim $<TARGET_FILE:fa4sim> --blocks 1000000)
+  set_tests_properties(block_scale_crosscheck PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 3600)
 else()
   message(STATUS "✗ python3 not found: the ml_dtypes cross-check is not registered")
 endif()
