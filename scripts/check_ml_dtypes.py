@@ -185,7 +185,11 @@ def check_decode(fa4sim, name):
     codes = np.arange(1 << nbits, dtype=np.uint8 if nbits <= 8 else np.uint16)
     vals = codes.astype(code_dtype).view(lib_dtype).astype(np.float32)
     fin = ~np.isnan(vals)
-    out = subprocess.run([fa4sim, "quantize", "--dtype", name, "--stdin", "--binary", "--json", "-"],
+    # ieee where the format has it: its inf codes must come back as inf (satfinite would map the
+    # library's inf to max finite); the formats without inf and NaN have satfinite alone.
+    overflow = "ieee" if "ieee" in modes_of(name) else "satfinite"
+    out = subprocess.run([fa4sim, "quantize", "--dtype", name, "--overflow", overflow, "--stdin", "--binary",
+                          "--json", "-"],
                          input=vals[fin].tobytes(), capture_output=True, check=True)
     got = json.loads(out.stdout)["results"]["values"]
     bad = 0
