@@ -10,7 +10,7 @@ build=${FA4SIM_BUILD_DIR:-build}
 
 debs=(build-essential cmake git pkg-config libcli11-dev libfmt-dev libeigen3-dev libboost-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-dev python3-pip python3-numpy
-      python3-matplotlib python3-mpmath)
+      python3-matplotlib python3-mpmath python3-venv)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,8 +25,9 @@ fi
 # mpmath (the cross-check scripts' needs), nanobind (to build the Python module `import fa4sim`)
 # and pytest (its tests) from PyPI when it lacks them.
 py_missing=()
-for m in numpy matplotlib ml_dtypes mpmath nanobind pytest; do
-  python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
+# (scikit-build-core: the wheel test builds `pip wheel .` without build isolation.)
+for m in numpy matplotlib ml_dtypes mpmath nanobind pytest scikit_build_core; do
+  python3 -c "import $m" 2>/dev/null || py_missing+=("${m//_/-}")
 done
 # A numpy already there stays as it is: the newest ml_dtypes would pull numpy 2 over Debian's
 # numpy 1.24, and Debian's matplotlib (built against 1.x) then fails to import.
