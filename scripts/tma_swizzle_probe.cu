@@ -1,11 +1,13 @@
 // scripts/tma_swizzle_probe.cu: TMA load throughput per shared-memory swizzle mode on sm_90a
 // (Note [Swizzle width] in include/fa4sim/analysis/schedule.h). Upstream FA4's sm90 forward
 // stages K and V tiles of tile_n rows x d bf16 columns with TMA, boxes as wide as the swizzle
-// (128, 64 or 32 bytes), the widest that divides a row of d elements. One CTA per SM, one thread issuing the boxes of a
-// 112-row tile (2-D boxes, inner dimension = swizzle width) into three stages guarded by
-// mbarriers, the tensor (16384 rows x d) resident in L2 after a warm-up. Prints, per (d, swizzle),
-// the clocks per tile and the useful bytes per clock per SM (the median over SMs); rows of d not a
-// multiple of 16 are read with the boxes of the padded tile, as upstream does.
+// (128, 64 or 32 bytes), the widest that divides a row of d elements. One CTA per SM, one thread
+// loading 112-row tiles into three stages guarded by mbarriers, the tensor (16384 rows x d)
+// resident in L2 after a warm-up. Two ways to load a tile: "2d", one 2-D box (inner dimension =
+// swizzle width) per column block; "3d", one copy of a 3-D box (swizzle width x column blocks x
+// rows) per tile, as one TMA instruction. Prints, per (d, swizzle, way), the clocks per tile and
+// the useful bytes per clock per SM (the median over SMs); rows of d not a multiple of 16 are read
+// (2-D only) with the boxes of the padded tile, as upstream does.
 // Build and run on the GPU machine:
 //   nvcc -O2 -gencode arch=compute_90a,code=sm_90a -o tma_probe scripts/tma_swizzle_probe.cu -lcuda && ./tma_probe
 #include <cuda.h>
@@ -39,6 +41,13 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, i
       ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int row, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+      ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(0), "r"(row), "r"(bar) : "memory");
+}
+
+// boxes > 0: that many 2-D boxes per tile; boxes < 0: one 3-D copy of -boxes column blocks.
 __global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int box_inner, int box_stride,
                       int iters, unsigned long long* clocks) {
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -48,6 +57,8 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int bo
   if (threadIdx.x != 0) return;
   for (int s = 0; s < kStages; ++s) mbar_init(bar0 + 8 * s);
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  const bool three_d = boxes < 0;
+  if (three_d) boxes = -boxes;
   const uint32_t tile_bytes = uint32_t(boxes) * kRows * box_inner * 2;
   const int stage_bytes = boxes * box_stride;
   unsigned long long t0 = 0;
@@ -57,14 +68,50 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int bo
     if (it >= kStages) mbar_wait(bar0 + 8 * s, ((it / kStages) - 1) & 1);
     mbar_expect(bar0 + 8 * s, tile_bytes);
     const int row = ((blockIdx.x * 37 + it) * kRows) % (kTensorRows - kRows);
-    for (int b = 0; b < boxes; ++b)
-      tma_load(base + s * stage_bytes + b * box_stride, &map, b * box_inner, row, bar0 + 8 * s);
+    if (three_d)
+      tma_load3(base + s * stage_bytes, &map, row, bar0 + 8 * s);
+    else
+      for (int b = 0; b < boxes; ++b)
+        tma_load(base + s * stage_bytes + b * box_stride, &map, b * box_inner, row, bar0 + 8 * s);
   }
   for (int it = iters + kStages; it < iters + 2 * kStages; ++it) {
     const int s = it % kStages;
     mbar_wait(bar0 + 8 * s, ((it / kStages) - 1) & 1);
   }
   clocks[blockIdx.x] = clock64() - t0;
+}
+
+struct Timing { double per_tile; float ms; };
+
+Timing measure(const CUtensorMap& map, int boxes, int inner, int box_stride, int sms, unsigned long long* clocks) {
+  probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, 200, clocks);  // warm-up: L2 resident
+  CK(cudaDeviceSynchronize());
+  const int iters = 4000;
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  CK(cudaEventRecord(a));
+  probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, iters, clocks);
+  CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
+  float ms = 0; CK(cudaEventElapsedTime(&ms, a, b));
+  std::vector<unsigned long long> c(sms);
+  CK(cudaMemcpy(c.data(), clocks, sizeof(unsigned long long) * sms, cudaMemcpyDeviceToHost));
+  std::sort(c.begin(), c.end());
+  return {double(c[sms / 2]) / iters, ms};
+}
+
+// rank 2: (d, rows), boxes (inner, 112); rank 3: (inner, d / inner, rows), box (inner, d / inner, 112).
+bool encode(CUtensorMap* map, int rank, void* g, int d, int inner, CUtensorMapSwizzle mode) {
+  const cuuint64_t dims2[2] = {cuuint64_t(d), cuuint64_t(kTensorRows)};
+  const cuuint64_t strides2[1] = {cuuint64_t(d) * 2};
+  const cuuint32_t box2[2] = {cuuint32_t(inner), cuuint32_t(kRows)};
+  const cuuint64_t dims3[3] = {cuuint64_t(inner), cuuint64_t(d / inner), cuuint64_t(kTensorRows)};
+  const cuuint64_t strides3[2] = {cuuint64_t(inner) * 2, cuuint64_t(d) * 2};
+  const cuuint32_t box3[3] = {cuuint32_t(inner), cuuint32_t(d / inner), cuuint32_t(kRows)};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, g, rank == 2 ? dims2 : dims3,
+                                rank == 2 ? strides2 : strides3, rank == 2 ? box2 : box3, estr,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, mode, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 int main() {
@@ -81,7 +128,7 @@ int main() {
   const struct { int bytes; CUtensorMapSwizzle mode; const char* name; } sws[] = {
       {128, CU_TENSOR_MAP_SWIZZLE_128B, "sw128"}, {64, CU_TENSOR_MAP_SWIZZLE_64B, "sw64"},
       {32, CU_TENSOR_MAP_SWIZZLE_32B, "sw32"}};
-  std::printf("d,tile_d,swizzle,boxes,clocks_per_tile_median,useful_bytes_per_clock_median,kernel_ms\n");
+  std::printf("d,tile_d,swizzle,way,boxes,clocks_per_tile_median,useful_bytes_per_clock_median,kernel_ms\n");
   for (const auto& dd : ds) {
     const int d = dd[0], tile_d = dd[1];
     void* g;
@@ -91,29 +138,19 @@ int main() {
       const int inner = sw.bytes / 2, boxes = (tile_d + inner - 1) / inner;
       const int box_stride = ((kRows * sw.bytes + 1023) / 1024) * 1024;
       if (boxes * box_stride * kStages > kSmem) continue;
-      CUtensorMap map;
-      const cuuint64_t dims[2] = {cuuint64_t(d), cuuint64_t(kTensorRows)};
-      const cuuint64_t strides[1] = {cuuint64_t(d) * 2};
-      const cuuint32_t box[2] = {cuuint32_t(inner), cuuint32_t(kRows)};
-      const cuuint32_t estr[2] = {1, 1};
-      CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g, dims, strides, box, estr,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, sw.mode, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (r != CUDA_SUCCESS) { std::printf("%d,%d,%s,encode error %d\n", d, tile_d, sw.name, int(r)); continue; }
-      probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, 200, clocks);  // warm-up: L2 resident
-      CK(cudaDeviceSynchronize());
-      const int iters = 4000;
-      cudaEvent_t a, b;
-      CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-      CK(cudaEventRecord(a));
-      probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, iters, clocks);
-      CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-      float ms = 0; CK(cudaEventElapsedTime(&ms, a, b));
-      std::vector<unsigned long long> c(sms);
-      CK(cudaMemcpy(c.data(), clocks, sizeof(unsigned long long) * sms, cudaMemcpyDeviceToHost));
-      std::sort(c.begin(), c.end());
-      const double per_tile = double(c[sms / 2]) / iters;
-      std::printf("%d,%d,%s,%d,%.1f,%.2f,%.3f\n", d, tile_d, sw.name, boxes, per_tile, double(kRows) * d * 2 / per_tile, ms);
+      for (int rank = 2; rank <= 3; ++rank) {
+        if (rank == 3 && (d != tile_d || d % inner != 0)) continue;  // whole column blocks only
+        CUtensorMap map;
+        if (!encode(&map, rank, g, d, inner, sw.mode)) {
+          std::printf("%d,%d,%s,%dd,encode error\n", d, tile_d, sw.name, rank);
+          continue;
+        }
+        // the 3-D box lands as rows of d elements: column blocks kRows * sw bytes apart only in 2-D
+        const Timing t = measure(map, rank == 2 ? boxes : -boxes, inner, rank == 2 ? box_stride : kRows * sw.bytes,
+                                 sms, clocks);
+        std::printf("%d,%d,%s,%dd,%d,%.1f,%.2f,%.3f\n", d, tile_d, sw.name, rank, boxes, t.per_tile,
+                    double(kRows) * d * 2 / t.per_tile, t.ms);
+      }
     }
     CK(cudaFree(g));
   }

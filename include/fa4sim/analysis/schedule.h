@@ -66,9 +66,9 @@ struct TileRule {
 // The tensor core does not care (scripts/wgmma_swizzle_probe.py: the same clocks per wgmma for all
 // three modes). So at d = 144, 176, 240 (32-byte swizzle) K and V take longer to load than the
 // 128 x 112 tile's MMAs take to use them, and the kernel is load-bound; at d = 80 and 112 the loads
-// bind by less (the model puts d 112 up to 10 % slower than measured: the probe issues one 2-D box
-// per 32 bytes of row, upstream one multi-box copy, which may cost TMA less). The model takes the
-// measured clocks per tile (data/schedule/sm90.json "tma") as a lower bound on an iteration's period.
+// bind by less (the model puts d 112 up to 10 % slower than measured, unexplained: one 3-D copy of
+// the whole tile costs TMA the same as its 2-D boxes, within 2 %). The model takes the measured
+// clocks per tile (data/schedule/sm90.json "tma") as a lower bound on an iteration's period.
 //
 // TMA's clocks to bring one tile of `rows` rows of d bf16 columns into shared memory, boxes as
 // wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/tma_swizzle_probe.cu).
