@@ -160,7 +160,7 @@ struct Builder {
 };
 
 // Is element `col` of a row (the thread's col-th column: n8 tile col / 2) emulated? The rule of
-// scripts/fa4_tricks.py generalised to any fraction f: tile t is emulated iff frac(t f) < f.
+// scripts/drivers/fa4_tricks.py generalised to any fraction f: tile t is emulated iff frac(t f) < f.
 bool emulated(int col, double f) {
   if (f <= 0) return false;
   if (f >= 1) return true;

@@ -13,7 +13,7 @@ namespace fa4sim {
 namespace {
 
 // The (tau, fraction) grid of the search: upstream's thresholds and emulated shares in eighths
-// (the granularity of scripts/fa4_tricks.py's variant).
+// (the granularity of scripts/drivers/fa4_tricks.py's variant).
 constexpr double kSearchTaus[] = {0, 4, 8};
 constexpr int kSearchEighths = 8;
 

@@ -84,7 +84,7 @@ void check_variant_knobs(const std::string& opt, const std::string& v) {
 }
 
 void add_python_option(CLI::App* s, UpstreamCli& c) {
-  s->add_option("--python", c.python, "Python with torch and flash-attn-4 (runs scripts/fa4_upstream.py)")
+  s->add_option("--python", c.python, "Python with torch and flash-attn-4 (runs scripts/drivers/fa4_upstream.py)")
       ->type_name("PATH")
       ->capture_default_str();
 }
@@ -176,7 +176,7 @@ void add_check_shape_options(CLI::App* ck, UpstreamCli& c) {
 
 void add_check_variant_options(CLI::App* ck, UpstreamCli& c) {
   ck->add_flag("--variant", c.variant, "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
-                                       "(scripts/fa4_tricks.py); implied by --tau/--max-offset/--emu");
+                                       "(scripts/drivers/fa4_tricks.py); implied by --tau/--max-offset/--emu");
   checked(ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (FA4 uses 8)"), "0..64",
           check_variant_knobs)
       ->type_name("T");
@@ -289,7 +289,7 @@ void add_gpu_upstream(CLI::App& gpu) {
   auto* up = gpu.add_subcommand(
       "upstream",
       "Upstream FlashAttention-4 (the flash-attn-4 package) on the GPU as the reference: its "
-      "ex2_emulation and its sm90 forward against fa4sim (needs scripts/upstream_install.sh)");
+      "ex2_emulation and its sm90 forward against fa4sim (needs scripts/gpu/upstream_install.sh)");
   up->require_subcommand(1);
   add_info(up, c);
   add_exp2(up, c);

@@ -1,7 +1,7 @@
 // `fa4sim quantize`: convert float32 values to a number format and show the bits, the decoded
 // value, the error and whether the value saturated or flushed. Values come from the command
 // line, from stdin (text, or raw float32 with --binary), or are all 2^32 float32 patterns
-// (--all-float32, raw output only: the feed of scripts/check_ml_dtypes.py).
+// (--all-float32, raw output only: the feed of scripts/check/check_ml_dtypes.py).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -123,7 +123,7 @@ void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
   sub->add_flag("--binary", c.binary, "With --stdin: read raw little-endian float32");
   sub->add_flag("--all-float32", c.all_float32,
                 "Convert all 2^32 float32 bit patterns in order (needs --binary-out; for "
-                "scripts/check_ml_dtypes.py)");
+                "scripts/check/check_ml_dtypes.py)");
   sub->add_option("--binary-out", c.binary_out,
                   "Write the encodings as raw little-endian integers of the format's width (1, 2 or 4 "
                   "bytes) to FILE, or to stdout with '-'")

@@ -1,6 +1,6 @@
 // `fa4sim schedule`: the schedule model's prediction of FA4's forward for a shape, an arch and
 // the softmax tricks (include/fa4sim/analysis/schedule.h). With --inputs FILE it predicts every
-// configuration of a JSON list in one run (sweeps, scripts/schedule_fit.py).
+// configuration of a JSON list in one run (sweeps, scripts/datagen/schedule_fit.py).
 #include <map>
 
 #include <fmt/format.h>

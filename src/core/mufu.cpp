@@ -1,6 +1,6 @@
 // mufu.cpp: the measured rcp.approx.ftz.f32 table behind include/fa4sim/core/mufu.h: read once
 // from data/mufu/rcp_approx_ftz.bin and checked against its .json sidecar (written by
-// scripts/mufu_table.py with the provenance of the GPU run). Any doubt about the table is an
+// scripts/datagen/mufu_table.py with the provenance of the GPU run). Any doubt about the table is an
 // error naming the file and the rebuild command: the model never falls back to 1/x.
 #include "fa4sim/core/mufu.h"
 

@@ -487,8 +487,7 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   const int n_blocks = visible_blocks<kBM, kBN>(p, m0, n_blocks_total);
   if (n_blocks == 0) return;  // seq_k == 0 never reaches here (validated)
 
-  // Rows of this thread: row_base + 8 * hh.
-  const int row_base = m0 + warp * 16 + lane / 4;
+  const int row_base = m0 + warp * 16 + lane / 4;  // this thread's rows: row_base + 8 * hh
   const ThreadRows thr{bh, bhk, row_base, (lane % 4) * 2, lane};
 
   float o_acc[kDT * 4];
@@ -513,15 +512,14 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   load_block(0);
 
   // Ping-pong (Note [Why wgmma, and how]): a warpgroup's "MMA phase" issues P V of the previous
-  // block and S = Q K^T of this one, then hands the tensor cores to the other warpgroup (named
-  // barriers 1 and 2) and runs its softmax while the other one's MMAs execute.
+  // block and S = Q K^T of this one, then hands the tensor cores to the other (named barriers 1
+  // and 2) and runs its softmax while the other's MMAs execute. One key block per `step`.
   if (wg == 1) named_arrive(1, kThreads);  // warpgroup 0 goes first
   uint32_t pa[kBN / 16][4];  // P of the previous block, the A operand of its P V
   // Q's A fragments (the m16n8k16 layout per warp), loaded once: S = Q K^T reads only K from smem.
   uint32_t q_frag[D / 16][4];
-  // One key block. HAS_PV: issue the previous block's P V in the same MMA phase. The first block
-  // is peeled off (HAS_PV false) so that every MMA phase is straight-line code: ptxas keeps the
-  // wgmmas of one phase in flight only when no branch splits them.
+  // HAS_PV: issue the previous block's P V in the same MMA phase. The first block is peeled off
+  // (HAS_PV false): ptxas keeps one phase's wgmmas in flight only in straight-line code.
   auto step = [&](const int it, auto has_pv) {
     constexpr bool kHasPV = decltype(has_pv)::value;
     const int nb = block_of(it);

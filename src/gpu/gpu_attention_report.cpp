@@ -170,10 +170,10 @@ Report run_gpu_attention_check(const GpuAttnCheckOptions& o) {
 
 namespace {
 
-// Runs scripts/sdpa_bench.py with the shapes; returns its JSON (an array, one object per shape)
+// Runs scripts/drivers/sdpa_bench.py with the shapes; returns its JSON (an array, one object per shape)
 // or an object {"error": why}.
 json run_torch_bench(const std::string& python, const json& shapes, int warmup, int iters) {
-  const std::string script = scripts_dir() + "/sdpa_bench.py";
+  const std::string script = drivers_dir() + "/sdpa_bench.py";
   const std::string cmd = shell_command({python, script, "--warmup", std::to_string(warmup), "--iters",
                                          std::to_string(iters), "--shapes", shapes.dump()},
                                         "2>&1");
@@ -277,7 +277,7 @@ Report gpu_attention_bench_report(const GpuAttnBenchOptions& o, const GpuAttnBen
   if (torch.is_object() && torch.contains("error")) t.notes.push_back("torch: " + torch["error"].get<std::string>());
   if (torch.is_array() && !torch.empty() && torch[0].contains("fa4_error"))
     t.notes.push_back("upstream FA4: " + torch[0]["fa4_error"].get<std::string>() +
-                      " (install: scripts/upstream_install.sh)");
+                      " (install: scripts/gpu/upstream_install.sh)");
   t.notes.push_back("upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
                     "causal bottom-right (= top-left here: seq_q = seq_k)");
   t.notes.push_back("FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see README");

@@ -1,5 +1,5 @@
 // gpu_upstream.cpp: `fa4sim gpu upstream` (include/fa4sim/gpu/gpu_upstream.h): runs upstream
-// FlashAttention-4 through scripts/fa4_upstream.py and compares it with fa4sim's emulator and CPU
+// FlashAttention-4 through scripts/drivers/fa4_upstream.py and compares it with fa4sim's emulator and CPU
 // model. The GPU work happens in the Python driver; everything here runs on the host.
 #include "fa4sim/gpu/gpu_upstream.h"
 
@@ -30,14 +30,14 @@ namespace fa4sim {
 namespace {
 
 std::string driver_command(const std::string& python, const std::string& args) {
-  // A binary copied alone finds no scripts/: say so (its silent driver read as "torch not
+  // A binary copied alone finds no drivers: say so (its silent driver read as "torch not
   // importable" and "printed no JSON").
   const std::string script = upstream_script_path();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(script, ec))
     throw Error(fmt::format("cannot find the upstream driver '{}'", script),
-                "fa4sim reads scripts/ from <prefix>/share/fa4sim/scripts next to an installed binary, else from "
-                "its source tree: install it (cmake --install) or run the build tree's binary",
+                "fa4sim reads its drivers from <prefix>/share/fa4sim/drivers next to an installed binary, else "
+                "from its source tree's scripts/drivers/: install it (cmake --install) or run the build tree's binary",
                 kExitUsage);
   return sh_quote(python) + " " + sh_quote(script) + " " + args;
 }
@@ -65,7 +65,7 @@ void throw_driver_error(const json& j) {
   const std::string what = j.value("error", std::string("the upstream driver failed"));
   if (kind == "no_gpu") throw Error(what, "fa4sim gpu upstream needs an NVIDIA GPU", kExitNoGpu);
   if (kind == "no_upstream") throw Error(what, kUpstreamInstallHint, kExitUsage);
-  throw Error(what, "see the driver's output above (scripts/fa4_upstream.py)", kExitCheckFailed);
+  throw Error(what, "see the driver's output above (scripts/drivers/fa4_upstream.py)", kExitCheckFailed);
 }
 
 // An own temporary folder, removed on scope exit (only ever the one mkdtemp made).
@@ -117,7 +117,7 @@ double share_pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(
 
 }  // namespace
 
-std::string upstream_script_path() { return scripts_dir() + "/fa4_upstream.py"; }
+std::string upstream_script_path() { return drivers_dir() + "/fa4_upstream.py"; }
 
 json upstream_env(const std::string& python) {
   DriverPipe p(driver_command(python, "info") + " 2>/dev/null");
@@ -551,7 +551,7 @@ Report upstream_bench_report(const UpstreamBenchOptions& o, const UpstreamBenchR
                         stock_ms > 0 ? fmt::format("{:+.1f} %", 100.0 * (stock_ms / ms - 1.0)) : std::string("")});
     }
   }
-  t.notes.push_back("variant = scripts/fa4_tricks.py inside upstream's FlashAttentionForwardSm90: threshold tau (O "
+  t.notes.push_back("variant = scripts/drivers/fa4_tricks.py inside upstream's FlashAttentionForwardSm90: threshold tau (O "
                     "rescale skipped unless a 16-row warp votes), ex2_emulation degree 3 on k/8 of the n8 tiles");
   t.notes.push_back("FLOPs = 4*B*H*S^2*d, halved when causal; vs stock = stock time / this time - 1");
   rep.tables.push_back(t);

@@ -1,5 +1,5 @@
 // The `fit` section of `fa4sim report`: the fit table from data/fit/fit_table.json
-// (scripts/fit_table.py). One fit takes minutes, so the report renders the committed runs
+// (scripts/datagen/fit_table.py). One fit takes minutes, so the report renders the committed runs
 // instead of fitting.
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@ void report_fit(ReportContext& ctx) {
   md += "## fit: exp2 polynomials designed for the output format (data/fit/)\n\n";
   const json j = try_read_json_input(path).value_or(json());
   if (!j.is_object() || !j.contains("markdown")) {
-    md += "No fit data in " + path + " (run `scripts/fit_table.py --fa4sim build/fa4sim`).\n\n";
+    md += "No fit data in " + path + " (run `scripts/datagen/fit_table.py --fa4sim build/fa4sim`).\n\n";
     return;
   }
   const json& p = j.at("provenance");

@@ -65,7 +65,7 @@ void report_formats(ReportContext& ctx) {
   }
   md += "Bit-exactness: all 2^32 float32 inputs per format and overflow mode match an independent "
         "table reference (`ctest -L slow -R test_formats`), and ml_dtypes where its semantics agree "
-        "(`python3 scripts/check_ml_dtypes.py`).\n\n";
+        "(`python3 scripts/check/check_ml_dtypes.py`).\n\n";
   ctx.markdown += md;
 }
 

@@ -1,7 +1,7 @@
 // The `roofline` section of `fa4sim report`: `fa4sim roofline` over every architecture and head
 // dim, the published figures against the model (data/published/roofline.json; the schedule
 // fractions' published values are data/fa4_tuning.json's seed_fraction), the 25-60 %
-// investigation and the figures drawn by scripts/plot.py. The analysis is src/analysis/roofline.cpp.
+// investigation and the figures drawn by scripts/drivers/plot.py. The analysis is src/analysis/roofline.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -125,17 +125,17 @@ std::string measured_table(ReportContext& ctx, const Report& r, const Table* t) 
 std::string figures(const ReportContext& ctx) {
   const std::string& out_dir = ctx.out_dir;
   const std::string py = python_with_matplotlib();
-  const std::string script = scripts_dir() + "/plot.py";
+  const std::string script = drivers_dir() + "/plot.py";
   if (py.empty())
     return "Figures: not drawn, because no python3 with matplotlib was found (install Debian's "
-           "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/plot.py " +
+           "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/drivers/plot.py " +
            out_dir + "/roofline.json --out " + out_dir + "`).\n\n";
   const std::string json_path = (std::filesystem::path(out_dir) / "roofline.json").string();
   for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"})
     (void)ctx.own_path(png);  // plot.py writes these: never through a link out of the folder
   const std::string cmd = shell_command({py, script, json_path, "--out", out_dir}, ">/dev/null");
   if (run_shell(cmd) == 0)
-    return "Figures (drawn by `scripts/plot.py` with matplotlib):\n\n"
+    return "Figures (drawn by `scripts/drivers/plot.py` with matplotlib):\n\n"
            "![T_exp/T_mma vs d](roofline_exp_over_mma.png)\n\n"
            "![Predicted exp throughput vs f](roofline_pipe_model.png)\n\n";
   return fmt::format("Figures: `{}` failed (see its message above); the JSON is complete.\n\n", cmd);

@@ -1,7 +1,7 @@
 // The schedule section of `fa4sim report`: the schedule model (src/analysis/schedule.cpp)
 // re-predicts every configuration measured on the H200 (data/schedule/eval_h200.json, from
 // data/gpu/schedule/) and every published Blackwell speed (data/schedule/eval_blackwell.json, from
-// data/published/fa4_speeds.json), and compares. scripts/schedule_fit.py wrote the two files; the
+// data/published/fa4_speeds.json), and compares. scripts/datagen/schedule_fit.py wrote the two files; the
 // section checks that the stored predictions are still the model's.
 #include <cmath>
 #include <cstdlib>
@@ -62,9 +62,9 @@ std::string figure(const std::string& out_dir) {
   const std::string path = (std::filesystem::path(out_dir) / "schedule.json").string();
   if (py.empty())
     return fmt::format("Figure: not drawn, because no python3 with matplotlib was found (then run `python3 "
-                       "scripts/plot.py {} --out {}`).\n\n", path, out_dir);
+                       "scripts/drivers/plot.py {} --out {}`).\n\n", path, out_dir);
   const std::string cmd =
-      shell_command({py, scripts_dir() + "/plot.py", path, "--out", out_dir}, ">/dev/null");
+      shell_command({py, drivers_dir() + "/plot.py", path, "--out", out_dir}, ">/dev/null");
   if (run_shell(cmd) == 0)
     return "![predicted vs measured and published TFLOP/s](schedule_predicted_vs_measured.png)\n\n";
   return fmt::format("Figure: `{}` failed (see its message above); the JSON is complete.\n\n", cmd);
@@ -100,7 +100,7 @@ void report_schedule(ReportContext& ctx) {
       add(fmt::format("h200_{}", plan), compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
   const Compared held = compare(bw["items"], "published_tflops", "predicted_tflops", true);
   add("blackwell_published_held_out", held);
-  t.notes.push_back("H200: medians of interleaved rounds (scripts/fa4_protocol.py; each plan's runs merged); the "
+  t.notes.push_back("H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged); the "
                     "constants are fitted on calibration and heldout, moonshot, heldout2 and heldout3 are not used "
                     "(heldout2 and heldout3 were measured after their plans were fixed, for this; heldout3 showed the "
                     "load bound, whose rates are measured, not fitted: docs/schedule.md, round 4). "

@@ -66,9 +66,9 @@ bool data_from_foreign_source_tree() {
   return true;
 }
 
-std::string scripts_dir() {
-  if (std::string p = installed("scripts"); !p.empty()) return p;
-  return std::string(FA4SIM_SOURCE_DIR) + "/scripts";
+std::string drivers_dir() {
+  if (std::string p = installed("drivers"); !p.empty()) return p;
+  return std::string(FA4SIM_SOURCE_DIR) + "/scripts/drivers";
 }
 
 }  // namespace fa4sim

@@ -92,7 +92,7 @@ TEST_F(CliGpu, VerifyMufuWithoutItsTableIsBadInput) {
     EXPECT_EQ(r.code, 2) << what << "\n" << r.err;
     EXPECT_NE(r.err.find("fa4sim: error: MUFU table '" + dir.string() + "/mufu/rcp_approx_ftz.bin': missing"),
               std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("rebuild with: python3 scripts/mufu_table.py"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("rebuild with: python3 scripts/datagen/mufu_table.py"), std::string::npos) << r.err;
   }
   unsetenv("FA4SIM_DATA_DIR");
   std::filesystem::remove_all(dir);

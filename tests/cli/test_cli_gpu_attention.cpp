@@ -1,6 +1,6 @@
 // test_cli_gpu_attention.cpp: `fa4sim gpu attention` bad input, which is refused before any GPU
 // work (exit 2, "fa4sim: error: ..."), and the no-GPU path (exit 3) where there is no device.
-// The GPU comparisons themselves run on the H200 (scripts/gpu_attention_device.sh).
+// The GPU comparisons themselves run on the H200 (scripts/gpu/gpu_attention_device.sh).
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -73,24 +73,24 @@ TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
 TEST_F(CliGpuUpstream, HelpNamesTheInstallScript) {
   auto r = run_cli("gpu upstream --help");
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("scripts/upstream_install.sh"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scripts/gpu/upstream_install.sh"), std::string::npos) << r.out;
 }
 
-// A binary copied alone, with its source tree's scripts/ hidden (a private mount namespace with
+// A binary copied alone, with its source tree's scripts/drivers/ hidden (a private mount namespace with
 // an empty folder over it): `gpu upstream info` names the missing driver script with exit 2 (it
 // printed "torch not importable" and "the upstream driver printed no JSON" with exit 1).
 TEST_F(CliGpuUpstream, MissingDriverScriptIsNamed) {
   if (getuid() != 0 || std::system("unshare -m true 2>/dev/null") != 0)
-    GTEST_SKIP() << "needs root and mount namespaces to hide the source tree's scripts/";
+    GTEST_SKIP() << "needs root and mount namespaces to hide the source tree's scripts/drivers/";
   const auto dir = fa4sim::test::temp_dir("lone");
   std::filesystem::copy_file(FA4SIM_BIN, dir / "fa4sim");
-  const std::string scripts = std::string(FA4SIM_SOURCE_DIR) + "/scripts";
-  const std::string cmd = "unshare -m sh -c 'mount -t tmpfs none " + scripts + " && " + (dir / "fa4sim").string() +
+  const std::string drivers = std::string(FA4SIM_SOURCE_DIR) + "/scripts/drivers";
+  const std::string cmd = "unshare -m sh -c 'mount -t tmpfs none " + drivers + " && " + (dir / "fa4sim").string() +
                           " gpu upstream info' >/dev/null 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   const std::string err = fa4sim::test::slurp((dir / "err").string());
   EXPECT_EQ(WEXITSTATUS(status), 2) << err;
-  EXPECT_NE(err.find("fa4sim: error: cannot find the upstream driver '" + scripts + "/fa4_upstream.py'"),
+  EXPECT_NE(err.find("fa4sim: error: cannot find the upstream driver '" + drivers + "/fa4_upstream.py'"),
             std::string::npos) << err;
   std::filesystem::remove_all(dir);
 }

@@ -2,7 +2,7 @@
 //
 // BM_Encode/<format>/<mode>: encode_array over kBenchN float32 inputs on one thread; the inputs
 //   are the bit patterns i * 0x9E3779B1 mod 2^32 (a scrambled cover of every float32 class,
-//   NaN and inf included). scripts/bench_formats.py casts the SAME inputs with ml_dtypes in the
+//   NaN and inf included). scripts/bench/bench_formats.py casts the SAME inputs with ml_dtypes in the
 //   same run and writes both to data/bench/formats.{json,md}.
 // BM_AllFloat32VsRef/<format>: the 10 s target: all 2^32 float32 inputs converted with
 //   encode_array AND compared with the table reference (formats_ref.h), on 2 threads, wall time.

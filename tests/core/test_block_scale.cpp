@@ -3,7 +3,7 @@
 // Fast: each scale rule on hand-worked blocks (the arithmetic in the comments), the special
 // blocks (all zero, NaN, inf, subnormal-only), decode(encode) on random blocks within the
 // element format's error bound, the shell's validation (each bad block format names its option).
-// The bit-exact comparison with torchao's reference code is scripts/check_block_scale.py.
+// The bit-exact comparison with torchao's reference code is scripts/check/check_block_scale.py.
 #include <cmath>
 #include <random>
 #include <vector>

@@ -147,7 +147,7 @@ TEST(Mufu, SpecialValues) {
 
 namespace {
 
-// What scripts/mufu_probe.cu's k_sweep bins for rcp: the distance in ulps (ordered bits) of the
+// What scripts/gpu/mufu_probe.cu's k_sweep bins for rcp: the distance in ulps (ordered bits) of the
 // unit's result from 1/x correctly rounded, with the unit's FTZ on input (subnormal -> +-0) and
 // output (below 2^-126 -> +-0), clipped to -8..8; specials (zero, inf) agree when both are the
 // same class. NaN inputs are skipped; bin 17 counts special-class mismatches.

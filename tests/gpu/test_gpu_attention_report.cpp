@@ -210,6 +210,6 @@ TEST(GpuAttentionReport, BenchSaysWhyTorchOrUpstreamIsMissing) {
   r = gpu_attention_bench_report(o, b);
   EXPECT_EQ(r.tables[0].rows[0],
             (std::vector<std::string>{"128", "yes", "8", "4/8", "2.000", "300.2", "n/a", "250.0", "n/a"}));
-  EXPECT_EQ(r.tables[0].notes[0], "upstream FA4: No module named 'flash_attn' (install: scripts/upstream_install.sh)");
+  EXPECT_EQ(r.tables[0].notes[0], "upstream FA4: No module named 'flash_attn' (install: scripts/gpu/upstream_install.sh)");
   EXPECT_EQ(r.results.at("rows")[0].at("torch"), b.torch[0]);
 }

@@ -3,7 +3,7 @@
 // a short stream refused), upstream's sm90 tile table, validation with upstream's messages, the
 // mapping of the driver's environment to exit codes, the analysis of a forward run, the check's,
 // exp2's and bench's reports from given results (exp2's and bench's against recorded H200 runs in
-// data/gpu/upstream/), and that the pins in scripts/upstream_fetch.sh and scripts/fa4_upstream.py
+// data/gpu/upstream/), and that the pins in scripts/gpu/upstream_fetch.sh and scripts/drivers/fa4_upstream.py
 // agree.
 #include <gtest/gtest.h>
 
@@ -116,7 +116,7 @@ TEST(GpuUpstream, RequireMapsEnvironmentToExitCodes) {
                                                     {"upstream_error", "ModuleNotFoundError: No module named 'flash_attn'"}}); },
                          &msg),
             kExitUsage);
-  EXPECT_NE(msg.find("scripts/upstream_install.sh"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("scripts/gpu/upstream_install.sh"), std::string::npos) << msg;
   EXPECT_NE(msg.find("No module named 'flash_attn'"), std::string::npos) << msg;
   EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", true}, {"upstream_importable", true}}); }), 0);
 }
@@ -261,8 +261,8 @@ TEST(GpuUpstream, BottomRightCausalEmptyRows) {
 
 TEST(GpuUpstream, PinsAgreeBetweenFetchScriptAndDriver) {
   const std::string root = FA4SIM_SOURCE_DIR;
-  const std::string fetch = slurp(root + "/scripts/upstream_fetch.sh");
-  const std::string driver = slurp(root + "/scripts/fa4_upstream.py");
+  const std::string fetch = slurp(root + "/scripts/gpu/upstream_fetch.sh");
+  const std::string driver = slurp(root + "/scripts/drivers/fa4_upstream.py");
   std::set<std::string> a, b;
   const std::regex pin_fetch(R"(([a-z0-9-]+)==([0-9][0-9a-z.]*))"), pin_py(R"re("([a-z0-9-]+)": "([0-9][0-9a-z.]*)")re");
   for (std::sregex_iterator i(fetch.begin(), fetch.end(), pin_fetch), e; i != e; ++i) a.insert((*i)[1].str() + "==" + (*i)[2].str());

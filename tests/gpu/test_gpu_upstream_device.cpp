@@ -3,7 +3,7 @@
 // forward against float64 and the CPU model on small shapes (a ragged bottom-right-causal GQA
 // one, fp16 ones, and fa4sim's variant with FA4's tricks). The full 2^32 sweep and the 19-run suite are the CLI's
 // (`fa4sim gpu upstream exp2`, `check --suite`). Without a usable device, or without upstream
-// installed for python3 (scripts/upstream_install.sh), it prints why and exits 77 (a visible skip).
+// installed for python3 (scripts/gpu/upstream_install.sh), it prints why and exits 77 (a visible skip).
 #include <gtest/gtest.h>
 
 #include <cstdio>

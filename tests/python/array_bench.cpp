@@ -1,4 +1,4 @@
-// array_bench.cpp: the C++ side of scripts/bench_python.py. Times the library's array functions
+// array_bench.cpp: the C++ side of scripts/bench/bench_python.py. Times the library's array functions
 // on one thread, on inputs read from a raw float32 file, with preallocated outputs:
 //   python_array_bench FILE REPS  ->  one JSON line {"encode_e4m3_s": [...], "ex2_emu3_s": [...],
 //   "ex2_emu3_new_s": [...], "encode_e4m3_cpu_s": [...], "ex2_emu3_cpu_s": [...],

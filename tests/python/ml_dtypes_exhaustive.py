@@ -5,7 +5,7 @@ against ml_dtypes on every float32 input, typed arrays in and out, for each form
   * quantize(x, fmt, overflow="ieee") is x.astype(ml_dtype).astype(float32);
   * decode(typed) of every code (an array of the format, no fmt) is typed.astype(float32).
 Overflow "ieee" is the libraries' rule (inf, or NaN for float8_e4m3fn); the kernel's satfinite
-differs from them by design (scripts/check_ml_dtypes.py covers it through the CLI). The one
+differs from them by design (scripts/check/check_ml_dtypes.py covers it through the CLI). The one
 known difference: NaN's sign and payload (fa4sim gives the GPU's canonical NaN, ml_dtypes keeps
 the input's), so NaN results compare as NaN on both sides. Everything else is counted; the
 count and the first mismatches are printed per format. Exit 77 (ctest "Skipped") without

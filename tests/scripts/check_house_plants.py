@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""scripts/check_house.py catches what docs/style.md forbids, planted one at a time in a small
+"""scripts/check/check_house.py catches what docs/style.md forbids, planted one at a time in a small
 tree of its own (a temporary folder, not a git checkout): a long member function in a class body,
 a long function in an indented namespace, a long Python function (a method too), and a forbidden
 reference in python/, in CMakeLists.txt and in .ci/, an include up the layers (one through an
-include directory) and an include cycle. The small tree alone passes, so each failure
+include directory), an include cycle, a script at the top of scripts/ or in a folder that is not
+one of the layout's, and a driver that src/ runs from outside scripts/drivers/. The small tree alone passes, so each failure
 is the plant's; each plant must be reported at its own path and line.
 
 Exit 0 when every plant is caught, 1 otherwise."""
@@ -14,7 +15,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHECK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "check_house.py")
+CHECK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "check", "check_house.py")
 N = 130  # lines of a planted body: over the 120-line limit
 
 
@@ -50,7 +51,7 @@ PLANTS = {  # path in the small tree -> (text, line the offence must be reported
     "include/fa4sim/planted/member.h": cpp_member,
     "src/planted/indented.cpp": cpp_indented_namespace,
     "python/fa4sim/planted.py": py_function,
-    "scripts/planted_method.py": py_method,
+    "scripts/check/planted_method.py": py_method,
     "python/fa4sim/planted_ref.py": forbidden,
     "CMakeLists.txt": lambda: ("cmake_minimum_required(VERSION 3.22)\n" + forbidden()[0], 2),
     ".ci/planted": lambda: ("#!/bin/sh\n" + forbidden()[0], 2),
@@ -60,6 +61,12 @@ PLANTS = {  # path in the small tree -> (text, line the offence must be reported
     "src/python/planted.cpp": lambda: ('#include "cli_util.h"\n', 1),
     # a cycle: util/ok.h includes util/cycle.h, which includes util/ok.h
     "include/fa4sim/util/cycle.h": lambda: ('#pragma once\n#include "fa4sim/util/ok.h"\n', 0),
+    # the scripts/ layout: only setup.sh at the top, only the layout's folders below it ...
+    "scripts/planted_top.py": lambda: ("def ok():\n    return 1\n", 1),
+    "scripts/misc/planted.sh": lambda: ("#!/bin/sh\necho ok\n", 1),
+    # ... and every driver the binary runs in scripts/drivers/ (ok.py is; gone.py is not)
+    "src/report/planted_driver.cpp": lambda: ('#include "fa4sim/util/ok.h"\nstd::string a = drivers_dir() + "/ok.py";\n'
+                                              'std::string b = drivers_dir() + "/gone.py";\n', 3),
 }
 
 CLEAN = {  # a small tree that passes: short functions of each kind, no forbidden reference
@@ -72,6 +79,9 @@ CLEAN = {  # a small tree that passes: short functions of each kind, no forbidde
     "include/fa4sim/util/ok.h": '#pragma once\n#include "fa4sim/util/cycle.h"\n',
     "include/fa4sim/util/cycle.h": "#pragma once\n",
     "src/cli/cli_util.h": '#pragma once\n#include "fa4sim/util/ok.h"\n',
+    "scripts/setup.sh": "#!/bin/sh\necho set up\n",
+    "scripts/drivers/ok.py": "def ok(x):\n    return x\n",
+    "scripts/check/ok.py": "def ok(x):\n    return x\n",
 }
 
 

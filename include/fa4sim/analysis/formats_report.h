@@ -97,7 +97,7 @@ class ValueReader {
 // 4 bytes) to `out` (a FILE* opened for binary writing). Returns the bytes written.
 size_t write_encoded(const Format& f, Overflow ov, std::span<const float> values, std::FILE* out);
 // The same for all 2^32 float32 inputs in bit-pattern order 0x00000000..0xFFFFFFFF, streamed
-// in chunks (threads: 0 = all cores); 2^32 x width bytes. For scripts/check_ml_dtypes.py.
+// in chunks (threads: 0 = all cores); 2^32 x width bytes. For scripts/check/check_ml_dtypes.py.
 size_t write_encoded_all_float32(const Format& f, Overflow ov, std::FILE* out, int threads);
 
 // A JSON value for a double: the number, or "nan" / "inf" / "-inf" (JSON has no non-finite).

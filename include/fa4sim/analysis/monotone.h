@@ -7,7 +7,7 @@
 // and counts each step x -> next(x) whose result goes down (y(next) < y(x) as floats; -0 == +0).
 // Steps with a NaN result on either side are not comparable and counted apart. Deterministic: the
 // counts and the first steps do not depend on the thread count.
-// Does not check: the MUFU itself (scripts/mufu_probe.cu does that on the GPU: 0 down-steps for
+// Does not check: the MUFU itself (scripts/gpu/mufu_probe.cu does that on the GPU: 0 down-steps for
 // ex2/rcp/lg2.approx over all inputs on the H200, data/gpu/mufu/2026-12-01).
 #pragma once
 

@@ -59,11 +59,11 @@ struct TileRule {
 // ---- Note [Swizzle width]
 // Upstream's sm90 forward keeps K and V tiles in shared memory with the widest swizzle (128, 64 or
 // 32 bytes) that divides a row of the tile's head dim (d padded to a multiple of 16), and TMA
-// brings them in as boxes that wide. On the H200 (scripts/tma_swizzle_probe.cu, one thread per SM,
+// brings them in as boxes that wide. On the H200 (scripts/gpu/tma_swizzle_probe.cu, one thread per SM,
 // 112-row tiles from L2) a 32-byte box row costs ~1.6 clocks: ~19.5 useful bytes per clock per SM
 // whatever d, against ~36 for 64-byte and 36-56 for 128-byte boxes; rows of a d that is not a
 // multiple of 16 (not 32-byte aligned in memory, the last box partly outside) cost 1.5-2.2x more.
-// The tensor core does not care (scripts/wgmma_swizzle_probe.py: the same clocks per wgmma for all
+// The tensor core does not care (scripts/gpu/wgmma_swizzle_probe.py: the same clocks per wgmma for all
 // three modes). So at d = 144, 176, 240 (32-byte swizzle) K and V take longer to load than the
 // 128 x 112 tile's MMAs take to use them, and the kernel is load-bound; at d = 80 and 112 the loads
 // bind by less (the model puts d 112 up to 10 % slower than measured, unexplained: one 3-D copy of
@@ -71,7 +71,7 @@ struct TileRule {
 // clocks per tile (data/schedule/sm90.json "tma") as a lower bound on an iteration's period.
 //
 // TMA's clocks to bring one tile of `rows` rows of d bf16 columns into shared memory, boxes as
-// wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/tma_swizzle_probe.cu).
+// wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/gpu/tma_swizzle_probe.cu).
 struct TmaClocks {
   int d = 0, tile_d = 0, swizzle = 0;  // tile_d: d padded to a multiple of 16; swizzle in bytes
   double clocks = 0;

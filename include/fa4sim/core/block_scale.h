@@ -1,7 +1,7 @@
 // block_scale.h: block-scaled formats (OCP MX: MXFP8, MXFP6, MXFP4; NVIDIA NVFP4): one shared
 // scale per block of `block_size` consecutive elements of a row, elements in a narrow format.
 //
-// Models: torchao's reference quantisers, bit for bit (scripts/check_block_scale.py checks it):
+// Models: torchao's reference quantisers, bit for bit (scripts/check/check_block_scale.py checks it):
 //   * MX (E8M0 scale): `to_mx` in torchao/prototype/mx_formats/mx_tensor.py@36027d8
 //     (https://github.com/pytorch/ao/blob/36027d82d1ad9949597ea16002ff4940374b1b94/torchao/prototype/mx_formats/mx_tensor.py),
 //     scale rules FLOOR, CEIL, EVEN and RCEIL (ScaleCalculationMode in config.py there);

@@ -67,7 +67,7 @@
 //
 // Note [E8M0 encode]
 // float32 -> E8M0 follows the float8_e8m0fnu cast of ml_dtypes 0.7.0 (PyPI), as the exhaustive
-// check (scripts/check_ml_dtypes.py) measures it on all 2^32 inputs under Overflow::ieee:
+// check (scripts/check/check_ml_dtypes.py) measures it on all 2^32 inputs under Overflow::ieee:
 //   * x > 0 finite: round to nearest on the significand 1.m with the implicit bit as the last
 //     kept bit, so a tie (1.m = 1.5 exactly) rounds UP: 3.0 -> 2^2, 1.5 -> 2^1; i.e.
 //     x -> 2^(e + [1.m >= 1.5]). float32 subnormals get the same rule on their normalised

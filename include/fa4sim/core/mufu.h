@@ -3,13 +3,13 @@
 // Models: what upstream's sm90 forward normalises O with (`cute.arch.rcp_approx(row_sum)`,
 // flash_attn/cute, docs/divergences.md), as the hardware computes it. No public bit-exact
 // description exists; the model is read off the GPU (docs/mufu.md): measured on an H200 over all
-// 2^32 inputs by scripts/mufu_probe.cu (data/gpu/mufu/2026-12-01), the result depends on the
+// 2^32 inputs by scripts/gpu/mufu_probe.cu (data/gpu/mufu/2026-12-01), the result depends on the
 // input's mantissa alone,
 //   rcp(+-m 2^e) = +-rcp(m) 2^-e      m in [1, 2), wherever input and result are normal
 // (0 failures over the 4,227,858,434 such inputs), and rcp(m) is within 1 ulp of 1/m correctly
 // rounded. So the model is the correctly rounded 1.0f / m plus a measured correction in
 // {-1, 0, +1} ulps per mantissa (2^23 entries of 2 bits: data/mufu/rcp_approx_ftz.bin, built by
-// scripts/mufu_table.py), then the exponent, then the `.ftz` flush.
+// scripts/datagen/mufu_table.py), then the exponent, then the `.ftz` flush.
 // Does not model: ex2.approx and lg2.approx (not yet bit-exact; docs/mufu.md says what is known).
 //
 // ---- Contract: rcp_approx_ftz(x, table)
@@ -75,7 +75,7 @@ const uint8_t* rcp_table();
 void load_rcp_table(const std::string& bin_path, std::vector<uint8_t>& out);
 // The table's path under data_dir(), and the command that rebuilds it from the probe's output.
 std::string rcp_table_path();
-inline constexpr const char* kRcpTableRebuild = "python3 scripts/mufu_table.py";
+inline constexpr const char* kRcpTableRebuild = "python3 scripts/datagen/mufu_table.py";
 uint32_t crc32_ieee(const uint8_t* data, size_t n);
 
 // rcp_approx_ftz(x, rcp_table()).

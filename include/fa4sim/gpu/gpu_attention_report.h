@@ -54,7 +54,7 @@ Report gpu_attention_check_report(const GpuAttnCheckOptions& o, const GpuAttnChe
 Report run_gpu_attention_check(const GpuAttnCheckOptions& o);  // gpu_attention_check_report(o, compute_...)
 
 // --bench: the uninstrumented kernel timed (CUDA events, median) next to torch SDPA's flash and
-// cuDNN backends on the same shapes in the same run (scripts/sdpa_bench.py through `python`;
+// cuDNN backends on the same shapes in the same run (scripts/drivers/sdpa_bench.py through `python`;
 // when torch or its backend is missing the column says why).
 struct GpuAttnBenchOptions {
   int batch = 4, heads = 32, seq = 4096;
@@ -77,7 +77,7 @@ struct GpuAttnBenchRow {
 };
 struct GpuAttnBenchResult {
   std::string device;  // gpu_attn_device_name()
-  // scripts/sdpa_bench.py's output: an array, one object per (head_dim, causal), or {"error": why}.
+  // scripts/drivers/sdpa_bench.py's output: an array, one object per (head_dim, causal), or {"error": why}.
   json torch;
   std::vector<GpuAttnBenchRow> rows;  // head dims, causal, taus, emu_tiles nested in that order
 };

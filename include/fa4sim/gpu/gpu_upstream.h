@@ -1,6 +1,6 @@
 // gpu_upstream.h: `fa4sim gpu upstream`: upstream FlashAttention-4 itself (the `flash-attn-4`
 // package, CuTe DSL, pinned to 4.0.0b36 with nvidia-cutlass-dsl 4.8.1) as the reference kernel on
-// an H100/H200, driven through scripts/fa4_upstream.py.
+// an H100/H200, driven through scripts/drivers/fa4_upstream.py.
 //
 // Two comparisons:
 //   exp2    upstream's own flash_attn/cute/utils.py `ex2_emulation(x, poly_degree=N)`, compiled
@@ -32,12 +32,12 @@
 namespace fa4sim {
 
 inline constexpr const char* kUpstreamInstallHint =
-    "install it on the GPU machine with scripts/upstream_install.sh; the wheels come from "
-    "scripts/upstream_fetch.sh (README 'Upstream FA4')";
+    "install it on the GPU machine with scripts/gpu/upstream_install.sh; the wheels come from "
+    "scripts/gpu/upstream_fetch.sh (README 'Upstream FA4')";
 inline constexpr double kUpstreamL2RatioTol = 0.01;
 inline constexpr double kUpstreamLseTol = 2e-6;
 
-// scripts/fa4_upstream.py (from the source tree compiled in).
+// scripts/drivers/fa4_upstream.py (from the source tree compiled in).
 std::string upstream_script_path();
 
 // What `fa4_upstream.py info` reports: versions of the pinned packages, torch, the device.
@@ -62,7 +62,7 @@ void upstream_validate_check_size(const GpuAttnShape& shape);
 // O stored in the input dtype.
 GpuAttnTiling upstream_sm90_tiling(int d, bool causal, GpuAttnDtype dtype);
 
-// FA4's softmax tricks inside upstream's sm90 forward (scripts/fa4_tricks.py): the variant swaps
+// FA4's softmax tricks inside upstream's sm90 forward (scripts/drivers/fa4_tricks.py): the variant swaps
 // upstream's `Softmax` for a subclass with SoftmaxSm100's threshold tau (the O rescale skipped
 // unless a warp of 16 rows votes for it), max_offset, and ex2_emulation (degree 3) on k/8 of the
 // n8 tiles of each key block (tile t iff ((t % 8) * k) % 8 < k, the rule of gpu_attn_emu_mask).
@@ -72,7 +72,7 @@ struct UpstreamTricks {
   float tau = 0, max_offset = 0;
   int emu_eighths = 0;
   // The variant also counts its rescale decisions and returns them in place of the LSE
-  // (scripts/fa4_tricks.py, Note [Rescale counts through the LSE]); the LSE criteria are skipped.
+  // (scripts/drivers/fa4_tricks.py, Note [Rescale counts through the LSE]); the LSE criteria are skipped.
   bool count = false;
 };
 inline constexpr double kUpstreamCountWarpUnit = 4096.0;  // LSE slot = rows + 4096 * warps

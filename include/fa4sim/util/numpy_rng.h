@@ -7,7 +7,7 @@
 // 0x2360ED051FC65DA44385DF649FCCF645, XSL-RR output; set_seed(state words 0-1, inc words 2-3)),
 // numpy/random/src/distributions/distributions.c (random_standard_normal, next_double) and the
 // ziggurat tables of ziggurat_constants.h (src/util/numpy_ziggurat_tables.inc, extracted from NumPy
-// by scripts/extract_numpy_ziggurat.py). NumPy is BSD-3-Clause.
+// by scripts/build/extract_numpy_ziggurat.py). NumPy is BSD-3-Clause.
 // Bit-exact vs: numpy itself (tests/util/test_numpy_rng.cpp runs python3 + numpy when available and
 // compares the first values of each stream bit for bit; skipped visibly without numpy).
 // Does not model: other bit generators, legacy RandomState, spawn keys, numpy's uint32 buffering

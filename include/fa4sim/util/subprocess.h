@@ -1,4 +1,4 @@
-// subprocess.h: the one way fa4sim runs another program (a Python driver of scripts/, the plots):
+// subprocess.h: the one way fa4sim runs another program (a Python driver of scripts/drivers/, the plots):
 // a /bin/sh command line whose words are quoted by sh_quote, run to completion (run_shell) or
 // with its stdout read back (Pipe). Every caller builds its command with shell_command, so a path
 // or an option value with a space or a quote in it stays one word.
