@@ -29,11 +29,13 @@ sources   The docs that copy or name what the code holds agree with it: README.m
           CMakeLists.txt, and every scripts/ file and ctest entry it names exists.
 
 Usage: scripts/check/check_docs.py [--fa4sim build/fa4sim] [--examples | --notes | --sources]
-                             [--print-notes]
+                                   [--print-notes | --write-notes]
 Exit 0 when everything matches, 1 on a mismatch, 2 on bad usage, 77 when the binary is missing
 for the examples check (ctest shows a visible skip).
 """
 import argparse
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -189,11 +191,34 @@ def check_notes(print_index):
         bad += 1
         print(f"FAIL docs/architecture.md lists Note [{title}], which the code no longer defines")
     if bad or stale:
-        print("  HINT: scripts/check/check_docs.py --print-notes prints the index rows to paste")
+        print("  HINT: scripts/check/check_docs.py --write-notes rewrites the index rows (--print-notes prints them)")
     else:
         print(f"ok   {len(defs)} notes, each defined once and indexed; "
               f"{sum(len(v) for v in cites.values())} citations resolve")
     return 1 if bad else 0
+
+
+def write_notes_index():
+    """Rewrites docs/architecture.md's Note index rows from the code (--print-notes' rows), for
+    when edits above Notes moved them (a reformat of the tree)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = check_notes(True)
+    rows = [r for r in buf.getvalue().split("\n") if r.startswith("| Note [")]
+    if rc != 0 or not rows:
+        print(buf.getvalue(), end="")
+        return 1
+    path = os.path.join(ROOT, "docs", "architecture.md")
+    lines = open(path, encoding="utf-8").read().split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith("| Note [")]
+    if not at or at[-1] - at[0] + 1 != len(at):
+        print("FAIL docs/architecture.md: no contiguous Note index to rewrite")
+        return 1
+    lines[at[0]:at[-1] + 1] = rows
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {len(rows)} Note index rows into docs/architecture.md")
+    return 0
 
 
 def table_rows(text, header_start):
@@ -270,9 +295,13 @@ def main():
     g.add_argument("--sources", action="store_true")
     g.add_argument("--print-notes", action="store_true",
                    help="print docs/architecture.md's Note index rows from the code")
+    g.add_argument("--write-notes", action="store_true",
+                   help="rewrite docs/architecture.md's Note index rows from the code")
     a = ap.parse_args()
     if a.print_notes:
         return check_notes(True)
+    if a.write_notes:
+        return write_notes_index()
     rcs = []
     every = not (a.examples or a.notes or a.sources)
     if a.notes or every:

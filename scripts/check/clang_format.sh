@@ -6,6 +6,7 @@
 #   scripts/check/clang_format.sh [--check] [FILE ...]   name each file clang-format would change,
 #                                                        with how many lines; exit 1 if any would
 #   scripts/check/clang_format.sh --fix [FILE ...]       format them in place (clang-format -i)
+#   --list-if-present LIST (after --check/--fix): the files LIST names (# comments), when it exists
 #
 # The files, when none are given: every *.cpp *.h *.cu *.cuh that git tracks (outside a git
 # checkout, every one under src/ include/ tests/ scripts/), except the generated
@@ -18,6 +19,10 @@ case "${1:-}" in
   --check | --fix) mode=$1; shift ;;
   -*) echo "clang_format: error: unknown option '$1' (--check or --fix)" >&2; exit 2 ;;
 esac
+if [ "${1:-}" = --list-if-present ]; then
+  list=${2:?"--list-if-present needs a file"}; shift 2
+  if [ -f "$list" ]; then mapfile -t listed < <(grep -v '^#' "$list"); set -- "${listed[@]}" "$@"; fi
+fi
 cf=${CLANG_FORMAT:-$(command -v clang-format-14 || true)}
 if [ -z "$cf" ]; then
   echo "clang_format: clang-format-14 not found (apt-get install clang-format-14)"
