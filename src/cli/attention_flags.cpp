@@ -128,6 +128,36 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_flag("--no-split", o.no_split,
                 "Skip the error split (its extra model runs); the references still run")
       ->group("Kernel");
+  // ---- block-scaled operands (Note [Block-scaled attention])
+  const char* formats = "bf16, fp16, e4m3, e5m2, mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4";
+  sub->add_option("--qk-format", o.qk_format,
+                  std::string("Q and K's format (blocks along d; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option("--p-format", o.p_format,
+                  std::string("P's format (blocks along a key tile's row; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option("--v-format", o.v_format,
+                  std::string("V's format (blocks along the keys; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option("--scale-rule", o.scale_rule,
+                  "Scale rule of every block operand: floor, ceil, even, rceil (MX) or nearest "
+                  "(nvfp4); default each format's")
+      ->type_name("floor|ceil|even|rceil|nearest")
+      ->group("Block-scaled operands");
+  int_in(sub->add_option("--block", o.block,
+                         "Block size of every block operand (default each format's: MX 32, NVFP4 16)"),
+         1, 4096)
+      ->type_name("N")
+      ->group("Block-scaled operands");
+  sub->add_option("--p-rule", o.p_rule,
+                  "P into a block format: max-offset (FA4's P with max_offset) or two-level "
+                  "(SageAttention3: row max to 448 x 6, then 1x16 E4M3 scales; nvfp4 only)")
+      ->type_name("max-offset|two-level")
+      ->capture_default_str()
+      ->group("Block-scaled operands");
 }
 
 }  // namespace fa4sim::cli

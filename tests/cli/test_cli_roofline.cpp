@@ -115,7 +115,8 @@ TEST(CliRoofline, BackwardRowsAndSweep) {
   EXPECT_DOUBLE_EQ(rows[1]["smem_over_mma"].get<double>(), 1.05);
   EXPECT_EQ(rows_of("--arch b200 --sweep-d 32:256:32")["rows"].size(), 8u);
   EXPECT_EQ(rows_of("--arch b200,h200 --d 64,128 --direction all --dtype all")["rows"].size(),
-            2u * 2u * (1 + 2 + 1));  // per arch and d: fwd bf16, bwd bf16 1/2-CTA, fwd fp8
+            2u * (1 + 2 + 1 + 2) + 2u * (1 + 2 + 1));  // per d: fwd bf16, bwd bf16 1/2-CTA, fwd
+  // fp8, and on b200 (not h200) fwd fp6 and fp4
 }
 
 TEST(CliRoofline, ScheduleTableAndCustom) {
