@@ -62,7 +62,7 @@ def grid(inputs):
         for rule in rules:
             for block in blocks:
                 for prule in prules:
-                    a = fmts + ["--block", str(block), "--p-rule", prule]
+                    a = fmts + ["--scale-block", str(block), "--p-rule", prule]
                     if rule is not None:
                         a += ["--scale-rule", rule]
                     for iname, iargs in inputs:

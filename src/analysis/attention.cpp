@@ -133,9 +133,9 @@ BlockOperands block_operands(const AttentionConfig& c) {
           attention_operand(c, c.v_format.empty() ? base : c.v_format, "--v-format")};
 }
 
-// Where an operand's block size came from, for messages: --block, or the format's own.
+// Where an operand's block size came from, for messages: --scale-block, or the format's own.
 std::string block_source(const AttentionConfig& c, const char* option, const OperandFormat& o) {
-  return c.block ? fmt::format("--block {}", *c.block)
+  return c.block ? fmt::format("--scale-block {}", *c.block)
                  : fmt::format("{} {}: block {}", option, o.name, o.block->block_size);
 }
 
@@ -174,8 +174,8 @@ void validate_block_mode(const AttentionConfig& c, const AttentionPreset& preset
     throw Error("--scale-rule applies to block formats, and no operand has one",
                 "give e.g. --p-format nvfp4 or --qk-format mxfp8, or drop --scale-rule");
   if (c.block && !any_block)
-    throw Error("--block applies to block formats, and no operand has one",
-                "give e.g. --p-format nvfp4 or --qk-format mxfp8, or drop --block");
+    throw Error("--scale-block applies to block formats, and no operand has one",
+                "give e.g. --p-format nvfp4 or --qk-format mxfp8, or drop --scale-block");
   if (c.q_path.empty() && c.tensors.empty()) check_qk_block(c, ops.qk, c.d);
   for (const auto& [opt, o, what] :
        {std::tuple{"--p-format", &ops.p, "P is scaled per block of a key tile's row"},
@@ -1187,10 +1187,15 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
     add_run_rows(c, r, t, ts);
     runs.push_back(run_json(r));
     if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] == 0) continue;
-    const std::string note = fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
-                                    "clamped to it (the satfinite conversion); the error columns include it",
-                                    r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
-                                    r.dtype);
+    const std::string note =
+        r.block ? fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond their block's largest value "
+                              "(element max x scale) were clipped to it (the scale rule's own clipping, Note [MX "
+                              "scale rules], or an FP8 operand's satfinite); the error columns include it",
+                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2])
+                : fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
+                              "clamped to it (the satfinite conversion); the error columns include it",
+                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
+                              r.dtype);
     if (std::find(t.notes.begin(), t.notes.end(), note) == t.notes.end()) t.notes.push_back(note);
   }
   add_attention_notes(c, preset, m.runs.front(), t);

@@ -183,7 +183,8 @@ Report block_check_report(const BlockCheckResult& c) {
           "floor and P: a row's largest P is 2^max_offset within an ulp (exp2 of a float32 "
           "argument); one ulp below the power of two, floor's scale puts it at 2^emax x (2 - ulp) "
           "and clips it by the worst figure above, so the error follows the argument's rounding "
-          "(`fa4sim attention`'s exp2 part); ceil, even and rceil do not");
+          "(`fa4sim attention`'s exp2 part); ceil never clips but doubles the scale one ulp "
+          "above 2^k; even and rceil have no edge there");
       break;
     }
   t.notes.push_back(c.all_safe ? "verdict: safe (exit 0)" : "verdict: UNSAFE (exit 1)");

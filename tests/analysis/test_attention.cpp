@@ -395,7 +395,7 @@ TEST(AttentionBlock, RefusesBadOperands) {
                "cannot hold");
   expect_error(with([](AttentionConfig& c) { c.p_format = "mxfp4", c.p_rule = PRule::two_level; }),
                "--p-rule two-level");
-  expect_error(with([](AttentionConfig& c) { c.p_format = "bf16", c.block = 16; }), "--block applies");
+  expect_error(with([](AttentionConfig& c) { c.p_format = "bf16", c.block = 16; }), "--scale-block applies");
   // two-level with a lagging max: P reaches 2688 x 2^tau, beyond the E4M3 scale's 448 x 6.
   expect_error(with([](AttentionConfig& c) { c.p_format = "nvfp4", c.p_rule = PRule::two_level, c.taus = {1.0}; }),
                "refusing to run");

@@ -271,13 +271,13 @@ TEST(CliAttention, BlockOperandErrors) {
   expect_usage_error(run_cli(s + " --p-format fp4"), "unknown --p-format 'fp4'");
   expect_usage_error(run_cli(s + " --qk-format mxfp9"), "--qk-format");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule round"), "--scale-rule");
-  expect_usage_error(run_cli(s + " --qk-format mxfp8 --block 48"), "does not divide the head dim d = 64");
+  expect_usage_error(run_cli(s + " --qk-format mxfp8 --scale-block 48"), "does not divide the head dim d = 64");
   expect_usage_error(run_cli(s + " --v-format nvfp4 --block-n 40"), "does not divide --block-n 40");
   expect_usage_error(run_cli(s + " --p-format nvfp4 --scale-rule rceil"), "cannot hold");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule nearest"), "cannot hold");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --p-rule two-level"), "--p-rule two-level");
   expect_usage_error(run_cli(s + " --p-rule two-level"), "--p-rule applies to block-scaled operands");
-  expect_usage_error(run_cli(s + " --block 16"), "--block applies to block-scaled operands");
+  expect_usage_error(run_cli(s + " --scale-block 16"), "--scale-block applies to block-scaled operands");
   expect_usage_error(run_cli(s + " --p-format nvfp4 --p-rule two-level --tau 1"), "refusing to run");
   expect_usage_error(run_cli(s + " --p-format nvfp4 --dtype bf16,e4m3"), "--dtype lists");
 }

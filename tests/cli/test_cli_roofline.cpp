@@ -248,7 +248,8 @@ TEST(CliRoofline, BadTileScheduleAndOthers) {
   expect_usage_error("--tile 128x100 --schedule 10,4,1", "row width 100");
   expect_usage_error("--emu-fraction 1.5", "outside [0, 1]");
   expect_usage_error("--emu-fraction nan", "must be finite");
-  expect_usage_error("--dtype fp4", "unknown --dtype 'fp4'");
+  expect_usage_error("--dtype fp5", "unknown --dtype 'fp5'");
+  expect_usage_error("--arch h200 --dtype fp4", "no tile to model");
   expect_usage_error("--direction sideways", "unknown --direction");
   expect_usage_error("--degree 6", "--degree = 6 is out of range");
   expect_usage_error("--arch a100 --dtype fp8", "a100 fwd fp8");

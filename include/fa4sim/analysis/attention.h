@@ -42,7 +42,7 @@
 // `--qk-format`, `--p-format`, `--v-format` give each operand its own format: an input dtype
 // (bf16, fp16, e4m3, e5m2: as above, FP8 with its per-(batch, kv_head) descale) or a block
 // format (core/block_scale.h: mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4; `--scale-rule`
-// and `--block` override the rule and block size of every block operand). Blocks run along the
+// and `--scale-block` override the rule and block size of every block operand). Blocks run along the
 // MMA's reduction dimension: Q and K per block of the head dim d, V per block of keys (a column
 // of V, blocks starting at key 0, so they align with the key tiles), P per block of a key tile's
 // row. A block operand is quantise-dequantised (block_round) to float32 before the MMA, which is
