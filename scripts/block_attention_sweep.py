@@ -128,6 +128,7 @@ def main():
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(a.out)))
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would survive the rename
         os.replace(tmp, a.out + ext)  # atomic
 
 

@@ -843,8 +843,8 @@ void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
       if (rs.cfg->split && rs.blk != nullptr) {
         const double pe = outs[1][i], ee = outs[2][i], te = outs[3][i];
         m.p2 += (x - pe) * (x - pe);
-        m.e2 += (x - ee) * (x - ee);
-        m.r2 += (x - te) * (x - te);
+        m.e2 += (ee - bb) * (ee - bb);  // the error with exp2 exact, and with tau 0
+        m.r2 += (te - bb) * (te - bb);
       } else if (rs.cfg->split) {
         const double u = outs[1][i], n = outs[2][i];
         m.sat2 += (x - u) * (x - u);
@@ -996,8 +996,10 @@ void add_block_fields(const AttentionConfig& c, const BlockOperands& ops, const 
   r.split_qk = std::sqrt(safe_div(m.qk2, m.ref2_a));
   r.split_v = std::sqrt(safe_div(m.v2, m.ref2_a));
   r.split_p = std::sqrt(safe_div(m.p2, m.ref2_b));
-  r.split_exp2 = std::sqrt(safe_div(m.e2, m.ref2_b));
-  r.split_rescale = std::sqrt(safe_div(m.r2, m.ref2_b));
+  // exp2 and lazy rescaling: the kernel's error minus the error with that part exact (the two
+  // variants round P differently, so the norm of their difference would count both roundings).
+  r.split_exp2 = r.rel_l2_dequantized - std::sqrt(safe_div(m.e2, m.ref2_b));
+  r.split_rescale = r.rel_l2_dequantized - std::sqrt(safe_div(m.r2, m.ref2_b));
   const bool qk8 = ops.qk.plain != nullptr && is_fp8(*ops.qk.plain);
   const bool v8 = ops.v.plain != nullptr && is_fp8(*ops.v.plain);
   r.q_descale = qk8 ? st.qd : std::vector<float>{};

@@ -58,9 +58,11 @@
 // the block scale saturates or flushes.
 // Error split in block mode (norms of differences / reference norm, each part the error it alone
 // adds): Q/K = ||ref(Qdq, Kdq, V) - ref(Q, K, V)||, V = ||ref(Q, K, Vdq) - ref(Q, K, V)|| (float64
-// references, over the unquantised reference's norm); P = ||O - O(P float32)||, exp2 = ||O -
-// O(exact exp2)||, rescaling = ||O - O(tau = 0)|| (model runs, over the dequantised reference's
-// norm).
+// references, over the unquantised reference's norm); P = ||O - O(P float32)|| (model runs, over
+// the dequantised reference's norm); exp2 = rel-L2(O) - rel-L2(O with an exact exp2) and lazy
+// rescaling = rel-L2(O) - rel-L2(O with tau 0), both against the dequantised reference: a
+// difference of errors, not the norm of O's difference, because those variants round P anew
+// (with a narrow P the norm of the difference counts both roundings); they can be negative.
 #pragma once
 
 #include <cstdint>
