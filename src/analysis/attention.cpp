@@ -1179,7 +1179,8 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
                 "rest of kernel"};
   if (c.block_mode()) {
-    ts.title = "Error split by source: what each part adds (||difference|| / ||reference||)";
+    ts.title = "Error split by source: what each part adds (Q/K, V, P: ||difference|| / ||reference||; "
+               "exp2, lazy rescaling: rel-L2 minus rel-L2 with that part exact)";
     ts.columns = {"Q/K, P, V", "tau", "seq", "Q/K quantisation", "V quantisation",
                   "P quantisation", "exp2", "lazy rescaling"};
     t.columns[0] = "Q/K, P, V";
