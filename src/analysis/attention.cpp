@@ -17,6 +17,7 @@
 #include "fa4sim/util/numpy_rng.h"
 #include "fa4sim/util/parallel.h"
 #include "fa4sim/util/progress.h"
+#include "fa4sim/util/suggest.h"
 #include "fa4sim/analysis/row_sim.h"
 
 namespace fa4sim {
@@ -78,6 +79,142 @@ const Format& attention_dtype(const Format* f) {
               fmt::format("valid: {} (the kernel's input types)",
                           fmt::join(format_names(FormatRole::attention_input), ", ")));
 }
+
+// ---- block-scaled operands (Note [Block-scaled attention])
+
+const char* p_rule_name(PRule r) { return r == PRule::two_level ? "two-level" : "max-offset"; }
+
+OperandFormat attention_operand(const AttentionConfig& c, const std::string& name,
+                                const char* option) {
+  OperandFormat o;
+  o.name = name;
+  for (const Format* f : formats_of(FormatRole::attention_input))
+    if (name == f->name) {
+      o.plain = f;
+      return o;
+    }
+  const std::vector<std::string> blocks = block_format_names();
+  if (std::find(blocks.begin(), blocks.end(), name) == blocks.end()) {
+    std::vector<std::string> valid = format_names(FormatRole::attention_input);
+    valid.insert(valid.end(), blocks.begin(), blocks.end());
+    throw_unknown_choice(option, name, valid);
+  }
+  BlockFormat b = block_format_by_name(name);
+  if (c.scale_rule) {
+    const bool pow2 = *c.scale_rule != ScaleRule::nearest;
+    if (pow2 && b.scale != &kE8M0)
+      throw Error(fmt::format("--scale-rule {}: {}'s {} scale cannot hold the rule's power-of-two "
+                              "scales 2^-127..2^127 ({} {})",
+                              scale_rule_name(*c.scale_rule), name, b.scale->name, option, name),
+                  "use --scale-rule nearest with nvfp4, or an MX format (mxfp8, mxfp6, mxfp4)");
+    if (!pow2 && b.scale == &kE8M0)
+      throw Error(fmt::format("--scale-rule nearest: {}'s E8M0 scale cannot hold amax / {:g}, which "
+                              "is not a power of two ({} {})",
+                              name, b.elem->max_finite, option, name),
+                  "use floor, ceil, even or rceil with MX formats, or nearest with nvfp4");
+    b.rule = *c.scale_rule;
+  }
+  if (c.block) b.block_size = *c.block;
+  validate_block_format(b);
+  o.block = b;
+  return o;
+}
+
+namespace {
+
+struct BlockOperands {
+  OperandFormat qk, p, v;
+};
+
+BlockOperands block_operands(const AttentionConfig& c) {
+  const std::string base = c.dtypes.front()->name;
+  return {attention_operand(c, c.qk_format.empty() ? base : c.qk_format, "--qk-format"),
+          attention_operand(c, c.p_format.empty() ? base : c.p_format, "--p-format"),
+          attention_operand(c, c.v_format.empty() ? base : c.v_format, "--v-format")};
+}
+
+// Where an operand's block size came from, for messages: --scale-block, or the format's own.
+std::string block_source(const AttentionConfig& c, const char* option, const OperandFormat& o) {
+  return c.block ? fmt::format("--scale-block {}", *c.block)
+                 : fmt::format("{} {}: block {}", option, o.name, o.block->block_size);
+}
+
+// Q and K are scaled per block of the head dim: the block must divide d.
+void check_qk_block(const AttentionConfig& c, const OperandFormat& qk, int d) {
+  if (qk.block && d % qk.block->block_size != 0)
+    throw Error(fmt::format("the block size {} does not divide the head dim d = {} ({}; Q and K "
+                            "are scaled per block of d)",
+                            qk.block->block_size, d, block_source(c, "--qk-format", qk)),
+                "pick a block size that divides d (MX: 32, NVFP4: 16)");
+}
+
+// The max_offset of a P in a block format: SageAttention3's log2(scale max x element max) under
+// two-level, else --max-offset or the preset's for a narrow P (FP8's: 8; its tau: FP8's 0).
+double block_p_max_offset(const AttentionConfig& c, const AttentionPreset& preset,
+                          const OperandFormat& p) {
+  if (c.p_rule == PRule::two_level)
+    return double(float(std::log2(p.block->scale->max_finite * p.block->elem->max_finite)));
+  if (c.max_offset) return *c.max_offset;
+  return preset_max_offset(preset, p.plain != nullptr ? *p.plain : kE4M3);
+}
+
+std::vector<double> block_p_taus(const AttentionConfig& c, const AttentionPreset& preset,
+                                 const OperandFormat& p) {
+  if (!c.taus.empty()) return c.taus;
+  return {preset_tau(preset, p.plain != nullptr ? *p.plain : kE4M3)};
+}
+
+void validate_block_mode(const AttentionConfig& c, const AttentionPreset& preset) {
+  if (c.dtypes.size() != 1)
+    throw Error("--dtype lists do not apply with --qk-format, --p-format or --v-format",
+                "give one --dtype (the format of the operands not named), or none");
+  const BlockOperands ops = block_operands(c);
+  const bool any_block = ops.qk.block || ops.p.block || ops.v.block;
+  if (c.scale_rule && !any_block)
+    throw Error("--scale-rule applies to block formats, and no operand has one",
+                "give e.g. --p-format nvfp4 or --qk-format mxfp8, or drop --scale-rule");
+  if (c.block && !any_block)
+    throw Error("--scale-block applies to block formats, and no operand has one",
+                "give e.g. --p-format nvfp4 or --qk-format mxfp8, or drop --scale-block");
+  if (c.q_path.empty() && c.tensors.empty()) check_qk_block(c, ops.qk, c.d);
+  for (const auto& [opt, o, what] :
+       {std::tuple{"--p-format", &ops.p, "P is scaled per block of a key tile's row"},
+        std::tuple{"--v-format", &ops.v, "V is scaled per block of keys, aligned with the key tiles"}})
+    if (o->block && c.block_n % o->block->block_size != 0)
+      throw Error(fmt::format("the block size {} does not divide --block-n {} ({}; {})",
+                              o->block->block_size, c.block_n, block_source(c, opt, *o), what),
+                  "pick a block size that divides --block-n (MX: 32, NVFP4: 16)");
+  if (c.p_rule == PRule::two_level) {
+    if (!ops.p.block || ops.p.block->rule != ScaleRule::nearest)
+      throw Error(fmt::format("--p-rule two-level needs a P format whose block scale has a "
+                              "mantissa (nvfp4), not '{}'", ops.p.name),
+                  "E8M0 scales span 2^-127..2^127 and need no row normalisation: use --p-rule "
+                  "max-offset, or --p-format nvfp4");
+    if (c.max_offset)
+      throw Error("--max-offset is set by --p-rule two-level (log2 of scale max x element max)",
+                  "drop --max-offset, or use --p-rule max-offset");
+  }
+  const double mo = block_p_max_offset(c, preset, ops.p);
+  for (double t : block_p_taus(c, preset, ops.p)) {
+    std::string why;
+    double safe_tau = 0;
+    if (ops.p.plain != nullptr) {
+      const CheckRow r = check_safety(*ops.p.plain, t, mo);
+      if (!r.safe) why = r.explanation, safe_tau = r.largest_safe_tau;
+    } else {
+      const BlockCheckRow r = block_check_row(ops.p.name, *ops.p.block, c.p_rule, t, mo);
+      if (!r.safe) why = r.explanation, safe_tau = std::log2(r.scale_clip_amax) - mo;
+    }
+    if (!why.empty() && !c.allow_saturation)
+      throw Error("refusing to run: " + why,
+                  fmt::format("for --p-format {} with max_offset {:g} every tau below {:.4g} is "
+                              "safe (see `fa4sim check --p-format {}`); add --allow-saturation to "
+                              "run it anyway and measure the saturation",
+                              ops.p.name, mo, safe_tau, ops.p.name));
+  }
+}
+
+}  // namespace
 
 Format unclipped_format(const Format& f) {
   if (f.exp_bits >= 8) return f;  // bf16, fp32: float32's own range, nothing to clip
@@ -332,6 +469,7 @@ void validate_attention_config(const AttentionConfig& c) {
                               bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
                   "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
   }
+  if (c.block_mode()) return validate_block_mode(c, preset);
   for (const Format* name : c.dtypes) {
     const Format& f = attention_dtype(name);
     const std::vector<double> taus = c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
@@ -473,12 +611,54 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
   return st;
 }
 
+// Block mode's stored operands (Note [Block-scaled attention]): an input dtype as
+// quantize_inputs makes it (FP8 with its descales), a block format quantise-dequantised with unit
+// descales (Q and K per block of d, V per block of keys down each column).
+Stored block_stored(const Inputs& in, const OperandFormat& qk, const OperandFormat& v,
+                    bool descale_one) {
+  Stored st;
+  if (qk.plain != nullptr) st = quantize_inputs(in, *qk.plain, descale_one);
+  const size_t nbg = size_t(in.batch) * size_t(in.kv_heads);
+  auto rows = [](const BlockFormat& f0, const std::vector<float>& x, std::vector<float>& out,
+                 uint64_t& sat) {
+    BlockFormat f = f0;
+    if (f.rule == ScaleRule::nearest) f.tensor_scale = tensor_scale_from_amax(f, x);
+    out.resize(x.size());
+    sat = block_round(f, x.data(), x.size(), out.data());
+  };
+  if (qk.block) {
+    st.qd.assign(nbg, 1.0f), st.kd.assign(nbg, 1.0f);
+    rows(*qk.block, in.q, st.q, st.saturated[0]);
+    rows(*qk.block, in.k, st.k, st.saturated[1]);
+  }
+  if (v.plain != nullptr) {
+    Stored sv = quantize_inputs(in, *v.plain, descale_one);
+    st.v = std::move(sv.v), st.vd = std::move(sv.vd), st.saturated[2] = sv.saturated[2];
+    return st;
+  }
+  BlockFormat f = *v.block;
+  if (f.rule == ScaleRule::nearest) f.tensor_scale = tensor_scale_from_amax(f, in.v);
+  st.vd.assign(nbg, 1.0f);
+  st.v.resize(in.v.size());
+  std::vector<float> col(size_t(in.seq_k));
+  const size_t stride = size_t(in.kv_heads) * size_t(in.d);
+  for (int b = 0; b < in.batch; ++b)
+    for (size_t hj = 0; hj < stride; ++hj) {  // (kv_head, j): one column of V over the keys
+      const size_t base = size_t(b) * size_t(in.seq_k) * stride + hj;
+      for (int s = 0; s < in.seq_k; ++s) col[size_t(s)] = in.v[base + size_t(s) * stride];
+      st.saturated[2] += block_round(f, col.data(), col.size(), col.data());
+      for (int s = 0; s < in.seq_k; ++s) st.v[base + size_t(s) * stride] = col[size_t(s)];
+    }
+  return st;
+}
+
 // Sums of one (batch, head), combined in (batch, head) order afterwards.
 struct UnitMetrics {
   double d2_a = 0, ref2_a = 0, max_abs = 0, dot_a = 0, o2 = 0;  // output vs reference (a)
   double d2_b = 0, ref2_b = 0;                                  // output vs reference (b)
   double lse_err = 0;
   double qkv2 = 0, sat2 = 0, pconv2 = 0, rest2 = 0;             // error split (squared norms)
+  double qk2 = 0, v2 = 0, p2 = 0, e2 = 0, r2 = 0;               // block mode's split
   RescaleCounts counts;
   double visible = 0;  // sum over query tiles of rows * visible keys
   uint64_t o_overflow = 0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
@@ -493,6 +673,7 @@ struct RunSetup {
   const AttentionConfig* cfg;
   float* o_out = nullptr;    // (batch, seq_q, heads, d), or nullptr
   float* lse_out = nullptr;  // (batch, heads, seq_q), or nullptr
+  const BlockOperands* blk = nullptr;  // block mode (Note [Block-scaled attention])
 };
 
 // One (batch, head)'s operands as contiguous matrices, and the model's parameter variants.
@@ -501,6 +682,8 @@ struct UnitOperands {
   RowMat<double> Qa, Ka, Va;          // the float32 inputs before quantisation (reference a)
   RowMat<double> Qb, Kb, Vb;          // dequantised: stored * descale, exact in float64 (reference b)
   std::vector<SoftmaxParams> variants;  // the full model; with the split, P unclipped, P not converted
+                                        // (block mode: P float32, exp2 exact, tau 0)
+  std::vector<char> block_p;          // per variant: P through the block format
   float vdf = 1.0f;                   // V's descale, applied at the final normalisation
 };
 
@@ -542,6 +725,21 @@ UnitOperands unit_operands(const RunSetup& rs, int b, int h) {
   p.p_overflow = Overflow::satfinite;
   p.warp_rows = c.warp_rows;
   u.variants = {p};
+  if (rs.blk != nullptr) {
+    const bool bp = rs.blk->p.block.has_value();
+    if (bp) u.variants[0].p_format = kFP32;
+    u.block_p = {char(bp)};
+    if (c.split) {
+      SoftmaxParams p_exact = u.variants[0], e_exact = u.variants[0], no_tau = u.variants[0];
+      p_exact.p_format = kFP32;
+      e_exact.exp2.mode = Exp2Mode::exact;
+      no_tau.rescale_threshold = 0.0f;
+      u.variants.insert(u.variants.end(), {p_exact, e_exact, no_tau});
+      u.block_p.insert(u.block_p.end(), {0, char(bp), char(bp)});
+    }
+    u.vdf = float(vd);
+    return u;
+  }
   if (c.split) {
     SoftmaxParams pu = p, pn = p;
     pu.p_format = unclipped_format(*rs.f);
@@ -566,11 +764,12 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
     // conversion of P values at or above saturation_threshold(f) (the two formats round every
     // smaller value identically; row_max, row_sum and P do not depend on the P format). When the
     // full model saturated no P in this tile, its output IS the unclipped output, bit for bit.
-    if (vi == 1 && tile_saturated == 0) {
+    if (vi == 1 && tile_saturated == 0 && rs.blk == nullptr) {
       outs[1] = outs[0];
       continue;
     }
     RowBlockSim sim(u.variants[vi], rows, d);
+    if (rs.blk != nullptr && u.block_p[vi]) sim.set_p_block(&*rs.blk->p.block);
     for (int i = 0; i < tiles; ++i) {
       const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
       const int k0 = t * c.block_n, n = std::min(c.block_n, nv - k0);
@@ -641,7 +840,12 @@ void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
       m.d2_b += (x - bb) * (x - bb);
       m.ref2_b += bb * bb;
       m.qkv2 += (bb - a) * (bb - a);
-      if (rs.cfg->split) {
+      if (rs.cfg->split && rs.blk != nullptr) {
+        const double pe = outs[1][i], ee = outs[2][i], te = outs[3][i];
+        m.p2 += (x - pe) * (x - pe);
+        m.e2 += (ee - bb) * (ee - bb);  // the error with exp2 exact, and with tau 0
+        m.r2 += (te - bb) * (te - bb);
+      } else if (rs.cfg->split) {
         const double u = outs[1][i], n = outs[2][i];
         m.sat2 += (x - u) * (x - u);
         m.pconv2 += (u - n) * (u - n);
@@ -674,6 +878,15 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
     reference_tile(u.Qa, u.Ka, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oa, La);
     reference_tile(u.Qb, u.Kb, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ob, Lb);
     accumulate_tile(rs, b, h, m0, rows, outs, lse, Oa, Ob, Lb, m);
+    if (rs.blk != nullptr && c.split) {
+      // Block mode's split by source: Q/K alone and V alone quantised, in float64.
+      RowMat<double> Oqk, Ov;
+      Eigen::VectorXd Lqk, Lv;
+      reference_tile(u.Qb, u.Kb, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oqk, Lqk);
+      reference_tile(u.Qa, u.Ka, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ov, Lv);
+      m.qk2 += (Oqk - Oa).squaredNorm();
+      m.v2 += (Ov - Oa).squaredNorm();
+    }
   }
 }
 
@@ -705,7 +918,14 @@ json run_json(const AttentionRun& r) {
             {"warps_pct", r.warps_pct}};
   if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] > 0)
     j["inputs_saturated"] = {{"q", r.inputs_saturated[0]}, {"k", r.inputs_saturated[1]}, {"v", r.inputs_saturated[2]}};
-  if (r.split) {
+  if (r.block) {
+    j["formats"] = {{"qk", r.qk_format}, {"p", r.p_format}, {"v", r.v_format}, {"p_rule", r.p_rule}};
+    j["error_split"] = {{"qkv_quantization", r.split_qkv}};
+    if (r.split)
+      j["error_split"].update({{"qk_quantization", r.split_qk}, {"v_quantization", r.split_v},
+                               {"p_quantization", r.split_p}, {"exp2", r.split_exp2},
+                               {"rescaling", r.split_rescale}});
+  } else if (r.split) {
     j["error_split"] = {{"qkv_quantization", r.split_qkv},
                         {"saturation", r.split_saturation},
                         {"p_conversion", r.split_p_conversion},
@@ -727,6 +947,7 @@ UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
     m.dot_a += x.dot_a, m.o2 += x.o2, m.d2_b += x.d2_b, m.ref2_b += x.ref2_b;
     m.lse_err = std::max(m.lse_err, x.lse_err);
     m.qkv2 += x.qkv2, m.sat2 += x.sat2, m.pconv2 += x.pconv2, m.rest2 += x.rest2;
+    m.qk2 += x.qk2, m.v2 += x.v2, m.p2 += x.p2, m.e2 += x.e2, m.r2 += x.r2;
     m.counts += x.counts;
     m.visible += x.visible;
     m.o_overflow += x.o_overflow;
@@ -765,13 +986,49 @@ AttentionRun make_run(const AttentionConfig& c, const Inputs& in, const Format& 
   return r;
 }
 
+// Block mode's fields of a run (Note [Block-scaled attention]).
+void add_block_fields(const AttentionConfig& c, const BlockOperands& ops, const Stored& st,
+                      const UnitMetrics& m, AttentionRun& r) {
+  r.block = true;
+  r.qk_format = ops.qk.name, r.p_format = ops.p.name, r.v_format = ops.v.name;
+  r.p_rule = ops.p.block ? p_rule_name(c.p_rule) : "";
+  r.dtype = fmt::format("{}/{}/{}", r.qk_format, r.p_format, r.v_format);
+  r.split_qk = std::sqrt(safe_div(m.qk2, m.ref2_a));
+  r.split_v = std::sqrt(safe_div(m.v2, m.ref2_a));
+  r.split_p = std::sqrt(safe_div(m.p2, m.ref2_b));
+  // exp2 and lazy rescaling: the kernel's error minus the error with that part exact (the two
+  // variants round P differently, so the norm of their difference would count both roundings).
+  r.split_exp2 = r.rel_l2_dequantized - std::sqrt(safe_div(m.e2, m.ref2_b));
+  r.split_rescale = r.rel_l2_dequantized - std::sqrt(safe_div(m.r2, m.ref2_b));
+  const bool qk8 = ops.qk.plain != nullptr && is_fp8(*ops.qk.plain);
+  const bool v8 = ops.v.plain != nullptr && is_fp8(*ops.v.plain);
+  r.q_descale = qk8 ? st.qd : std::vector<float>{};
+  r.k_descale = qk8 ? st.kd : std::vector<float>{};
+  r.v_descale = v8 ? st.vd : std::vector<float>{};
+}
+
+// The note under the main table that says what each block operand is.
+std::string block_note(const AttentionConfig& c) {
+  const BlockOperands ops = block_operands(c);
+  auto one = [](const char* what, const OperandFormat& o) {
+    if (!o.block) return fmt::format("{} {}", what, o.name);
+    return fmt::format("{} {} ({} elements, {} scale per block of {}, rule {})", what, o.name,
+                       o.block->elem->name, o.block->scale->name, o.block->block_size,
+                       scale_rule_name(o.block->rule));
+  };
+  return fmt::format("block-scaled operands: {}; {}{}; {}", one("Q/K", ops.qk), one("P", ops.p),
+                     ops.p.block ? fmt::format(", P rule {}", p_rule_name(c.p_rule)) : "",
+                     one("V", ops.v));
+}
+
 // One (seq, dtype, tau) run: every (batch, head) unit in parallel; appends the run and its
 // executed work to `out`.
 void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const Stored& st,
-             double tau, double mo, AttentionMetrics& out) {
+             double tau, double mo, AttentionMetrics& out, const BlockOperands* blk = nullptr) {
   Stopwatch sw;
   RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
               float(tau), float(mo), &c};
+  rs.blk = blk;
   std::vector<float> o_out, lse_out;
   if (c.keep_outputs) {
     o_out.assign(size_t(in.batch) * size_t(in.seq_q) * size_t(in.heads) * size_t(in.d), 0.0f);
@@ -796,11 +1053,13 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
                             m.o_overflow, f.name),
                 "scale V down: sum over keys of P * |V| must stay below 3.4e38");
   AttentionRun r = make_run(c, in, f, st, tau, mo, m);
+  if (blk != nullptr) add_block_fields(c, *blk, st, m, r);
   r.elapsed_s = sw.seconds();
   // Executed work: Q K^T once and P V once per variant in float32; two float64 references.
   const double pass = 2.0 * m.visible * in.d;
-  out.executed_fp32_flops += pass * (1.0 + (c.split ? 3.0 : 1.0));
-  out.executed_fp64_flops += pass * 4.0;
+  const double variants = blk != nullptr ? (c.split ? 4.0 : 1.0) : (c.split ? 3.0 : 1.0);
+  out.executed_fp32_flops += pass * (1.0 + variants);
+  out.executed_fp64_flops += pass * (blk != nullptr && c.split ? 8.0 : 4.0);
   r.o = std::move(o_out);
   r.lse = std::move(lse_out);
   out.runs.push_back(std::move(r));
@@ -821,7 +1080,12 @@ void add_run_rows(const AttentionConfig& c, const AttentionRun& r, Table& t, Tab
                     fmt::format("{:.6f}", r.cosine), fmt::format("{:.3g}", r.lse_max_err),
                     fmt::format("{} ({:.3g}%)", r.saturated, r.saturated_pct),
                     fmt::format("{:.2f}", r.rows_pct), fmt::format("{:.1f}", r.warps_pct)});
-  if (c.split)
+  if (c.split && r.block)
+    ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), seq_cell(r),
+                       fmt::format("{:.4g}", r.split_qk), fmt::format("{:.4g}", r.split_v),
+                       fmt::format("{:.4g}", r.split_p), fmt::format("{:.4g}", r.split_exp2),
+                       fmt::format("{:.4g}", r.split_rescale)});
+  else if (c.split)
     ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), seq_cell(r),
                        fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
                        fmt::format("{:.4g}", r.split_p_conversion),
@@ -863,7 +1127,10 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
           {"block_m", c.block_m}, {"warp_rows", c.warp_rows}, {"exp", exp2_choice_name(c.exp2)},
           {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
-          {"split", c.split}};
+          {"split", c.split}, {"qk_format", c.qk_format}, {"p_format", c.p_format},
+          {"v_format", c.v_format},
+          {"scale_rule", c.scale_rule ? json(scale_rule_name(*c.scale_rule)) : json(nullptr)},
+          {"block", c.block ? json(*c.block) : json(nullptr)}, {"p_rule", p_rule_name(c.p_rule)}};
 }
 
 }  // namespace
@@ -876,6 +1143,15 @@ AttentionMetrics compute_attention(const AttentionConfig& c) {
   Stopwatch total;
   for (int seq : c.seq_q) {
     const Inputs in = load_inputs(c, seq, out.threads);
+    if (c.block_mode()) {
+      const BlockOperands ops = block_operands(c);
+      check_qk_block(c, ops.qk, in.d);
+      const Stored st = block_stored(in, ops.qk, ops.v, c.descale_one);
+      const double mo = block_p_max_offset(c, preset, ops.p);
+      const Format& pf = ops.p.plain != nullptr ? *ops.p.plain : kFP32;
+      for (double tau : block_p_taus(c, preset, ops.p)) run_one(c, in, pf, st, tau, mo, out, &ops);
+      continue;
+    }
     for (const Format* dname : c.dtypes) {
       const Format& f = attention_dtype(dname);
       const Stored st = quantize_inputs(in, f, c.descale_one);
@@ -902,18 +1178,31 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   ts.title = "Error split: what each part adds (||difference|| / ||reference||)";
   ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
                 "rest of kernel"};
+  if (c.block_mode()) {
+    ts.title = "Error split by source: what each part adds (Q/K, V, P: ||difference|| / ||reference||; "
+               "exp2, lazy rescaling: rel-L2 minus rel-L2 with that part exact)";
+    ts.columns = {"Q/K, P, V", "tau", "seq", "Q/K quantisation", "V quantisation",
+                  "P quantisation", "exp2", "lazy rescaling"};
+    t.columns[0] = "Q/K, P, V";
+  }
   json runs = json::array();
   for (const AttentionRun& r : m.runs) {
     add_run_rows(c, r, t, ts);
     runs.push_back(run_json(r));
     if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] == 0) continue;
-    const std::string note = fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
-                                    "clamped to it (the satfinite conversion); the error columns include it",
-                                    r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
-                                    r.dtype);
+    const std::string note =
+        r.block ? fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond their block's largest value "
+                              "(element max x scale) were clipped to it (the scale rule's own clipping, Note [MX "
+                              "scale rules], or an FP8 operand's satfinite); the error columns include it",
+                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2])
+                : fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
+                              "clamped to it (the satfinite conversion); the error columns include it",
+                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
+                              r.dtype);
     if (std::find(t.notes.begin(), t.notes.end(), note) == t.notes.end()) t.notes.push_back(note);
   }
   add_attention_notes(c, preset, m.runs.front(), t);
+  if (c.block_mode()) t.notes.push_back(block_note(c));
   rep.tables.push_back(std::move(t));
   if (c.split) rep.tables.push_back(std::move(ts));
   rep.params = attention_params(c, preset);

@@ -29,7 +29,23 @@ namespace fs = std::filesystem;
 // ---- tile model (Note [Counting convention])
 
 const char* to_string(Direction d) { return d == Direction::fwd ? "fwd" : "bwd"; }
-const char* to_string(OperandType t) { return t == OperandType::bf16 ? "bf16" : "fp8"; }
+const char* to_string(OperandType t) {
+  switch (t) {
+    case OperandType::fp8: return "fp8";
+    case OperandType::fp6: return "fp6";
+    case OperandType::fp4: return "fp4";
+    default: return "bf16";
+  }
+}
+
+std::optional<double> mma_rate_of(const ArchSpec& a, OperandType t) {
+  switch (t) {
+    case OperandType::fp8: return a.mma_fp8_flop_per_clk_sm;
+    case OperandType::fp6: return a.mma_fp6_flop_per_clk_sm;
+    case OperandType::fp4: return a.mma_fp4_flop_per_clk_sm;
+    default: return a.mma_bf16_flop_per_clk_sm;
+  }
+}
 
 TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_group, int m, int n,
                    int d) {
@@ -38,15 +54,21 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
   if (cta_group != 1 && cta_group != 2)
     throw Error(fmt::format("cta_group {} is not 1 or 2", cta_group));
   double mma_rate = a.mma_bf16_flop_per_clk_sm;
-  if (t == OperandType::fp8) {
+  if (t != OperandType::bf16) {
     if (dir == Direction::bwd)
-      throw Error("the FlashAttention-4 backward pass has no fp8 path", "use --dtype bf16 with --direction bwd");
-    if (!a.mma_fp8_flop_per_clk_sm)
-      throw Error(fmt::format("arch '{}' has no fp8 MMA", a.name), "use --dtype bf16 for it");
-    mma_rate = *a.mma_fp8_flop_per_clk_sm;
+      throw Error(fmt::format("the FlashAttention-4 backward pass has no {} path", to_string(t)),
+                  "use --dtype bf16 with --direction bwd");
+    if (!mma_rate_of(a, t))
+      throw Error(fmt::format("arch '{}' has no {} MMA", a.name, to_string(t)), "use --dtype bf16 for it");
+    mma_rate = *mma_rate_of(a, t);
   }
   const double M = m, N = n, D = d;
-  const double b = t == OperandType::fp8 ? 1.0 : 2.0;  // operand bytes
+  // Operand bytes per element; fp6 (MXFP6) and fp4 (NVFP4) with their block scales: one byte per
+  // 32 and per 16 elements.
+  const double b = t == OperandType::fp8   ? 1.0
+                   : t == OperandType::fp6 ? 0.75 + 1.0 / 32
+                   : t == OperandType::fp4 ? 0.5 + 1.0 / 16
+                                           : 2.0;
   const double b_scale = cta_group == 2 ? 0.5 : 1.0;    // 2-CTA: each CTA loads half of B
   TileCost c;
   c.arch = a.name;
@@ -212,8 +234,8 @@ std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const Pipe
   for (const auto& a : o.archs) {
     for (OperandType dtype : o.dtypes)
     for (Direction dir : o.directions) {
-      if (dtype == OperandType::fp8 && (dir == Direction::bwd || !a.mma_fp8_flop_per_clk_sm)) {
-        skipped.push_back(fmt::format("{} {} fp8", a.name, to_string(dir)));
+      if (dtype != OperandType::bf16 && (dir == Direction::bwd || !mma_rate_of(a, dtype))) {
+        skipped.push_back(fmt::format("{} {} {}", a.name, to_string(dir), to_string(dtype)));
         continue;
       }
       for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
@@ -233,7 +255,7 @@ std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const Pipe
   }
   if (rows.empty())
     throw Error(fmt::format("no tile to model: {} (no such path)", fmt::join(skipped, ", ")),
-                "fp8 needs an arch with fp8 MMA and --direction fwd");
+                "fp8, fp6 and fp4 need an arch with such an MMA and --direction fwd");
   return rows;
 }
 

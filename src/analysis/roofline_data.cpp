@@ -90,7 +90,8 @@ constexpr const char* kArchFields[] = {
     "sm_count",          "sm_clock_mhz",         "mma_bf16_flop_per_clk_sm",
     "mma_fp8_flop_per_clk_sm", "mufu_ex2_per_clk_sm", "fp32_fma_lanes_per_clk_sm",
     "alu_lanes_per_clk_sm",    "packed_f32x2",      "smsp_per_sm",
-    "issue_slots_per_clk_smsp", "smem_bytes_per_clk_sm"};
+    "issue_slots_per_clk_smsp", "smem_bytes_per_clk_sm", "mma_fp6_flop_per_clk_sm",
+    "mma_fp4_flop_per_clk_sm"};
 
 }  // namespace
 
@@ -142,6 +143,13 @@ ArchSpec parse_arch(const json& j, const std::string& origin) {
     Fields f = entry("mma_fp8_flop_per_clk_sm");
     if (!f.need("value").is_null()) a.mma_fp8_flop_per_clk_sm = f.positive("value");
   }
+  // The block-scaled rates are optional fields (an arch file without them has no such MMA).
+  for (auto [key, out] : {std::pair{"mma_fp6_flop_per_clk_sm", &a.mma_fp6_flop_per_clk_sm},
+                          std::pair{"mma_fp4_flop_per_clk_sm", &a.mma_fp4_flop_per_clk_sm}})
+    if (fields.contains(key)) {
+      Fields f = entry(key);
+      if (!f.need("value").is_null()) *out = f.positive("value");
+    }
   a.mufu_ex2_per_clk_sm = entry("mufu_ex2_per_clk_sm").positive("value");
   a.fp32_fma_lanes_per_clk_sm = entry("fp32_fma_lanes_per_clk_sm").positive("value");
   a.alu_lanes_per_clk_sm = entry("alu_lanes_per_clk_sm").positive("value");

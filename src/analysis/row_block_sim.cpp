@@ -328,9 +328,13 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
     if (!row_offset_.empty()) pr.max_offset = row_offset_[size_t(r)];
     p_row(s, n, rm, pr, emu_col.data(), P_.data());
     uint64_t sat = 0;
-    for (int k = 0; k < n; ++k) sat += P_[size_t(k)] >= sat_threshold_ ? 1 : 0;
-    // decode(encode(P)) element by element
-    quantize_p(p_.p_format, p_.p_overflow, P_.data(), pc, n);
+    if (has_p_block_) {
+      sat = block_round(p_block_, P_.data(), size_t(n), pc);
+    } else {
+      for (int k = 0; k < n; ++k) sat += P_[size_t(k)] >= sat_threshold_ ? 1 : 0;
+      // decode(encode(P)) element by element
+      quantize_p(p_.p_format, p_.p_overflow, P_.data(), pc, n);
+    }
     counts_.saturated += sat;
     counts_.p_count += uint64_t(n);
     const float acc = acc_scale_[size_t(r)];

@@ -7,6 +7,8 @@ namespace fa4sim::cli {
 
 namespace {
 constexpr int64_t kMaxDim = kAttentionMaxDim;
+void add_run_flags(CLI::App* sub, AttentionCliOptions& o);
+void add_block_operand_options(CLI::App* sub, AttentionCliOptions& o);
 }  // namespace
 
 void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
@@ -122,6 +124,13 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
       ->type_name("reverse|forward")
       ->capture_default_str()
       ->group("Kernel");
+  add_run_flags(sub, o);
+  add_block_operand_options(sub, o);
+}
+
+namespace {
+// --allow-saturation, --no-split
+void add_run_flags(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_flag("--allow-saturation", o.allow_saturation,
                 "Run a configuration that fails the kernel's safety check (see fa4sim check)")
       ->group("Kernel");
@@ -129,5 +138,42 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
                 "Skip the error split (its extra model runs); the references still run")
       ->group("Kernel");
 }
+
+// ---- block-scaled operands (Note [Block-scaled attention])
+void add_block_operand_options(CLI::App* sub, AttentionCliOptions& o) {
+  const char* formats =
+      "bf16, fp16, e4m3, e5m2, mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4";
+  sub->add_option("--qk-format", o.qk_format,
+                  std::string("Q and K's format (blocks along d; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option(
+         "--p-format", o.p_format,
+         std::string("P's format (blocks along a key tile's row; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option("--v-format", o.v_format,
+                  std::string("V's format (blocks along the keys; default --dtype): ") + formats)
+      ->type_name("NAME")
+      ->group("Block-scaled operands");
+  sub->add_option("--scale-rule", o.scale_rule,
+                  "Scale rule of every block operand: floor, ceil, even, rceil (MX) or nearest "
+                  "(nvfp4); default each format's")
+      ->type_name("floor|ceil|even|rceil|nearest")
+      ->group("Block-scaled operands");
+  int_in(
+      sub->add_option("--scale-block", o.block,
+                      "Block size of every block operand (default each format's: MX 32, NVFP4 16)"),
+      1, 4096)
+      ->type_name("N")
+      ->group("Block-scaled operands");
+  sub->add_option("--p-rule", o.p_rule,
+                  "P into a block format: max-offset (FA4's P with max_offset) or two-level "
+                  "(SageAttention3: row max to 448 x 6, then 1x16 E4M3 scales; nvfp4 only)")
+      ->type_name("max-offset|two-level")
+      ->capture_default_str()
+      ->group("Block-scaled operands");
+}
+}  // namespace
 
 }  // namespace fa4sim::cli

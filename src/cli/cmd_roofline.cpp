@@ -34,8 +34,8 @@ void add_roofline(CLI::App& root) {
   checked(sub->add_option("--sweep-d", c.sweep_d, "Head dimensions LO:HI:STEP, each 1..1024, e.g. 32:256:32"), "",
           [](const std::string&, const std::string& v) { parse_sweep(v); })
       ->type_name("LO:HI:STEP");
-  sub->add_option("--dtype", c.dtype, "MMA operand type: bf16 (stands for fp16 too: same bytes, same rate), fp8, or all")
-      ->type_name("bf16|fp8|all")
+  sub->add_option("--dtype", c.dtype, "MMA operand type: bf16 (stands for fp16 too: same bytes, same rate), fp8, fp6 (MXFP6), fp4 (NVFP4/MXFP4, block-scaled), or all")
+      ->type_name("bf16|fp8|fp6|fp4|all")
       ->capture_default_str();
   checked(sub->add_option("--tile", c.tile,
                           "Tile: M queries x N keys, each 1..4096 (N is also the schedule's row width)"),

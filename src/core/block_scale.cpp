@@ -2,6 +2,7 @@
 // block format (each failure names the option that set it), and the row loops.
 #include "fa4sim/core/block_scale.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -226,6 +227,28 @@ void block_decode_array(const BlockFormat& f, std::span<const uint8_t> codes, si
     for (size_t i = 0; i < bs; ++i) c[i] = codes[b * bs + i];
     block_decode(f, scales[b], c.data(), out.data() + b * bs);
   }
+}
+
+uint64_t block_round(const BlockFormat& f, const float* x, size_t n, float* out) {
+  const size_t bs = size_t(f.block_size);
+  std::vector<float> buf(bs), dec(bs);
+  std::vector<uint32_t> codes(bs);
+  const Format& e = *f.elem;
+  // max_elem + half an ulp at max_elem: every |y| from here clips (Note [MX scale rules]).
+  const float clip = float(e.max_finite + std::ldexp(1.0, int(std::floor(std::log2(e.max_finite))) -
+                                                                e.man_bits - 1));
+  uint64_t saturated = 0;
+  for (size_t b = 0; b < n; b += bs) {
+    const size_t m = n - b < bs ? n - b : bs;
+    std::copy_n(x + b, m, buf.begin());
+    std::fill(buf.begin() + std::ptrdiff_t(m), buf.end(), 0.0f);
+    const uint32_t sc = block_encode(f, buf.data(), codes.data());
+    block_decode(f, sc, codes.data(), dec.data());
+    const float s = block_scale_value(f, sc);
+    for (size_t i = 0; i < m; ++i) saturated += std::fabs(buf[i]) >= clip * s ? 1 : 0;
+    std::copy_n(dec.begin(), m, out + b);
+  }
+  return saturated;
 }
 
 float tensor_scale_from_amax(const BlockFormat& f, std::span<const float> in) {

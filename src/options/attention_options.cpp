@@ -58,6 +58,19 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const Opti
                 : BlockOrder::forward;
   c.allow_saturation = o.allow_saturation;
   c.split = !o.no_split;
+  c.qk_format = o.qk_format, c.p_format = o.p_format, c.v_format = o.v_format;
+  if (!o.scale_rule.empty())
+    c.scale_rule =
+        scale_rule_by_name(parse_choice("--scale-rule", o.scale_rule, scale_rule_names()));
+  if (!o.block.empty()) c.block = int(parse_int("--scale-block", o.block, 1, 4096));
+  c.p_rule = parse_choice("--p-rule", o.p_rule, {"max-offset", "two-level"}) == "two-level"
+                 ? PRule::two_level
+                 : PRule::max_offset;
+  if (!c.block_mode())
+    for (const char* opt : {"--scale-rule", "--scale-block", "--p-rule"})
+      if (given(opt))
+        throw Error(fmt::format("{} applies to block-scaled operands", opt),
+                    "give --qk-format, --p-format or --v-format (e.g. --p-format nvfp4)");
   return c;
 }
 

@@ -105,10 +105,13 @@ RooflineOptions parse_roofline_options(const RooflineCliOptions& c) {
   std::sort(ds.begin(), ds.end());
   ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
   o.ds = ds;
-  const std::string dt = parse_choice("--dtype", c.dtype, {"bf16", "fp8", "all"});
+  const std::string dt = parse_choice("--dtype", c.dtype, {"bf16", "fp8", "fp6", "fp4", "all"});
   o.dtypes = dt == "bf16"  ? std::vector<OperandType>{OperandType::bf16}
              : dt == "fp8" ? std::vector<OperandType>{OperandType::fp8}
-                           : std::vector<OperandType>{OperandType::bf16, OperandType::fp8};
+             : dt == "fp6" ? std::vector<OperandType>{OperandType::fp6}
+             : dt == "fp4" ? std::vector<OperandType>{OperandType::fp4}
+                           : std::vector<OperandType>{OperandType::bf16, OperandType::fp8,
+                                                      OperandType::fp6, OperandType::fp4};
   const std::string dir = parse_choice("--direction", c.direction, {"fwd", "bwd", "all"});
   o.directions = dir == "fwd"   ? std::vector<Direction>{Direction::fwd}
                  : dir == "bwd" ? std::vector<Direction>{Direction::bwd}

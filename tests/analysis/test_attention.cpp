@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cli_helpers.h"
@@ -300,6 +301,130 @@ TEST(AttentionModel, RefusesMismatchedAndNonFiniteNpy) {
   { std::FILE* f = std::fopen(a.q.c_str(), "w"); std::fputs("q,k,v\n1,2,3\n", f); std::fclose(f); }
   expect_error([&] { validate_attention_config(c); }, "is not a valid .npy file");
   for (const auto* n : {&a, &b, &d32}) std::filesystem::remove_all(n->dir);
+}
+
+// ---- block-scaled operands (Note [Block-scaled attention])
+
+// Block mode with every operand an input dtype runs the same model as --dtype: the same bits.
+TEST(AttentionBlock, PlainOperandsEqualTheDtypeRun) {
+  for (const char* dt : {"bf16", "e4m3"}) {
+    AttentionConfig a = small(dt), b = small(dt);
+    b.qk_format = dt, b.p_format = dt, b.v_format = dt;
+    const AttentionRun ra = run_attention(a).runs.at(0), rb = run_attention(b).runs.at(0);
+    EXPECT_EQ(ra.rel_l2_unquantized, rb.rel_l2_unquantized) << dt;
+    EXPECT_EQ(ra.rel_l2_dequantized, rb.rel_l2_dequantized) << dt;
+    EXPECT_EQ(ra.saturated, rb.saturated) << dt;
+    EXPECT_EQ(ra.split_qkv, rb.split_qkv) << dt;
+    EXPECT_TRUE(rb.block);
+    EXPECT_EQ(rb.dtype, fmt::format("{}/{}/{}", dt, dt, dt));
+  }
+}
+
+// The split by source names the operand that carries the error: with only P in NVFP4 (Q, K, V
+// bf16), P's part is most of the kernel's error; with Q/K in MXFP4, the Q/K part is most of the
+// user's error.
+TEST(AttentionBlock, SplitNamesTheSource) {
+  AttentionConfig c = small("bf16");
+  c.p_format = "nvfp4";
+  AttentionRun r = run_attention(c).runs.at(0);
+  EXPECT_LT(r.split_qk, 0.2 * r.split_p);  // bf16's rounding only
+  EXPECT_LT(r.split_v, 0.2 * r.split_p);
+  EXPECT_GT(r.split_p, 0.5 * r.rel_l2_dequantized);
+  EXPECT_GT(r.split_p, 10 * std::fabs(r.split_exp2));
+  c = small("bf16");
+  c.qk_format = "mxfp4";
+  r = run_attention(c).runs.at(0);
+  EXPECT_GT(r.split_qk, 0.5 * r.rel_l2_unquantized);
+  EXPECT_LT(r.split_v, 0.1 * r.split_qk);
+}
+
+// SageAttention3's reason for two-level P: on peaked rows (q-scale 4) NVFP4's E4M3 block scales
+// of amax / 6 clamp at 2^-6 for blocks with amax < 6 x 2^-6 (max_offset 0) and round the row
+// max's own scale; normalising the row max to 448 x 6 first makes that scale exactly 448.
+TEST(AttentionBlock, TwoLevelBeatsMaxOffsetForNvfp4P) {
+  AttentionConfig a = small("bf16");
+  a.p_format = "nvfp4";
+  a.q_scale = 4.0;
+  a.taus = {0.0};
+  AttentionConfig b = a;
+  b.p_rule = PRule::two_level;
+  const AttentionRun rb = run_attention(b).runs.at(0);
+  EXPECT_NEAR(rb.max_offset, std::log2(2688.0), 1e-6);
+  for (double mo : {0.0, 8.0}) {
+    a.max_offset = mo;
+    const AttentionRun ra = run_attention(a).runs.at(0);
+    EXPECT_LT(rb.split_p, 0.8 * ra.split_p) << mo << ": " << ra.split_p << " " << rb.split_p;
+  }
+}
+
+// E8M0 scales are powers of two and rceil's descale rounds up: a P block scaled by 2^8 gives the
+// same elements, so max_offset leaves MXFP4 P's error unchanged (up to the float32 rounding of
+// the exp2 argument, which the offset changes). floor is not: the row's largest P is 2^max_offset
+// within an ulp, and one ulp below a power of two floor's scale leaves it at 2^emax x (2 - ulp),
+// beyond E2M1's 6: clipped by 25 %. Whether it is below depends on the argument's rounding, so
+// floor's error moves with the exp2 (the split's exp2 part), rceil's does not.
+TEST(AttentionBlock, MxRceilPIsInvariantToMaxOffsetFloorIsNot) {
+  AttentionConfig a = small("bf16");
+  a.p_format = "mxfp4";
+  a.scale_rule = ScaleRule::rceil;
+  a.taus = {0.0};
+  a.max_offset = 0.0;
+  AttentionConfig b = a;
+  b.max_offset = 8.0;
+  const AttentionRun ra = run_attention(a).runs.at(0), rb = run_attention(b).runs.at(0);
+  EXPECT_NEAR(ra.split_p, rb.split_p, 1e-3 * ra.split_p);
+  a.scale_rule = ScaleRule::floor;
+  const AttentionRun rf = run_attention(a).runs.at(0);
+  EXPECT_GT(rf.split_exp2, 0.01) << rf.split_exp2;  // floor: the clipped row maxima
+  EXPECT_LT(std::fabs(ra.split_exp2), 1e-3) << ra.split_exp2;
+}
+
+TEST(AttentionBlock, RefusesBadOperands) {
+  auto with = [](auto edit) {
+    AttentionConfig c = small("bf16");
+    edit(c);
+    return [c] { validate_attention_config(c); };
+  };
+  expect_error(with([](AttentionConfig& c) { c.p_format = "fp4"; }), "--p-format");
+  expect_error(with([](AttentionConfig& c) { c.qk_format = "mxfp8", c.d = 48; }),
+               "does not divide the head dim d = 48");
+  expect_error(with([](AttentionConfig& c) { c.v_format = "nvfp4", c.block_n = 24; }),
+               "does not divide --block-n 24");
+  expect_error(with([](AttentionConfig& c) { c.p_format = "nvfp4", c.scale_rule = ScaleRule::floor; }),
+               "cannot hold");
+  expect_error(with([](AttentionConfig& c) { c.qk_format = "mxfp8", c.scale_rule = ScaleRule::nearest; }),
+               "cannot hold");
+  expect_error(with([](AttentionConfig& c) { c.p_format = "mxfp4", c.p_rule = PRule::two_level; }),
+               "--p-rule two-level");
+  expect_error(with([](AttentionConfig& c) { c.p_format = "bf16", c.block = 16; }), "--scale-block applies");
+  // two-level with a lagging max: P reaches 2688 x 2^tau, beyond the E4M3 scale's 448 x 6.
+  expect_error(with([](AttentionConfig& c) { c.p_format = "nvfp4", c.p_rule = PRule::two_level, c.taus = {1.0}; }),
+               "refusing to run");
+}
+
+TEST(AttentionBlock, CheckRowsPerRule) {
+  const BlockFormat mx4 = block_format_by_name("mxfp4");
+  BlockFormat r = mx4;
+  const BlockCheckRow floor = block_check_row("mxfp4", mx4, PRule::max_offset, 0, 8);
+  EXPECT_NEAR(floor.elem_clip_share_pct, 25.0, 0.01);  // amax / 2^floor in [1.75, 2): y >= 7
+  EXPECT_NEAR(floor.elem_clip_pct, 25.0, 0.01);        // 8 - ulp -> 6
+  EXPECT_TRUE(floor.safe);
+  r.rule = ScaleRule::rceil;
+  EXPECT_EQ(block_check_row("mxfp4", r, PRule::max_offset, 0, 8).elem_clip_pct, 0.0);
+  r.rule = ScaleRule::ceil;
+  EXPECT_EQ(block_check_row("mxfp4", r, PRule::max_offset, 0, 8).elem_clip_pct, 0.0);
+  const BlockFormat nv = block_format_by_name("nvfp4");
+  const BlockCheckRow two = block_check_row("nvfp4", nv, PRule::two_level, 0, std::log2(2688.0));
+  EXPECT_TRUE(two.safe);
+  EXPECT_EQ(two.scale_clip_amax, 6.0 * 464.0);  // E4M3 rounds up to 464 to its max 448
+  EXPECT_FALSE(block_check_row("nvfp4", nv, PRule::two_level, 0.5, std::log2(2688.0)).safe);
+  // max_offset 0: blocks with amax below 6 x 2^-6 share the smallest scale, 2^-3.4 of the row max.
+  const BlockCheckRow mo0 = block_check_row("nvfp4", nv, PRule::max_offset, 0, 0);
+  EXPECT_EQ(mo0.floor_amax, 0.09375);
+  EXPECT_NEAR(mo0.floor_rel_log2, std::log2(0.09375), 1e-12);
+  const BlockCheckResult all = compute_block_check({}, {}, PRule::max_offset, "upstream", {}, std::nullopt);
+  EXPECT_EQ(all.rows.size(), 3u * 4u + 1u);  // mxfp8, mxfp6, mxfp4 x 4 rules, nvfp4 x nearest
+  EXPECT_TRUE(all.all_safe);
 }
 
 }  // namespace

@@ -265,5 +265,52 @@ TEST(CliAttention, SeqColumnShowsBothLengths) {
   EXPECT_NE(r.out.find(" 128/64 "), std::string::npos) << r.out;
 }
 
+// ---- block-scaled operands: every bad input names its option (exit 2)
+TEST(CliAttention, BlockOperandErrors) {
+  const std::string s = "attention --batch 1 --heads 1 --d 64 --seq 128 --threads 2";
+  expect_usage_error(run_cli(s + " --p-format fp4"), "unknown --p-format 'fp4'");
+  expect_usage_error(run_cli(s + " --qk-format mxfp9"), "--qk-format");
+  expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule round"), "--scale-rule");
+  expect_usage_error(run_cli(s + " --qk-format mxfp8 --scale-block 48"), "does not divide the head dim d = 64");
+  expect_usage_error(run_cli(s + " --v-format nvfp4 --block-n 40"), "does not divide --block-n 40");
+  expect_usage_error(run_cli(s + " --p-format nvfp4 --scale-rule rceil"), "cannot hold");
+  expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule nearest"), "cannot hold");
+  expect_usage_error(run_cli(s + " --p-format mxfp4 --p-rule two-level"), "--p-rule two-level");
+  expect_usage_error(run_cli(s + " --p-rule two-level"), "--p-rule applies to block-scaled operands");
+  expect_usage_error(run_cli(s + " --scale-block 16"), "--scale-block applies to block-scaled operands");
+  expect_usage_error(run_cli(s + " --p-format nvfp4 --p-rule two-level --tau 1"), "refusing to run");
+  expect_usage_error(run_cli(s + " --p-format nvfp4 --dtype bf16,e4m3"), "--dtype lists");
+}
+
+TEST(CliAttention, BlockOperandsRunAndSplit) {
+  const auto r = run_cli("attention --batch 1 --heads 1 --d 64 --seq 128 --threads 2 --qk-format mxfp8 "
+                         "--p-format nvfp4 --p-rule two-level --v-format mxfp8 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& run = j["results"]["runs"][0];
+  EXPECT_EQ(run["formats"]["p"], "nvfp4");
+  EXPECT_EQ(run["formats"]["p_rule"], "two-level");
+  for (const char* k : {"qk_quantization", "v_quantization", "p_quantization", "exp2", "rescaling"})
+    EXPECT_TRUE(run["error_split"].contains(k)) << k;
+  EXPECT_GT(run["error_split"]["p_quantization"].get<double>(), 0.0);
+}
+
+TEST(CliCheck, BlockScaledP) {
+  auto r = run_cli("check --p-format nvfp4 --p-rule two-level --tau 0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2688"), std::string::npos) << r.out;
+  r = run_cli("check --p-format nvfp4 --p-rule two-level --tau 1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("UNSAFE"), std::string::npos) << r.out;
+  r = run_cli("check --p-format mxfp4 --scale-rule floor,rceil");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("25 % of maxima"), std::string::npos) << r.out;
+  expect_usage_error(run_cli("check --p-format fp4"), "unknown --p-format 'fp4'");
+  expect_usage_error(run_cli("check --p-format nvfp4 --scale-rule floor"), "--scale-rule");
+  expect_usage_error(run_cli("check --p-format mxfp4 --p-rule two-level"), "--p-rule two-level");
+  expect_usage_error(run_cli("check --p-format nvfp4 --dtype e4m3"), "--dtype and --p-format");
+  expect_usage_error(run_cli("check --scale-rule floor"), "--scale-rule applies");
+}
+
 }  // namespace
 }  // namespace fa4sim::test

@@ -115,7 +115,8 @@ TEST(CliRoofline, BackwardRowsAndSweep) {
   EXPECT_DOUBLE_EQ(rows[1]["smem_over_mma"].get<double>(), 1.05);
   EXPECT_EQ(rows_of("--arch b200 --sweep-d 32:256:32")["rows"].size(), 8u);
   EXPECT_EQ(rows_of("--arch b200,h200 --d 64,128 --direction all --dtype all")["rows"].size(),
-            2u * 2u * (1 + 2 + 1));  // per arch and d: fwd bf16, bwd bf16 1/2-CTA, fwd fp8
+            2u * (1 + 2 + 1 + 2) + 2u * (1 + 2 + 1));  // per d: fwd bf16, bwd bf16 1/2-CTA, fwd
+  // fp8, and on b200 (not h200) fwd fp6 and fp4
 }
 
 TEST(CliRoofline, ScheduleTableAndCustom) {
@@ -247,7 +248,8 @@ TEST(CliRoofline, BadTileScheduleAndOthers) {
   expect_usage_error("--tile 128x100 --schedule 10,4,1", "row width 100");
   expect_usage_error("--emu-fraction 1.5", "outside [0, 1]");
   expect_usage_error("--emu-fraction nan", "must be finite");
-  expect_usage_error("--dtype fp4", "unknown --dtype 'fp4'");
+  expect_usage_error("--dtype fp5", "unknown --dtype 'fp5'");
+  expect_usage_error("--arch h200 --dtype fp4", "no tile to model");
   expect_usage_error("--direction sideways", "unknown --direction");
   expect_usage_error("--degree 6", "--degree = 6 is out of range");
   expect_usage_error("--arch a100 --dtype fp8", "a100 fwd fp8");

@@ -192,5 +192,35 @@ TEST(BlockScale, ArraysEqualTheCore) {
   }
 }
 
+// block_round is block_encode then block_decode per block, a partial last block padded with
+// zeros; its saturation count is the floor rule's clipped block maxima.
+TEST(BlockScale, BlockRoundIsEncodeThenDecode) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  std::vector<float> x(100);
+  for (float& v : x) v = nd(rng);
+  for (const BlockFormat& f : {mx(kE2M1, ScaleRule::floor), mx(kE4M3, ScaleRule::rceil),
+                               BlockFormat{&kE2M1, &kE4M3, 16, ScaleRule::nearest, 1.0f}}) {
+    std::vector<float> out(x.size());
+    block_round(f, x.data(), x.size(), out.data());
+    const size_t bs = size_t(f.block_size);
+    for (size_t b = 0; b < x.size(); b += bs) {
+      std::vector<float> blk(bs, 0.0f), dec(bs);
+      std::vector<uint32_t> c(bs);
+      for (size_t i = 0; i < bs && b + i < x.size(); ++i) blk[i] = x[b + i];
+      block_decode(f, block_encode(f, blk.data(), c.data()), c.data(), dec.data());
+      for (size_t i = 0; i < bs && b + i < x.size(); ++i)
+        ASSERT_EQ(f32_bits(out[b + i]), f32_bits(dec[i])) << b + i;
+    }
+  }
+  // amax 7.5 = 1.875 x 4: floor's scale 1 leaves 7.5 beyond E2M1's 6 (clipped, counted); rceil's
+  // scale 2 holds it (7.5 / 2 = 3.75 rounds to 4: no clip).
+  std::vector<float> y = block_with_amax(7.5f), o(y.size());
+  EXPECT_EQ(block_round(mx(kE2M1, ScaleRule::floor), y.data(), y.size(), o.data()), 1u);
+  EXPECT_EQ(o[3], -6.0f);
+  EXPECT_EQ(block_round(mx(kE2M1, ScaleRule::rceil), y.data(), y.size(), o.data()), 0u);
+  EXPECT_EQ(o[3], -8.0f);
+}
+
 }  // namespace
 }  // namespace fa4sim

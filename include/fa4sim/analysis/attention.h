@@ -37,6 +37,32 @@
 // bottom-right causal alignment for seq_q != seq_k (upstream aligns bottom-right; fa4sim and
 // `fa4sim gpu attention` use top-left, identical when seq_q == seq_k); split-KV, paged KV,
 // varlen, dropout, softcap, local windows.
+//
+// Note [Block-scaled attention]
+// `--qk-format`, `--p-format`, `--v-format` give each operand its own format: an input dtype
+// (bf16, fp16, e4m3, e5m2: as above, FP8 with its per-(batch, kv_head) descale) or a block
+// format (core/block_scale.h: mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4; `--scale-rule`
+// and `--scale-block` override the rule and block size of every block operand). Blocks run along the
+// MMA's reduction dimension: Q and K per block of the head dim d, V per block of keys (a column
+// of V, blocks starting at key 0, so they align with the key tiles), P per block of a key tile's
+// row. A block operand is quantise-dequantised (block_round) to float32 before the MMA, which is
+// modelled as today (float32 GEMM for S, one fma per key for P V); NVFP4 operands Q, K, V carry an
+// FP32 tensor scale amax / 2688 per tensor (torchao's per_tensor_amax_to_scale, TransformerEngine's
+// NVFP4 recipe), P none. P's block scale comes from the amax of the float32 P values of the block
+// (torchao), after FA4's exp2 (emulated or not) and max_offset; row_sum sums the float32 P. The P
+// rule `two-level` sets max_offset = log2(scale max x element max) (SageAttention3,
+// sageattention3_blackwell/sageattn3/blackwell/softmax_fused.h@d1a57a5: P's row max becomes
+// 448 x 6 = 2688, then 1x16 E4M3 scales); SageAttention3 then divides P by the unrounded amax / 6
+// where torchao (and fa4sim) divide by the scale rounded to E4M3. tau lets the max lag (Note [Lazy
+// rescale]), so a block amax can reach 2^(max_offset + tau): `fa4sim check --p-format` says when
+// the block scale saturates or flushes.
+// Error split in block mode (norms of differences / reference norm, each part the error it alone
+// adds): Q/K = ||ref(Qdq, Kdq, V) - ref(Q, K, V)||, V = ||ref(Q, K, Vdq) - ref(Q, K, V)|| (float64
+// references, over the unquantised reference's norm); P = ||O - O(P float32)|| (model runs, over
+// the dequantised reference's norm); exp2 = rel-L2(O) - rel-L2(O with an exact exp2) and lazy
+// rescaling = rel-L2(O) - rel-L2(O with tau 0), both against the dequantised reference: a
+// difference of errors, not the norm of O's difference, because those variants round P anew
+// (with a narrow P the norm of the difference counts both roundings); they can be negative.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +71,7 @@
 #include <vector>
 
 #include "fa4sim/util/seed.h"
+#include "fa4sim/core/block_scale.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/core/online_softmax.h"
 #include "fa4sim/util/report.h"
@@ -100,6 +127,52 @@ Report check_report(const CheckResult& c);
 Report run_check(const std::vector<const Format*>& dtypes, const std::string& preset,
                  const std::vector<double>& taus, std::optional<double> max_offset);
 
+// ---- block-scaled operands (Note [Block-scaled attention])
+
+// How P is brought into a block-scaled format's range before its per-block scales:
+// max_offset: FA4's own P = exp2(... + max_offset) (the preset's max_offset of an FP8 P);
+// two_level: SageAttention3's per-row normalisation, P's row max mapped to scale max x element
+// max (2688 for NVFP4) by max_offset = log2(2688), then the per-block scale.
+enum class PRule : uint8_t { max_offset, two_level };
+const char* p_rule_name(PRule r);
+
+// One operand's format: an input dtype of the kernel (`plain`: bf16, fp16, e4m3, e5m2, with the
+// per-(batch, kv_head) FP8 descale) or a block format (block_format_by_name, with the overrides).
+struct OperandFormat {
+  std::string name;
+  const Format* plain = nullptr;
+  std::optional<BlockFormat> block;
+};
+
+// The `fa4sim check` of a block-scaled P: can P's block scale saturate or flush, per scale rule.
+struct BlockCheckRow {
+  std::string p_format, rule, p_rule;
+  double tau = 0, max_offset = 0;
+  double worst_p = 0;          // 2^(max_offset + tau): the largest P a stale max allows
+  double scale_clip_amax = 0;  // a block amax above this clips (its scale saturates); inf = never
+  double elem_clip_pct = 0;    // the rule's own clipping: the largest P of a block loses up to this %
+  double elem_clip_share_pct = 0;  // ... and this % of uniformly spread block maxima clip
+  double floor_amax = 0;       // blocks with amax below this get the smallest scale (flush risk)
+  double floor_rel_log2 = 0;   // floor_amax relative to the row's P max 2^max_offset, log2
+  double flush_ratio_log2 = 0; // inside a block, P below amax * 2^this can become 0
+  bool safe = true;
+  std::string explanation;
+};
+// One row: P in block format `b` (named `name`) under `p_rule` with tau and max_offset.
+BlockCheckRow block_check_row(const std::string& name, const BlockFormat& b, PRule p_rule,
+                              double tau, double max_offset);
+struct BlockCheckResult {
+  std::vector<BlockCheckRow> rows;
+  bool all_safe = true;
+};
+// Rows for each block format in `p_formats` (names; empty = mxfp8, mxfp6, mxfp4, nvfp4) x each
+// applicable scale rule (`rules`, empty = all that the format's scale can hold) x each tau.
+BlockCheckResult compute_block_check(const std::vector<std::string>& p_formats,
+                                     const std::vector<ScaleRule>& rules, PRule p_rule,
+                                     const std::string& preset, const std::vector<double>& taus,
+                                     std::optional<double> max_offset);
+Report block_check_report(const BlockCheckResult& c);
+
 // ---- the attention model
 
 struct AttentionConfig {
@@ -139,7 +212,20 @@ struct AttentionConfig {
   };
   std::vector<Tensor> tensors;          // empty, or {q, k, v}
   bool keep_outputs = false;            // fill AttentionRun::o and ::lse
+  // Block-scaled operands (Note [Block-scaled attention]): a format for Q/K, for P and for V,
+  // each an input dtype or a block format; empty = --dtype. Any of them set: block mode (one
+  // --dtype only). scale_rule and block override every block operand's rule and block size.
+  std::string qk_format, p_format, v_format;
+  std::optional<ScaleRule> scale_rule;
+  std::optional<int> block;
+  PRule p_rule = PRule::max_offset;
+  bool block_mode() const { return !qk_format.empty() || !p_format.empty() || !v_format.empty(); }
 };
+
+// The operand format called `name` under cfg's overrides; Error naming `option` when unknown or
+// when the override cannot apply (a rule the scale format cannot hold).
+OperandFormat attention_operand(const AttentionConfig& cfg, const std::string& name,
+                                const char* option);
 
 // Checks every option and the .npy files' headers (shapes, dtypes) without doing any work;
 // throws Error (exit 2). The safety check refuses an unsafe tau unless allow_saturation.
@@ -172,6 +258,11 @@ struct AttentionRun {
   // (batch, seq_q, heads, d), and its natural-log LSE, (batch, heads, seq_q) as flash-attention's
   // softmax_lse.
   std::vector<float> o, lse;
+  // Block mode: the operand formats and the error split by source (each part: the output with
+  // that part exact against the full model's, / the reference norm; Note [Block-scaled attention]).
+  bool block = false;
+  std::string qk_format, p_format, v_format, p_rule;
+  double split_qk = 0, split_v = 0, split_p = 0, split_exp2 = 0, split_rescale = 0;
 };
 
 // What the model measured, before any rendering.

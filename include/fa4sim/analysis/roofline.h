@@ -22,7 +22,9 @@
 //         it also pays M N exps). Nothing else is charged to the MUFU.
 //  smem   bytes of MMA operands read from shared memory, plus what the kernel writes to and reads
 //         back from shared memory, / smem_bytes_per_clk_sm. Operands are `b` bytes (2 for
-//         bf16/fp16, 1 for fp8). In each GEMM the operand listed second is the "B" operand.
+//         bf16/fp16, 1 for fp8; the block-scaled fp6 = MXFP6 0.75 + 1/32 for its E8M0 scale per
+//         32, fp4 = NVFP4 0.5 + 1/16 for its E4M3 scale per 16; forward only, at the arch's
+//         mma_fp6/fp4 rate). In each GEMM the operand listed second is the "B" operand.
 //         Forward: Q (M d, A) and K (N d, B) for S; P comes from TMEM (registers on Hopper) and
 //         V (N d, B) from smem for O: bytes = (M d + 2 N d) b.
 //         Backward, 1-CTA (our reconstruction: it reproduces the paper's totals 3328 and 2688
@@ -74,6 +76,9 @@ struct ArchSpec {
   double sm_clock_mhz = 0;
   double mma_bf16_flop_per_clk_sm = 0;
   std::optional<double> mma_fp8_flop_per_clk_sm;  // none: the arch has no fp8 MMA
+  // Block-scaled MMA (MXFP6 with E8M0 scales per 32; FP4 as NVFP4 with E4M3 scales per 16 or
+  // MXFP4): none, or the field left out of the arch file: the arch has no such MMA.
+  std::optional<double> mma_fp6_flop_per_clk_sm, mma_fp4_flop_per_clk_sm;
   double mufu_ex2_per_clk_sm = 0;
   double fp32_fma_lanes_per_clk_sm = 0;
   double alu_lanes_per_clk_sm = 0;
@@ -96,7 +101,8 @@ ArchSpec load_known_arch(const std::string& name);
 // ---- tile model (Note [Counting convention])
 
 enum class Direction { fwd, bwd };
-enum class OperandType { bf16, fp8 };
+// fp6 and fp4: block-scaled operands (Note [Counting convention]: their bytes include the scales).
+enum class OperandType { bf16, fp8, fp6, fp4 };
 const char* to_string(Direction d);
 const char* to_string(OperandType t);
 

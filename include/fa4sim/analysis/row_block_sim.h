@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "fa4sim/core/block_scale.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/core/online_softmax.h"
 
@@ -69,6 +70,16 @@ class RowBlockSim {
   // article's one-shot experiment gives each row its own offset u_r. Empty = params.max_offset.
   void set_row_max_offsets(std::vector<float> offsets) { row_offset_ = std::move(offsets); }
 
+  // P converted per block of keys in a block-scaled format (block_round: the scale from each
+  // block's amax of the float32 P, then the elements) in place of params.p_format; saturations
+  // count the P values the block's scale clips. nullptr = the element-wise p_format (default).
+  // The block size must divide every tile's key count but the last (a partial block is padded
+  // with zeros).
+  void set_p_block(const BlockFormat* f) {
+    has_p_block_ = f != nullptr;
+    if (f != nullptr) p_block_ = *f;
+  }
+
   const RescaleCounts& counts() const { return counts_; }
   const std::vector<float>& row_max() const { return row_max_; }
   const std::vector<float>& row_sum() const { return row_sum_; }
@@ -83,6 +94,8 @@ class RowBlockSim {
   float sat_threshold_;
   bool first_ = true;
   bool counts_only_ = false;
+  bool has_p_block_ = false;
+  BlockFormat p_block_;
   std::vector<float> row_max_, row_sum_, acc_scale_, o_, row_offset_;
   std::vector<float> P_, Pc_;  // per-tile scratch: one row of P, the tile's P_cast
   RescaleCounts counts_;

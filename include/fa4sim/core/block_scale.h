@@ -192,6 +192,13 @@ void block_encode_array(const BlockFormat& f, std::span<const float> in, size_t 
 void block_decode_array(const BlockFormat& f, std::span<const uint8_t> codes, size_t row_len,
                         std::span<const uint8_t> scales, std::span<float> out);
 
+// Quantise-dequantise: x[0..n) block by block through block_encode and block_decode, the decoded
+// values to out[0..n) (out may alias x); a last partial block is padded with zeros, which leave
+// its amax unchanged. Returns how many elements saturated: |x| beyond the block's largest value
+// (max_elem * scale) by more than rounding, i.e. at or above the midpoint between max_elem and
+// the next power of two's first value. Expects a validated format (validate_block_format).
+uint64_t block_round(const BlockFormat& f, const float* x, size_t n, float* out);
+
 // torchao's per_tensor_amax_to_scale generalised: fl32(amax / fl32(scale max * elem max)),
 // 2688 for NVFP4. amax is max |x| over `in` (NaN if any NaN). Error when the result is not a
 // finite positive number (an all-zero or non-finite tensor).

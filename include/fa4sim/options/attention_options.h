@@ -23,6 +23,8 @@ struct AttentionCliOptions {
   std::string block_n = "128", block_m = "128", warp_rows = "32", exp = "mufu", order = "reverse";
   bool allow_saturation = false;
   bool no_split = false;
+  // block-scaled operands (Note [Block-scaled attention])
+  std::string qk_format, p_format, v_format, scale_rule, block, p_rule = "max-offset";
 };
 
 // `given` says which options were given explicitly (geometry options do not apply to .npy inputs).
