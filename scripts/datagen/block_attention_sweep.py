@@ -6,8 +6,8 @@ include/fa4sim/analysis/attention.h) over a grid of formats, scale rules, block 
 on seeded N(0, 1) inputs at two q-scales (1: flat rows; 4: peaked rows) or on .npy Q/K/V, and
 writes one JSON (every run's rel-L2, cosine and error split) and a markdown table.
 
-    scripts/block_attention_sweep.py --fa4sim build/fa4sim --out data/block_attention/sweep
-    scripts/block_attention_sweep.py --fa4sim build/fa4sim --npy q.npy k.npy v.npy --out DIR
+    scripts/datagen/block_attention_sweep.py --fa4sim build/fa4sim --out data/block_attention/sweep
+    scripts/datagen/block_attention_sweep.py --fa4sim build/fa4sim --npy q.npy k.npy v.npy --out DIR
 
 The published comparison (flash-attention PR #2582's precision table) is --published.
 """
