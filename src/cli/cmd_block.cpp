@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "fa4sim/analysis/block_report.h"
+#include "fa4sim/options/block_options.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/npy.h"
 
@@ -16,9 +17,7 @@ namespace fa4sim::cli {
 
 namespace {
 
-struct BlockCliOptions {
-  std::string format = "mxfp8";
-  std::string elem, scale_format, rule, block, tensor_scale;
+struct BlockCliOptions : BlockFormatOptions {
   std::string in, codes, scales;
   std::string codes_out, scales_out, decoded_out;
   bool decode = false;
@@ -63,23 +62,6 @@ void add_block_options(CLI::App* sub, BlockCliOptions& c) {
       ->type_name("FILE")->check(non_empty_path());
   sub->add_option("--decoded-out", c.decoded_out, "Write the decoded values (.npy float32)")
       ->type_name("FILE")->check(non_empty_path());
-}
-
-// The block format: --format's, with the explicit options on top; then validated.
-BlockFormat resolve_format(const BlockCliOptions& c) {
-  BlockFormat f = block_format_by_name(c.format);
-  if (!c.elem.empty()) f.elem = &format_by_name(c.elem);
-  if (!c.scale_format.empty()) f.scale = &format_by_name(c.scale_format);
-  if (!c.block.empty()) f.block_size = int(parse_int("--block", c.block, 1, 4096));
-  if (!c.rule.empty()) f.rule = scale_rule_by_name(c.rule);
-  if (!c.tensor_scale.empty() && c.tensor_scale != "auto")
-    f.tensor_scale = float(parse_double("--tensor-scale", c.tensor_scale));
-  if (!c.tensor_scale.empty() && f.rule != ScaleRule::nearest)
-    throw Error(fmt::format("--tensor-scale is for the 'nearest' rule (NVFP4), not '{}'",
-                            scale_rule_name(f.rule)),
-                "drop --tensor-scale, or use --rule nearest");
-  validate_block_format(f);
-  return f;
 }
 
 void check_sources(const BlockCliOptions& c) {
@@ -169,7 +151,7 @@ void add_block(CLI::App& root) {
       "  fa4sim block --format nvfp4 --tensor-scale auto --in x.npy --json -");
   sub->callback([] {
     Stopwatch sw;
-    const BlockFormat f = resolve_format(c);
+    const BlockFormat f = parse_block_format(c);
     check_sources(c);
     if (c.decode)
       run_decode(c, f, sw);
