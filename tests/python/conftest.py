@@ -190,8 +190,12 @@ def _write_stored(stored_path, entry, cli_path):
     import datetime
     import platform
     version = subprocess.run([cli_path, "version"], capture_output=True, text=True).stdout.strip()
+    cpu = ""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     entry = dict(entry, made_by=version, date=datetime.date.today().isoformat(),
-                 machine=f"{platform.machine()} {platform.processor() or ''}".strip())
+                 machine=f"{platform.machine()} {cpu}, {os.cpu_count()} cores".strip())
     os.makedirs(os.path.dirname(stored_path), exist_ok=True)
     tmp = stored_path + ".tmp"
     with open(tmp, "w") as f:
