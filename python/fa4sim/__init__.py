@@ -1,12 +1,16 @@
 """fa4sim: FlashAttention-4's softmax numerics for Python.
 
 The same C++ library as the ``fa4sim`` command line (no second implementation): the software
-exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``,
-``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
+exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 and OCP MX conversions
+(``encode``, ``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
 the MMA's summation order is not modelled: docs/divergences.md), the online softmax with
-conditional rescaling (``online_softmax``), the roofline model (``roofline``), the exp2 error
-analysis (``exp2_analysis``) and the polynomial fit (``fit``). Analyses return the ``results``
-of the CLI's ``--json`` report.
+conditional rescaling (``online_softmax``) and its experiment (``rescale``), the roofline
+model (``roofline``), the schedule model (``schedule``), the exp2 error analysis
+(``exp2_analysis``), the polynomial fit (``fit``), the formats table and per-value report
+(``formats``, ``quantize_report``), the block-scaled formats MXFP8/6/4 and NVFP4
+(``block_encode``, ``block_decode``, ``block_quantize``, ``block_tensor_scale``) and the
+attention model on generated inputs (``attention_report``). Analyses return the ``results`` of
+the CLI's ``--json`` report as a dict.
 
 Arrays: NumPy arrays, torch CPU tensors, anything NumPy can view (``__array__``, DLPack), Python
 numbers and lists; results come back as the input's kind (torch -> torch, NumPy -> NumPy,
@@ -1276,7 +1280,9 @@ def block_decode(codes, scales, fmt="mxfp8", *, elem=None, scale_format=None, bl
         threads: worker threads, 0..1024 (0 = all cores).
 
     Returns:
-        float32 values of codes' shape and kind.
+        float32 values of codes' shape and kind. A block whose scale code is NaN (E8M0 0xFF,
+        E4M3 0x7F/0xFF) decodes to NaN everywhere; the sign and payload of those NaNs are not
+        specified (they follow the compiler's operand order, and may differ between builds).
     """
     ci = _input(codes, "codes", text=False)
     si = _input(scales, "scales", text=False)
@@ -1313,7 +1319,8 @@ def block_quantize(x, fmt="mxfp8", *, elem=None, scale_format=None, block=None, 
             block_tensor_scale(x)); rule "nearest" only.
 
     Returns:
-        (decoded, stats): decoded, float32 of x's shape and kind; stats, the CLI's ``results``:
+        (decoded, stats): decoded, float32 of x's shape and kind (NaN-scale blocks as in
+        block_decode()); stats, the CLI's ``results``:
         ``summary`` with ``elements``, ``blocks``, ``nan_scale_blocks``, ``saturated``,
         ``flushed_to_zero``, ``max_abs_err`` and ``rel_rms_err`` (over the blocks with a finite
         scale).

@@ -118,6 +118,13 @@ void run_decode(const BlockCliOptions& c, const BlockFormat& f, const Stopwatch&
     throw Error(fmt::format("--scales has shape {}; codes of shape {} in blocks of {} need {}",
                             scales.shape_string(), codes.shape_string(), f.block_size, shape_string(want)),
                 "decode with the block format that encoded them");
+  // A code above the element format's largest would decode as some other code's value.
+  const uint32_t top = (1u << f.elem->total_bits) - 1;
+  for (size_t i = 0; i < codes.raw.size(); ++i)
+    if (codes.raw[i] > top)
+      throw Error(fmt::format("--codes holds 0x{:X} at index {}, above {}'s largest code 0x{:X}", codes.raw[i], i,
+                              f.elem->name, top),
+                  "decode with the block format that encoded them");
   std::vector<float> out(codes.raw.size());
   block_decode_array(f, codes.raw, size_t(codes.shape.back()), scales.raw, out);
   if (!c.decoded_out.empty()) write_npy_f32(c.decoded_out, codes.shape, out);

@@ -68,10 +68,17 @@ def test_bad_arguments(kwargs, err, match):
     assert "--" not in str(e.value)
 
 
+def in_folder(message):
+    """A message with each quoted path as its file name."""
+    import re
+    return re.sub(r"'[^' ]*/", "'", message)
+
+
 def test_errors_carry_the_cli_message(cli):
     for kwargs, args in [({"arch": "h201"}, ["--arch", "h201"]),
                          ({"d": 100}, ["--d", "100"]),
                          ({"tile": "96x64"}, ["--tile", "96x64"])]:
         with pytest.raises(ValueError) as e:
             fa4sim.schedule(**kwargs)
-        assert str(e.value) == cli.py_error("schedule", *args), kwargs
+        # an arch file's folder: the wheel's packaged data or the source tree's
+        assert in_folder(str(e.value)) == in_folder(cli.py_error("schedule", *args)), kwargs
