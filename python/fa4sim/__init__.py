@@ -1,12 +1,16 @@
 """fa4sim: FlashAttention-4's softmax numerics for Python.
 
 The same C++ library as the ``fa4sim`` command line (no second implementation): the software
-exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 conversions (``encode``,
-``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
+exp2 (``ex2_emu``, bit for bit), the float32 -> bf16/fp16/E4M3/E5M2 and OCP MX conversions
+(``encode``, ``decode``, ``quantize``, bit for bit), the attention-forward model (``attention``, ``check``;
 the MMA's summation order is not modelled: docs/divergences.md), the online softmax with
-conditional rescaling (``online_softmax``), the roofline model (``roofline``), the exp2 error
-analysis (``exp2_analysis``) and the polynomial fit (``fit``). Analyses return the ``results``
-of the CLI's ``--json`` report.
+conditional rescaling (``online_softmax``) and its experiment (``rescale``), the roofline
+model (``roofline``), the schedule model (``schedule``), the exp2 error analysis
+(``exp2_analysis``), the polynomial fit (``fit``), the formats table and per-value report
+(``formats``, ``quantize_report``), the block-scaled formats MXFP8/6/4 and NVFP4
+(``block_encode``, ``block_decode``, ``block_quantize``, ``block_tensor_scale``) and the
+attention model on generated inputs (``attention_report``). Analyses return the ``results`` of
+the CLI's ``--json`` report as a dict.
 
 Arrays: NumPy arrays, torch CPU tensors, anything NumPy can view (``__array__``, DLPack), Python
 numbers and lists; results come back as the input's kind (torch -> torch, NumPy -> NumPy,
@@ -17,7 +21,6 @@ a wrong value ValueError, both naming the argument. Long calls release the GIL a
 CLI's thread pool (``threads=0``: all cores); results do not depend on the thread count.
 """
 
-import json as _json
 import math as _math
 import os as _os
 
@@ -31,9 +34,10 @@ _data = _os.path.join(_os.path.dirname(__file__), "data")
 if _os.path.isdir(_data):
     _ext.set_packaged_data_dir(_data)
 
-__all__ = ["ex2_emu", "exp2_analysis", "fit", "encode", "decode", "quantize", "format_info",
-           "attention", "check", "online_softmax", "roofline", "__version__",
-           "__git_revision__"]
+__all__ = ["ex2_emu", "exp2_analysis", "fit", "encode", "decode", "quantize", "quantize_report",
+           "format_info", "formats", "block_encode", "block_decode", "block_quantize",
+           "block_tensor_scale", "attention", "attention_report", "check", "online_softmax",
+           "rescale", "roofline", "schedule", "__version__", "__git_revision__"]
 
 __version__ = _ext.version()  # PEP 440, e.g. "0.1.0"
 __git_revision__ = _ext.git_revision()  # `git describe --always --dirty` of the build
@@ -160,16 +164,24 @@ def _typed_dtype(canon):
     except ImportError as e:
         raise TypeError(f"{canon} arrays need ml_dtypes (pip install ml_dtypes)") from e
     name = _ext.format_info(canon)["name"]
-    ml = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(name, name)
+    ml = _ML_DTYPES.get(name, name)
     if not hasattr(ml_dtypes, ml):
         raise TypeError(f"ml_dtypes {ml_dtypes.__version__} has no dtype for {canon}")
     return _np.dtype(getattr(ml_dtypes, ml))
 
 
+# ml_dtypes' names of the formats NumPy lacks (each a 1- or 2-byte dtype holding the code).
+_ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+              "e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn",
+              "e8m0": "float8_e8m0fnu"}
+_TYPED_NAMES = tuple(_ML_DTYPES.values())
+
+
 def _torch_dtype(canon):
     import torch
+    # torch has no unpacked FP4/FP6 dtypes (float4_e2m1fn_x2 packs two codes per byte)
     name = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn",
-            "e5m2": "float8_e5m2"}.get(canon, canon)
+            "e5m2": "float8_e5m2", "e8m0": "float8_e8m0fnu"}.get(canon, canon)
     if not hasattr(torch, name):
         raise TypeError(f"torch {torch.__version__} has no dtype for {canon}")
     return getattr(torch, name)
@@ -191,8 +203,7 @@ class _In:
         """result (a NumPy array of the input's shape) as the input's kind."""
         if self.kind == "torch":
             import torch
-            if result.dtype.kind == "V" or result.dtype.name in ("bfloat16", "float8_e4m3fn",
-                                                                 "float8_e5m2"):
+            if result.dtype.kind == "V" or result.dtype.name in _TYPED_NAMES:
                 t = _torch_dtype(_fmt(result.dtype))
                 return torch.from_numpy(result.view(_code_dtype(8 * result.itemsize))).view(t)
             return torch.from_numpy(result)
@@ -205,7 +216,7 @@ class _In:
 
 def _dtype_format(dt):
     """The canonical format of a floating-point NumPy dtype (float16/32, ml_dtypes), or None."""
-    if dt.kind == "f" or dt.kind == "V" and dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+    if dt.kind == "f" or dt.kind == "V" and dt.name in _TYPED_NAMES:
         try:
             return _fmt(dt)
         except (TypeError, ValueError):
@@ -220,7 +231,7 @@ def _from_torch(x, name):
     if not x.is_contiguous():
         x = x.contiguous()
     import torch
-    for canon in ("bf16", "e4m3", "e5m2"):
+    for canon in ("bf16", "e4m3", "e5m2", "e8m0"):
         try:
             td = _torch_dtype(canon)
         except TypeError:
@@ -343,7 +354,9 @@ def _empty(shape, dtype):
 
 
 def _code_dtype(total_bits):
-    return {8: _np.uint8, 16: _np.uint16, 32: _np.uint32}[total_bits]
+    """The unsigned integer type of a format's codes: uint8 up to 8 bits (FP4, FP6 and FP8 codes
+    in the low bits), uint16, uint32."""
+    return _np.uint8 if total_bits <= 8 else _np.uint16 if total_bits <= 16 else _np.uint32
 
 
 def _decode_codes(codes, canon, threads):
@@ -353,8 +366,10 @@ def _decode_codes(codes, canon, threads):
     return out
 
 
-def _results(report_json):
-    return _json.loads(report_json)["results"]
+def _results(results):
+    """An analysis' results: a dict built by the extension from the report (the values of the
+    CLI's --json, no JSON text in between)."""
+    return results
 
 
 def _list_str(v, name):
@@ -422,12 +437,14 @@ def ex2_emu(x, degree=3, *, out=None, threads=0):
     return ret if ret is not None else i.give(o)
 
 
-def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, sampling="uniform",
-                  exhaustive=False, out_dtype="bf16", seed=1, reference="f64", threads=0):
+def exp2_analysis(degree=None, range=(-20.0, 8.0), samples=4194304, sampling="uniform",
+                  exhaustive=False, out_dtype="bf16", seed=1, reference="f64", threads=0, *,
+                  coeffs=None):
     """Error of ex2_emu against 2^x: ``fa4sim exp2 --json``'s ``results`` dict.
 
     Args:
-        degree: an int or a sequence of degrees 0..5 (``--degree``).
+        degree: an int or a sequence of degrees 0..5 (``--degree``); None: 3, 4 and 5 (or
+            the degree of ``coeffs``).
         range: (lo, hi): inputs in [lo, hi), within [-1022, 128] (``--range``).
         samples: sampled inputs, 1 .. 1e11; ignored when exhaustive (``--samples``).
         sampling: "uniform" (in value, what a softmax sees) or "bits" (over float32 patterns).
@@ -436,14 +453,26 @@ def exp2_analysis(degree=(3, 4, 5), range=(-20.0, 8.0), samples=4194304, samplin
         seed: seed of the counter-based input generator.
         reference: "f64" (double 2^x, near-midpoints re-decided in multiprecision) or "mp".
         threads: worker threads (0 = all cores); results are the same for any value.
+        coeffs: your own polynomial instead of upstream's (``--coeffs``): a sequence of float32
+            coefficients c0, c1, ... (degree = their count - 1; give no ``degree``), or the path
+            of a file holding them (a fit's JSON report, or text).
 
     Returns:
         dict with ``degrees`` (one entry per degree: ``fp32_max_rel``, ``identical_pct``, ...)
         and the other keys of the CLI's report (README, "fa4sim exp2").
     """
     o = _ext.Exp2Options()
-    degrees = degree if isinstance(degree, (list, tuple)) else [degree]
-    o.degree = ",".join(str(_int(d, "degree", 0, 5)) for d in degrees)
+    if degree is not None:
+        degrees = degree if isinstance(degree, (list, tuple)) else [degree]
+        o.degree = ",".join(str(_int(d, "degree", 0, 5)) for d in degrees)
+        o.degree_given = True
+    if coeffs is not None:
+        o.coeffs_given = True
+        if isinstance(coeffs, (str, _os.PathLike)):
+            o.coeffs = _os.fspath(coeffs)
+        else:
+            o.coeffs = _list_str(list(coeffs) if isinstance(coeffs, (list, tuple, _np.ndarray))
+                                 else coeffs, "coeffs")
     if not isinstance(range, (list, tuple)) or len(range) != 2:
         raise TypeError(f"range must be a pair (lo, hi), got {range!r}")
     o.range = f"{_scalar_str(range[0], 'range')},{_scalar_str(range[1], 'range')}"
@@ -512,15 +541,21 @@ def encode(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None, *
         fmt: the format: "fp32", "bf16", "fp16", "e4m3" (E4M3FN), "e5m2", their NumPy /
             ml_dtypes / torch names ("float32", "bfloat16", "float16", "float8_e4m3fn",
             "float8_e5m2"), or a dtype object (numpy.float16, ml_dtypes.bfloat16,
-            torch.float8_e5m2, ...). The same names work in every function.
+            torch.float8_e5m2, ...). The same names work in every function. Also the OCP MX
+            formats "e2m1" (FP4), "e2m3", "e3m2" (FP6) and "e8m0" (the MX scale), or
+            ml_dtypes' float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e8m0fnu.
         overflow: "satfinite" (overflow and +-inf -> max finite, the kernel's) or "ieee"
-            (-> inf; E4M3FN: NaN). NaN -> the canonical NaN code in both.
-        rounding: "nearest" (ties to even, the hardware's) or "stochastic".
+            (-> inf; E4M3FN, E8M0: NaN). NaN -> the canonical NaN code in both. e2m1, e2m3 and
+            e3m2 have no inf and no NaN: satfinite only (NaN -> +max), as in the CLI.
+        rounding: "nearest" (ties to even, the hardware's) or "stochastic" (not for the MX
+            formats, as in the CLI).
         seed: seed of the stochastic rounding stream, 0 .. 2^63-1 (default 1); element i uses
             random number i of the stream, so results do not depend on how the array is split.
-        typed: False: unsigned integer codes (uint8 for FP8, uint16 for bf16/fp16, uint32 for
-            fp32). True: an array of the format itself (ml_dtypes.float8_e4m3fn, bfloat16,
-            numpy.float16, ...; torch.float8_e4m3fn, ... for torch input), the same bits.
+        typed: False: unsigned integer codes (uint8 for FP8 and the MX formats, in the low
+            bits; uint16 for bf16/fp16, uint32 for fp32). True: an array of the format itself
+            (ml_dtypes.float8_e4m3fn, bfloat16, float4_e2m1fn, numpy.float16, ...;
+            torch.float8_e4m3fn, ... for torch input, which has no unpacked FP4/FP6 dtype), the
+            same bits.
         out: optional array (NumPy or torch) of x's shape to write into: codes, or of the format.
         threads: worker threads for large arrays, 0..1024 (0 = all cores).
 
@@ -550,7 +585,8 @@ def decode(codes, fmt=None, *, out=None, threads=0):
         codes: either an array of the format itself (ml_dtypes float8_e4m3fn / float8_e5m2 /
             bfloat16, numpy float16 or float32, torch float8 / bfloat16 / float16 tensors), whose
             format is its dtype's; or unsigned integer codes of exactly the format's width
-            (uint8 for FP8, uint16 for bf16/fp16, uint32 for fp32), which need ``fmt``. Codes of
+            (uint8 for FP8 and the MX formats, uint16 for bf16/fp16, uint32 for fp32), which
+            need ``fmt``. Codes of
             another width, or a typed array whose format is not ``fmt``, raise TypeError; codes
             above the format's largest raise ValueError (nothing is truncated).
         fmt: the format, as in encode(); None: the format of the typed ``codes``.
@@ -632,6 +668,26 @@ def quantize(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None,
 # ---- attention
 
 
+def _kernel_knobs(o, max_offset, causal, softmax_scale, preset, descale, q_scale, block_n,
+                  block_m, warp_rows, exp, order, allow_saturation, split):
+    """The kernel's knobs of attention() and attention_report() into AttentionOptions o."""
+    if max_offset is not None:
+        o.max_offset = _scalar_str(max_offset, "max_offset")
+    o.causal = _bool(causal, "causal")
+    if softmax_scale is not None:
+        o.softmax_scale = _scalar_str(softmax_scale, "softmax_scale")
+    o.preset = _str(preset, "preset")
+    o.descale = _choice(descale, "descale", ("amax", "one"))
+    o.q_scale = _scalar_str(q_scale, "q_scale")
+    o.block_n = str(_int(block_n, "block_n", 1, 1 << 20))
+    o.block_m = str(_int(block_m, "block_m", 1, 1 << 20))
+    o.warp_rows = str(_int(warp_rows, "warp_rows", 1, 1024))
+    o.exp = _str(exp, "exp")
+    o.order = _choice(order, "order", ("reverse", "forward"))
+    o.allow_saturation = _bool(allow_saturation, "allow_saturation")
+    o.no_split = not _bool(split, "split")
+
+
 def attention(q, k, v, dtype="bf16", tau=None, max_offset=None, causal=False, softmax_scale=None,
               *, preset="upstream", descale="amax", q_scale=1.0, block_n=128, block_m=128,
               warp_rows=32, exp="mufu", order="reverse", allow_saturation=False, split=True,
@@ -674,6 +730,27 @@ def attention(q, k, v, dtype="bf16", tau=None, max_offset=None, causal=False, so
         conversion clipped), ``error_split`` (qkv_quantization, saturation, p_conversion,
         kernel_rest), ``rel_l2_unquantized`` / ``rel_l2_dequantized`` against float64
         references, ``descales``, ...
+
+    The error split and how its parts combine: ref_a is the float64 attention of the float32
+    inputs, ref_b that of the dequantised inputs (the kernel's own error is measured against
+    ref_b). Each part is the norm of the difference of two runs that differ in that part alone:
+    qkv_quantization = ||ref_b - ref_a|| / ||ref_a||; with O the output, O_u the output with P
+    converted without the clip and O_n with P not converted, saturation = ||O - O_u||,
+    p_conversion = ||O_u - O_n||, kernel_rest = ||O_n - ref_b||, each / ||ref_b||. The parts
+    are norms, not shares: they do not add up to the total. The differences do: O - ref_b =
+    (O - O_u) + (O_u - O_n) + (O_n - ref_b), so always (triangle inequality)
+    rel_l2_dequantized <= saturation + p_conversion + kernel_rest, and (as ||ref_b|| <= (1 +
+    qkv_quantization) ||ref_a||) rel_l2_unquantized <= (1 + qkv_quantization)
+    rel_l2_dequantized + qkv_quantization. Where the parts' errors are
+    uncorrelated they add in quadrature, rel_l2_dequantized^2 ~ saturation^2 + p_conversion^2
+    + kernel_rest^2: an estimate, not a bound. Correlated errors make the total larger or
+    smaller: every run's output is rounded to bf16, so with 16-bit inputs p_conversion and
+    kernel_rest share that rounding and partly cancel (the quadrature sum 32 % above the total
+    in docs/commands/attention.md's run; within 0.6 % for e4m3 and e5m2 there).
+    kernel_rest is the model's float32 rounding in its own order (Eigen's Q K^T, one fma per
+    key for P V), not the tensor core's, and with a correctly rounded 1 / row_sum where the
+    kernel uses rcp.approx (docs/divergences.md, "fa4sim attention"): it stands for the
+    kernel's rest, it does not measure it.
     """
     ins = [_float32_in(t, n) for t, n in ((q, "q"), (k, "k"), (v, "v"))]
     for i, n in zip(ins, "qkv"):
@@ -683,28 +760,15 @@ def attention(q, k, v, dtype="bf16", tau=None, max_offset=None, causal=False, so
     o.dtype = _fmt(dtype, "dtype", _KERNEL_DTYPES)
     if tau is not None:
         o.tau = _scalar_str(tau, "tau")
-    if max_offset is not None:
-        o.max_offset = _scalar_str(max_offset, "max_offset")
-    o.causal = _bool(causal, "causal")
-    if softmax_scale is not None:
-        o.softmax_scale = _scalar_str(softmax_scale, "softmax_scale")
-    o.preset = _str(preset, "preset")
-    o.descale = _choice(descale, "descale", ("amax", "one"))
-    o.q_scale = _scalar_str(q_scale, "q_scale")
-    o.block_n = str(_int(block_n, "block_n", 1, 1 << 20))
-    o.block_m = str(_int(block_m, "block_m", 1, 1 << 20))
-    o.warp_rows = str(_int(warp_rows, "warp_rows", 1, 1024))
-    o.exp = _str(exp, "exp")
-    o.order = _choice(order, "order", ("reverse", "forward"))
-    o.allow_saturation = _bool(allow_saturation, "allow_saturation")
-    o.no_split = not _bool(split, "split")
+    _kernel_knobs(o, max_offset, causal, softmax_scale, preset, descale, q_scale, block_n, block_m,
+                  warp_rows, exp, order, allow_saturation, split)
     flat = []
     for i in ins:
         flat += [i.a.reshape(-1), [int(s) for s in i.a.shape]]
     out, lse, stats = _call(_ext.attention, *flat, o, _threads(threads))
     b, sq, h, d = ins[0].a.shape
     back = ins[0] if ins[0].kind == "torch" else _In(None, "numpy", None)
-    return back.give(out.reshape(b, sq, h, d)), back.give(lse.reshape(b, h, sq)), _json.loads(stats)
+    return back.give(out.reshape(b, sq, h, d)), back.give(lse.reshape(b, h, sq)), stats
 
 
 def check(dtype=None, tau=None, max_offset=None, preset="upstream"):
@@ -792,7 +856,7 @@ def online_softmax(scores, v=None, tau=0.0, dtype="bf16", max_offset=None, *, bl
     else:
         o = si.give(o.reshape(rows, d)) if si.kind == "torch" else o.reshape(rows, d)
         lse = si.give(lse) if si.kind == "torch" else lse
-    return o, lse, flags.reshape(rows, n_blocks), _json.loads(stats)
+    return o, lse, flags.reshape(rows, n_blocks), stats
 
 
 # ---- roofline
@@ -842,3 +906,445 @@ def roofline(arch="all", d=128, dtype="bf16", tile="128x128", direction="fwd", e
     if measured is not None:
         o.measured = _os.fspath(measured)
     return _results(_call(_ext.roofline, o))
+
+
+# ---- the schedule model
+
+
+def schedule(arch="h200", *, batch=4, heads=32, kv_heads=None, seq=4096, seq_k=None, d=128,
+             causal=False, tau=0.0, emu_fraction=0.0, degree=3, rescale_share=0.02, tile=None,
+             search=True, spec=None, arch_file=(), inputs=None):
+    """FA4 forward's predicted time, TFLOP/s and binding resource (the schedule model):
+    ``fa4sim schedule --json``'s ``results`` (the same numbers).
+
+    Args:
+        arch: a name from data/archs ("h100_sxm", "h200", "b200", "b300"), a path to an arch
+            JSON file, or a list of them.
+        batch: batch size, 1..65535.
+        heads: query heads, 1..4096.
+        kv_heads: key/value heads (GQA), 1..4096; None = heads.
+        seq: sequence length (queries, and keys unless seq_k), 1..2^22.
+        seq_k: keys, 1..2^22; None = seq.
+        d: head dimension, a multiple of 8 in 8..256.
+        causal: causal mask.
+        tau: conditional rescaling threshold in log2 units, 0..64 (0 = always rescale).
+        emu_fraction: share of exps emulated on the FMA pipe, 0..1.
+        degree: polynomial degree of the emulated exp2, 0..5.
+        rescale_share: with tau > 0, the share of iterations in which a warp still rescales O,
+            0..1 (``rescale()`` measures it for a score distribution).
+        tile: "MxN" instead of the kernel's own tile (M 64..256 a multiple of 64, N 16..256 a
+            multiple of 16); None = the kernel's.
+        search: also search tau in {0, 4, 8} x fraction in {0, 1/8, .., 1} for the best speed.
+        spec: path of a kernel description (schema fa4sim/schedule-v1); None = the arch's own
+            (data/schedule/sm90.json or sm100.json).
+        arch_file: extra arch JSON files (added to arch).
+        inputs: instead of one configuration, a list of dicts with any of the keys arch, batch,
+            heads, heads_kv, seq, seq_k, d, causal, tau, emu_fraction, degree, rescale_share,
+            tile ([m, n]); missing keys take the arguments' values (``--inputs FILE``).
+
+    Returns:
+        dict: ``rows`` (per arch: ``stock``, ``with_tricks``, ``best``), or with ``inputs``
+        ``predictions`` (one per entry, each with its ``input``). A prediction holds ``ms``,
+        ``tflops``, ``binding``, ``busy`` shares, ``iteration_cycles``, ``clock_mhz``, ... (docs/
+        schedule.md says what the model covers and how well it matched measurements).
+    """
+    o = _ext.ScheduleOptions()
+    archs = [arch] if isinstance(arch, (str, _os.PathLike)) else list(arch)
+    if not archs:
+        raise ValueError("arch must name at least one architecture")
+    o.arch = ",".join(_os.fspath(a) if isinstance(a, _os.PathLike) else _str(a, "arch")
+                      for a in archs)
+    o.arch_files = [_os.fspath(f) for f in ([arch_file] if isinstance(arch_file, str)
+                                            else arch_file)]
+    if spec is not None:
+        o.spec = _os.fspath(spec)
+    o.batch = _int(batch, "batch", 1, 65535)
+    o.heads = _int(heads, "heads", 1, 4096)
+    o.kv_heads = 0 if kv_heads is None else _int(kv_heads, "kv_heads", 1, 4096)
+    o.seq = _int(seq, "seq", 1, 1 << 22)
+    o.seq_k = 0 if seq_k is None else _int(seq_k, "seq_k", 1, 1 << 22)
+    o.d = _int(d, "d", 8, 256)
+    o.causal = int(_bool(causal, "causal"))
+    o.tau = _in_range(tau, "tau", 0.0, 64.0)
+    o.emu_fraction = _in_range(emu_fraction, "emu_fraction", 0.0, 1.0)
+    o.degree = _int(degree, "degree", 0, 5)
+    o.rescale_share = _in_range(rescale_share, "rescale_share", 0.0, 1.0)
+    if tile is not None:
+        if not isinstance(tile, str):
+            raise TypeError(f"tile must be 'MxN', e.g. '128x128'; got {tile!r}")
+        o.tile = tile
+    o.no_search = not _bool(search, "search")
+    if inputs is not None:
+        if not isinstance(inputs, (list, tuple)) or not all(isinstance(e, dict) for e in inputs):
+            raise TypeError(f"inputs must be a list of dicts (one configuration each), got "
+                            f"{type(inputs).__name__}")
+        inputs = [{k: _plain(v) for k, v in e.items()} for e in inputs]
+    return _call(_ext.schedule, o, inputs)
+
+
+def _in_range(v, name, lo, hi):
+    f = _number(v, name)
+    if not lo <= f <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {f:g}")
+    return f
+
+
+def _plain(v):
+    """NumPy scalars and arrays as Python numbers and lists (what JSON holds)."""
+    if isinstance(v, _np.generic):
+        return v.item()
+    if isinstance(v, _np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(e) for e in v]
+    return v
+
+
+# ---- the rescale experiment and the attention experiment on generated inputs
+
+
+def _list_of(v, name, each):
+    """A value or a non-empty list/tuple of values, each passed through each(x, name)."""
+    items = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not items:
+        raise ValueError(f"{name} must not be empty")
+    return [each(x, name) for x in items]
+
+
+def rescale(tau=(0, 8), dtype="bf16", max_offset=None, dist="normal:1.5", rows=None, keys=None, *,
+            block=128, d=128, v_dist="normal", exp="mufu", scale=None, order="auto", warp_rows=32,
+            seed=None, seeds=1, rng="fa4sim", allow_saturation=False, counts_only=False,
+            threads=0):
+    """The rescale experiment: FA4's online softmax with conditional rescaling on drawn score
+    matrices against a float64 softmax(S) @ V, over every (dist, tau, dtype): ``fa4sim rescale
+    --json``'s ``results`` (the same numbers for the same seed).
+
+    Args:
+        tau: rescale threshold(s) in log2 units, each 0..64 (0 = rescale on every increase).
+        dtype: P's MMA input type(s): "bf16", "fp16", "e4m3", "e5m2", "fp32" (no cast), or a
+            list of them.
+        max_offset: P offset in log2 units, 0..64 (default: 8 for FP8, 0 otherwise).
+        dist: score distribution(s) in log2 units: "normal:SIGMA", "rise:TOTAL[:SIGMA]",
+            "peaked", "file:PATH.npy" (a 2-D float32 array), or a list of them.
+        rows: query rows, 1..2^20 (None: 256, or a file's row count).
+        keys: keys per row, 1..2^20 (None: 8192, or a file's key count).
+        block: keys per tile, 1..2^20 (a ragged last tile is masked).
+        d: head dimension (columns of V), 1..4096.
+        v_dist: V's entries: "normal" (N(0,1)) or "uniform" (U[-1,1)).
+        exp: exp2 of P: "mufu", "exact", "emu0".."emu5" or "schedule:FREQ[,RES[,START_FRG]]".
+        scale: softmax scale in natural units (> 0); None = scores in log2 units.
+        order: key-tile order: "auto" (forward for drawn scores, reverse for file: scores),
+            "reverse" (the sm100 kernel's) or "forward" (the seed article's).
+        warp_rows: rows per warp for the rescale vote, 1..1024.
+        seed: first seed, 0..2^53 (None: the CLI's default, 1).
+        seeds: repeat over this many seeds (seed .. seed + seeds - 1), 1..10000.
+        rng: "fa4sim" (thread-count independent) or "numpy:SEED" (NumPy's default_rng streams).
+        allow_saturation: run (tau, dtype) pairs that fail the kernel's safety check.
+        counts_only: only count rescales and saturations (no P @ V, no errors).
+        threads: worker threads, 0..1024 (0 = all cores); results are the same for any value.
+
+    Returns:
+        dict: ``runs`` (one per dist x tau x dtype: rescale shares ``rows_pct``/``warps_pct``,
+        ``rel_l2``, ``lse_max_err``, ``saturated``, ... as mean/sd/min/max over the seeds), the
+        one-shot experiment and the rest of the CLI's report (docs/commands/rescale.md).
+    """
+    o = _ext.RescaleOptions()
+    given = []
+    o.tau = ",".join(_list_of(tau, "tau", lambda x, n: _scalar_str(_in_range(x, n, 0, 64), n)))
+    o.dtype = ",".join(_list_of(dtype, "dtype",
+                                lambda x, n: _fmt(x, n, _KERNEL_DTYPES + ["fp32"])))
+    if max_offset is not None:
+        o.max_offset = _scalar_str(_in_range(max_offset, "max_offset", 0, 64), "max_offset")
+    o.dist = ",".join(_list_of(dist, "dist", _str))
+    for name, v in (("rows", rows), ("keys", keys)):
+        if v is not None:
+            setattr(o, name, str(_int(v, name, 1, 1 << 20)))
+            given.append("--" + name)
+    o.block = str(_int(block, "block", 1, 1 << 20))
+    o.d = str(_int(d, "d", 1, 4096))
+    o.v_dist = _choice(v_dist, "v_dist", ("normal", "uniform"))
+    o.exp = _str(exp, "exp")
+    if scale is not None:
+        f = _number(scale, "scale")
+        if not f > 0:
+            raise ValueError(f"scale must be > 0, got {f:g}")
+        o.scale = _scalar_str(f, "scale")
+    o.order = _choice(order, "order", ("auto", "reverse", "forward"))
+    o.warp_rows = str(_int(warp_rows, "warp_rows", 1, 1024))
+    if seed is not None:
+        o.seed = str(_int(seed, "seed", 0, 1 << 53))
+        given.append("--seed")
+    o.seeds = str(_int(seeds, "seeds", 1, 10000))
+    o.rng = _str(rng, "rng")
+    o.allow_saturation = _bool(allow_saturation, "allow_saturation")
+    o.counts_only = _bool(counts_only, "counts_only")
+    o.threads = _threads(threads)
+    return _call(_ext.rescale, o, given, rename={"softmax-scale": "scale", "block-n": "block"})
+
+
+def attention_report(batch=1, heads=8, kv_heads=None, seq=1024, seq_k=None, d=128, dtype="bf16",
+                     tau=None, max_offset=None, causal=False, softmax_scale=None, *, seed=None,
+                     preset="upstream", descale="amax", q_scale=1.0, block_n=128, block_m=128,
+                     warp_rows=32, exp="mufu", order="reverse", allow_saturation=False,
+                     split=True, threads=0):
+    """``fa4sim attention`` on its own seeded N(0, 1) Q, K, V (no tensors of yours: for those,
+    ``attention()``): ``--json``'s ``results``, one run per (seq, dtype, tau), the same numbers.
+
+    Args:
+        batch: batch size, 1..2^20.
+        heads: query heads, 1..4096.
+        kv_heads: key/value heads (GQA: heads a multiple of it), 1..4096; None = heads.
+        seq: query length in tokens (and keys unless seq_k), 1..2^20, or a list of lengths.
+        seq_k: key length, 1..2^20; None = the query length.
+        d: head dimension, 1..1024.
+        dtype: the kernel's input type(s): "bf16", "fp16", "e4m3", "e5m2", or a list of them.
+        tau: rescale threshold(s) in log2 units (default: the preset's per dtype).
+        max_offset: P offset in log2 units (default: the preset's per dtype).
+        causal: top-left causal mask.
+        softmax_scale: default 1/sqrt(d).
+        seed: seed of the generated inputs, 0..2^53 (None: the CLI's default, 1); every row of
+            Q, K, V can be re-made with NumPy (README, "fa4sim attention").
+        preset: "upstream" or "fp8-tau4".
+        descale: "amax" or "one", as in attention().
+        q_scale: multiply Q by this before quantisation.
+        block_n, block_m, warp_rows: keys per tile, query rows per tile, rows per warp.
+        exp: "mufu", "exact", "emu0".."emu5" or "schedule:FREQ,RES,START_FRG".
+        order: key-tile order, "reverse" (the kernel's) or "forward".
+        allow_saturation: run configurations that fail the kernel's safety check.
+        split: compute the error split (two extra model runs per run).
+        threads: worker threads (0 = all cores); results are the same for any value.
+
+    Returns:
+        dict: ``runs`` (each as attention()'s stats, whose docstring says how the parts of
+        ``error_split`` combine) and the rest of the CLI's report.
+    """
+    o = _ext.AttentionOptions()
+    given = []
+    o.batch = str(_int(batch, "batch", 1, 1 << 20))
+    o.heads = str(_int(heads, "heads", 1, 4096))
+    if kv_heads is not None:
+        o.kv_heads = str(_int(kv_heads, "kv_heads", 1, 4096))
+    o.seq = ",".join(_list_of(seq, "seq", lambda x, n: str(_int(x, n, 1, 1 << 20))))
+    if seq_k is not None:
+        o.seq_k = str(_int(seq_k, "seq_k", 1, 1 << 20))
+    o.d = str(_int(d, "d", 1, 1024))
+    if seed is not None:
+        o.seed = str(_int(seed, "seed", 0, 1 << 53))
+        given.append("--seed")
+    o.dtype = ",".join(_list_of(dtype, "dtype", lambda x, n: _fmt(x, n, _KERNEL_DTYPES)))
+    if tau is not None:
+        o.tau = _list_str(tau, "tau")
+    _kernel_knobs(o, max_offset, causal, softmax_scale, preset, descale, q_scale, block_n, block_m,
+                  warp_rows, exp, order, allow_saturation, split)
+    return _call(_ext.attention_report, o, given, _threads(threads))
+
+
+# ---- the formats table and the per-value report of `fa4sim quantize`
+
+
+def formats():
+    """Every number format's parameters and derived limits: ``fa4sim formats --json``'s
+    ``results`` (``formats``: name, bits, bias, max finite, log2(max), min normal, ...)."""
+    return _ext.formats()
+
+
+def quantize_report(x, fmt="e4m3", overflow="satfinite", rounding="nearest", seed=None):
+    """Each value of x converted to ``fmt`` with its bits, decoded value, errors and flags:
+    ``fa4sim quantize VALUES --json``'s ``results`` (the same entries).
+
+    Args:
+        x: float32 values (NumPy array, torch CPU tensor, number, list), as in quantize(); one
+            dict per element, so meant for small arrays (quantize() for large ones).
+        fmt: the format, as in encode() (a name or a dtype).
+        overflow: "satfinite" or "ieee", as in encode().
+        rounding: "nearest" or "stochastic", as in encode().
+        seed: seed of the stochastic rounding stream, as in encode().
+
+    Returns:
+        dict: ``values`` (per element in C order: ``input``, ``bits`` (hex), ``decoded``,
+        ``abs_err``, ``rel_err``, ``saturated``, ``flushed``, ...; non-finite numbers as the
+        texts "nan", "inf", "-inf") and ``summary`` (counts and largest errors).
+    """
+    i = _float32_in(x, "x")
+    canon = _fmt(fmt)
+    overflow, rounding, seed = _rounding(overflow, rounding, seed)
+    return _call(_ext.quantize_report, i.a.reshape(-1), canon, overflow, rounding, seed)
+
+
+# ---- block-scaled formats (MXFP8/6/4, NVFP4)
+
+_BLOCK_ELEMS = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
+
+
+def _block_options(fmt, elem, scale_format, block, rule, tensor_scale, auto=False):
+    """The extension's BlockFormatOptions of the Python arguments (checked by type here, by
+    value in the C++ layer with the CLI's messages in Python's terms)."""
+    o = _ext.BlockFormatOptions()
+    o.format = _choice(fmt, "fmt", list(_ext.block_format_names()))
+    if elem is not None:
+        o.elem = _fmt(elem, "elem", _BLOCK_ELEMS)
+    if scale_format is not None:
+        o.scale_format = _fmt(scale_format, "scale_format", ["e8m0", "e4m3"])
+    if block is not None:
+        o.block = str(_int(block, "block", 1, 4096))
+    if rule is not None:
+        o.rule = _choice(rule, "rule", list(_ext.block_rule_names()))
+    if tensor_scale is not None:
+        if auto and isinstance(tensor_scale, str):
+            if tensor_scale != "auto":
+                raise ValueError(f"tensor_scale must be 'auto' or a number > 0, got "
+                                 f"{tensor_scale!r}")
+            o.tensor_scale = "auto"
+        else:
+            t = _number(tensor_scale, "tensor_scale")
+            if not t > 0:
+                raise ValueError(f"tensor_scale must be > 0, got {t:g}")
+            o.tensor_scale = _scalar_str(t, "tensor_scale")
+    return o
+
+
+_BLOCK_RENAME = {"format": "fmt", "block-n": "block"}
+
+
+def _block_call(f, *args):
+    return _call(f, *args, rename=_BLOCK_RENAME)
+
+
+def _rows_of(a, name, block_size):
+    """The row length (the last dimension) of a, checked against the block size."""
+    if a.ndim == 0:
+        raise ValueError(f"{name} must be an array with rows (its last dimension), got a scalar")
+    row = a.shape[-1]
+    if row == 0 or row % block_size != 0:
+        raise ValueError(f"block = {block_size} does not divide the row length {row} of {name} "
+                         "(its last dimension); pick a block size that divides it")
+    return row
+
+
+def _block_size(o):
+    """The block size of the options (fmt's unless block is given), from the C++ table."""
+    return _block_call(_ext.block_format_info, o)["block"]
+
+
+def block_encode(x, fmt="mxfp8", *, elem=None, scale_format=None, block=None, rule=None,
+                 tensor_scale=None, threads=0):
+    """x -> element codes and block scales of a block-scaled format, bit for bit as torchao's
+    reference quantisers (``fa4sim block --in X --codes-out C --scales-out S``).
+
+    Args:
+        x: float32 values (float16, bfloat16 accepted: exact in float32), NumPy array or torch
+            CPU tensor; blocks run along the last dimension (a row), whose length the block size
+            must divide.
+        fmt: "mxfp8" (E4M3 elements), "mxfp8-e5m2", "mxfp6" (E2M3), "mxfp6-e3m2", "mxfp4"
+            (E2M1): E8M0 scale, block 32, rule "floor"; "nvfp4": E2M1, E4M3 scale, block 16,
+            rule "nearest".
+        elem: element format instead of fmt's: "e4m3", "e5m2", "e2m3", "e3m2", "e2m1" (or a
+            dtype such as ml_dtypes.float4_e2m1fn).
+        scale_format: scale format instead of fmt's: "e8m0" (power-of-two rules) or "e4m3"
+            (rule "nearest").
+        block: elements per block instead of fmt's, 1..4096.
+        rule: scale rule instead of fmt's: "floor" (OCP MX), "ceil", "even" (torchao), "rceil"
+            (cuBLAS/cuDNN), "nearest" (NVFP4).
+        tensor_scale: NVFP4's float32 tensor scale (> 0, rule "nearest" only); None = none.
+            block_tensor_scale(x) gives torchao's per-tensor choice.
+        threads: worker threads, 0..1024 (0 = all cores); the codes do not depend on it.
+
+    Returns:
+        (codes, scales): uint8 arrays of x's kind, codes of x's shape, scales of shape
+        (..., row / block).
+    """
+    i = _float32_in(x, "x")
+    o = _block_options(fmt, elem, scale_format, block, rule, tensor_scale)
+    row = _rows_of(i.a, "x", _block_size(o))
+    threads = _threads(threads)
+    codes = _empty(i.a.shape, _np.uint8)
+    scales = _empty(i.a.shape[:-1] + (row // _block_size(o),), _np.uint8)
+    _block_call(_ext.block_encode, i.a.reshape(-1), row, codes.reshape(-1), scales.reshape(-1), o,
+                threads)
+    back = i if i.kind == "torch" else _In(None, "numpy", None)
+    return back.give(codes), back.give(scales)
+
+
+def block_decode(codes, scales, fmt="mxfp8", *, elem=None, scale_format=None, block=None,
+                 rule=None, tensor_scale=None, threads=0):
+    """Element codes and block scales -> float32 values (``fa4sim block --decode``): each
+    element's value times its block's scale, rounded once to float32.
+
+    Args:
+        codes: uint8 element codes (NumPy or torch CPU), blocks along the last dimension; each
+            at most the element format's largest code (0x0F for E2M1, 0x3F for E2M3/E3M2).
+        scales: uint8 scale codes of shape (..., row / block).
+        fmt, elem, scale_format, block, rule: the block format that encoded them, as in
+            block_encode().
+        tensor_scale: the tensor scale they were encoded with (> 0), None if none.
+        threads: worker threads, 0..1024 (0 = all cores).
+
+    Returns:
+        float32 values of codes' shape and kind. A block whose scale code is NaN (E8M0 0xFF,
+        E4M3 0x7F/0xFF) decodes to NaN everywhere; the sign and payload of those NaNs are not
+        specified (they follow the compiler's operand order, and may differ between builds).
+    """
+    ci = _input(codes, "codes", text=False)
+    si = _input(scales, "scales", text=False)
+    for a, name in ((ci.a, "codes"), (si.a, "scales")):
+        if a.dtype != _np.uint8:
+            raise TypeError(f"{name} must be uint8 codes, got dtype {a.dtype}")
+    o = _block_options(fmt, elem, scale_format, block, rule, tensor_scale)
+    bs = _block_size(o)
+    row = _rows_of(ci.a, "codes", bs)
+    want = ci.a.shape[:-1] + (row // bs,)
+    if si.a.shape != want:
+        raise ValueError(f"scales has shape {si.a.shape}; codes of shape {ci.a.shape} in blocks "
+                         f"of {bs} need {want}")
+    elem_name = _block_call(_ext.block_format_info, o)["elem"]
+    top = (1 << _ext.format_info(elem_name)["total_bits"]) - 1
+    if ci.a.size and int(ci.a.max()) > top:
+        raise ValueError(f"codes has values above {elem_name}'s largest code {top:#x}")
+    threads = _threads(threads)
+    out = _empty(ci.a.shape, _np.float32)
+    _block_call(_ext.block_decode, _contig(ci.a).reshape(-1), _contig(si.a).reshape(-1), row,
+                out.reshape(-1), o, threads)
+    return ci.give(out) if ci.kind == "torch" else out
+
+
+def block_quantize(x, fmt="mxfp8", *, elem=None, scale_format=None, block=None, rule=None,
+                   tensor_scale=None):
+    """The round trip of ``fa4sim block --in X --decoded-out D --json``: x encoded into the
+    block format and decoded back, and the error summary.
+
+    Args:
+        x: float32 values, as in block_encode().
+        fmt, elem, scale_format, block, rule: the block format, as in block_encode().
+        tensor_scale: None, a float32 tensor scale > 0, or "auto" (torchao's per-tensor choice,
+            block_tensor_scale(x)); rule "nearest" only.
+
+    Returns:
+        (decoded, stats): decoded, float32 of x's shape and kind (NaN-scale blocks as in
+        block_decode()); stats, the CLI's ``results``:
+        ``summary`` with ``elements``, ``blocks``, ``nan_scale_blocks``, ``saturated``,
+        ``flushed_to_zero``, ``max_abs_err`` and ``rel_rms_err`` (over the blocks with a finite
+        scale).
+    """
+    i = _float32_in(x, "x")
+    o = _block_options(fmt, elem, scale_format, block, rule, tensor_scale, auto=True)
+    row = _rows_of(i.a, "x", _block_size(o))
+    decoded, stats = _block_call(_ext.block_quantize, i.a.reshape(-1), row, o)
+    decoded = decoded.reshape(i.a.shape)
+    return (i.give(decoded) if i.kind == "torch" else decoded), stats
+
+
+def block_tensor_scale(x, fmt="nvfp4", *, elem=None, scale_format=None):
+    """torchao's per-tensor scale for two-level scaling (``--tensor-scale auto``):
+    fl32(amax(|x|) / fl32(scale max * element max)), amax / 2688 for NVFP4, as a Python float.
+
+    Args:
+        x: float32 values, as in block_encode().
+        fmt: a block format whose rule is "nearest" (NVFP4).
+        elem, scale_format: element and scale format instead of fmt's, as in block_encode().
+
+    Raises ValueError when the result is not a finite positive number (x all zeros, or holding
+    inf or NaN).
+    """
+    i = _float32_in(x, "x")
+    o = _block_options(fmt, elem, scale_format, None, None, None)
+    return _block_call(_ext.block_tensor_scale, i.a.reshape(-1), o)

@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "fa4sim/analysis/block_report.h"
+#include "fa4sim/options/block_options.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/npy.h"
 
@@ -16,9 +17,7 @@ namespace fa4sim::cli {
 
 namespace {
 
-struct BlockCliOptions {
-  std::string format = "mxfp8";
-  std::string elem, scale_format, rule, block, tensor_scale;
+struct BlockCliOptions : BlockFormatOptions {
   std::string in, codes, scales;
   std::string codes_out, scales_out, decoded_out;
   bool decode = false;
@@ -63,23 +62,6 @@ void add_block_options(CLI::App* sub, BlockCliOptions& c) {
       ->type_name("FILE")->check(non_empty_path());
   sub->add_option("--decoded-out", c.decoded_out, "Write the decoded values (.npy float32)")
       ->type_name("FILE")->check(non_empty_path());
-}
-
-// The block format: --format's, with the explicit options on top; then validated.
-BlockFormat resolve_format(const BlockCliOptions& c) {
-  BlockFormat f = block_format_by_name(c.format);
-  if (!c.elem.empty()) f.elem = &format_by_name(c.elem);
-  if (!c.scale_format.empty()) f.scale = &format_by_name(c.scale_format);
-  if (!c.block.empty()) f.block_size = int(parse_int("--block", c.block, 1, 4096));
-  if (!c.rule.empty()) f.rule = scale_rule_by_name(c.rule);
-  if (!c.tensor_scale.empty() && c.tensor_scale != "auto")
-    f.tensor_scale = float(parse_double("--tensor-scale", c.tensor_scale));
-  if (!c.tensor_scale.empty() && f.rule != ScaleRule::nearest)
-    throw Error(fmt::format("--tensor-scale is for the 'nearest' rule (NVFP4), not '{}'",
-                            scale_rule_name(f.rule)),
-                "drop --tensor-scale, or use --rule nearest");
-  validate_block_format(f);
-  return f;
 }
 
 void check_sources(const BlockCliOptions& c) {
@@ -136,6 +118,13 @@ void run_decode(const BlockCliOptions& c, const BlockFormat& f, const Stopwatch&
     throw Error(fmt::format("--scales has shape {}; codes of shape {} in blocks of {} need {}",
                             scales.shape_string(), codes.shape_string(), f.block_size, shape_string(want)),
                 "decode with the block format that encoded them");
+  // A code above the element format's largest would decode as some other code's value.
+  const uint32_t top = (1u << f.elem->total_bits) - 1;
+  for (size_t i = 0; i < codes.raw.size(); ++i)
+    if (codes.raw[i] > top)
+      throw Error(fmt::format("--codes holds 0x{:X} at index {}, above {}'s largest code 0x{:X}", codes.raw[i], i,
+                              f.elem->name, top),
+                  "decode with the block format that encoded them");
   std::vector<float> out(codes.raw.size());
   block_decode_array(f, codes.raw, size_t(codes.shape.back()), scales.raw, out);
   if (!c.decoded_out.empty()) write_npy_f32(c.decoded_out, codes.shape, out);
@@ -169,7 +158,7 @@ void add_block(CLI::App& root) {
       "  fa4sim block --format nvfp4 --tensor-scale auto --in x.npy --json -");
   sub->callback([] {
     Stopwatch sw;
-    const BlockFormat f = resolve_format(c);
+    const BlockFormat f = parse_block_format(c);
     check_sources(c);
     if (c.decode)
       run_decode(c, f, sw);

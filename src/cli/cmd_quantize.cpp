@@ -152,7 +152,7 @@ void collect_values(CLI::App* sub, QuantizeCliOptions& c) {
 std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions& c) {
   QuantizeConfig qc;
   qc.format = &format_by_name(c.dtype);
-  qc.overflow = overflow_by_name(c.overflow);
+  qc.overflow = overflow_by_name(parse_choice("--overflow", c.overflow, {"satfinite", "ieee"}));
   require_overflow_mode(*qc.format, qc.overflow);
   const std::string rounding = parse_choice("--rounding", c.rounding, {"nearest", "stochastic"});
   if (rounding == "stochastic") require_stochastic_rounding(*qc.format);

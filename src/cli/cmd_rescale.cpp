@@ -10,77 +10,13 @@
 #include "fa4sim/util/seed.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/rescale.h"
+#include "fa4sim/options/rescale_options.h"
 
 namespace fa4sim::cli {
 
 namespace {
 
-struct RescaleCliOptions {
-  std::string tau = "0,8";
-  std::string dtype = "bf16";
-  std::string max_offset;
-  std::string dist = "normal:1.5";
-  std::string rows = "256", keys = "8192", block = "128", d = "128";
-  std::string v_dist = "normal";
-  std::string exp = "mufu";
-  std::string scale;
-  std::string order = "auto";
-  std::string warp_rows = "32";
-  std::string seed = default_seed_text();
-  std::string seeds = "1";
-  std::string rng = "fa4sim";
-  bool allow_saturation = false;
-  bool counts_only = false;
-  CommonOptions common;
-};
-
-constexpr int64_t kMaxDim = 1 << 20;
-
-std::vector<double> parse_taus(const std::string& s) {
-  for (const auto& t : list_items("--tau", s, "a number"))
-    if (t == "nan" || t == "NaN" || t == "-nan")
-      throw Error(fmt::format("--tau must be a number, got '{}'", t), "e.g. --tau 0,8");
-  return parse_double_list("--tau", s);
-}
-
-RescaleConfig to_config(const RescaleCliOptions& o, const CLI::App* sub) {
-  RescaleConfig c;
-  c.taus = parse_taus(o.tau);
-  c.dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::p_cast);
-  if (!o.max_offset.empty()) c.max_offset = parse_double("--max-offset", o.max_offset);
-  for (const auto& t : list_items("--dist", o.dist, "a distribution")) c.dists.push_back(parse_score_dist(t));
-  c.rows = int(parse_int("--rows", o.rows, 1, kMaxDim));
-  c.keys = int(parse_int("--keys", o.keys, 1, kMaxDim));
-  c.block = int(parse_int("--block-n", o.block, 1, kMaxDim));
-  c.d = int(parse_int("--d", o.d, 1, 4096));
-  c.rows_set = sub->count("--rows") > 0;
-  c.keys_set = sub->count("--keys") > 0;
-  c.v_dist = parse_choice("--v-dist", o.v_dist, {"normal", "uniform"});
-  c.exp2 = parse_exp2_choice(o.exp);
-  if (!o.scale.empty()) c.scale = parse_double("--softmax-scale", o.scale);
-  const std::string order = parse_choice("--order", o.order, {"auto", "reverse", "forward"});
-  c.order = order == "auto" ? OrderChoice::auto_
-            : order == "reverse" ? OrderChoice::reverse : OrderChoice::forward;
-  c.warp_rows = int(parse_int("--warp-rows", o.warp_rows, 1, 1024));
-  c.seed = uint64_t(parse_int("--seed", o.seed, 0, int64_t(1) << 53));
-  c.seeds = int(parse_int("--seeds", o.seeds, 1, 10000));
-  if (o.rng == "fa4sim") {
-    c.rng = RngChoice::Kind::fa4sim;
-  } else if (o.rng.rfind("numpy:", 0) == 0) {
-    c.rng = RngChoice::Kind::numpy;
-    const uint64_t s = uint64_t(parse_int("--rng numpy:SEED", o.rng.substr(6), 0, int64_t(1) << 53));
-    if (sub->count("--seed") > 0 && s != c.seed)
-      throw Error(fmt::format("--rng {} and --seed {} disagree", o.rng, o.seed),
-                  "with --rng numpy:SEED the seed is SEED; leave out --seed");
-    c.seed = s;
-  } else {
-    throw Error(fmt::format("unknown --rng '{}'", o.rng), "valid: fa4sim, numpy:SEED (e.g. numpy:1)");
-  }
-  c.allow_saturation = o.allow_saturation;
-  c.counts_only = o.counts_only;
-  c.threads = o.common.threads;
-  return c;
-}
+constexpr int64_t kMaxDim = kRescaleMaxDim;
 
 }  // namespace
 
@@ -92,7 +28,7 @@ void add_rescale(CLI::App& root) {
       "warp, output and LSE error vs float64, FP8 saturation");
   checked(sub->add_option("--tau", o.tau, "Rescale thresholds in log2 units (0 = rescale on every increase)"),
           fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
-            for (double t : parse_taus(v)) check_log2_knob(opt, t);
+            for (double t : parse_rescale_taus(v)) check_log2_knob(opt, t);
           })
       ->type_name("T[,T...]")
       ->capture_default_str();
@@ -154,7 +90,7 @@ void add_rescale(CLI::App& root) {
   add_common_options(sub, o.common);
   sub->callback([sub] {
     Stopwatch sw;
-    const RescaleConfig c = to_config(o, sub);
+    const RescaleConfig c = parse_rescale_options(o, given_in(sub));
     validate_rescale_config(c);
     check_report_path(o.common.json_path);
     const Report r = run_rescale(c);

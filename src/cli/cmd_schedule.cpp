@@ -1,8 +1,6 @@
 // `fa4sim schedule`: the schedule model's prediction of FA4's forward for a shape, an arch and
 // the softmax tricks (include/fa4sim/analysis/schedule.h). With --inputs FILE it predicts every
 // configuration of a JSON list in one run (sweeps, scripts/datagen/schedule_fit.py).
-#include <map>
-
 #include <fmt/format.h>
 
 #include "cli_util.h"
@@ -10,84 +8,12 @@
 #include "fa4sim/analysis/schedule.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/options/roofline_options.h"
+#include "fa4sim/options/schedule_options.h"
 
 namespace fa4sim::cli {
 
-namespace {
-
-struct ScheduleCli {
-  std::string arch = "h200";
-  std::vector<std::string> arch_files;
-  std::string spec;
-  int batch = 4, heads = 32, kv_heads = 0, seq = 4096, seq_k = 0, d = 128, causal = 0;
-  double tau = 0, emu_fraction = 0, rescale_share = Tricks{}.rescale_share;
-  int degree = 3;
-  std::string tile;
-  bool no_search = false;
-  std::string inputs;
-  CommonOptions common;
-};
-
-std::vector<ArchSpec> archs_of(const ScheduleCli& c) {
-  std::vector<ArchSpec> out;
-  for (const auto& name : list_items("--arch", c.arch, "an architecture"))
-    out.push_back(name.find('/') != std::string::npos || name.ends_with(".json") ? load_arch_file(name)
-                                                                                  : load_known_arch(name));
-  for (const auto& f : c.arch_files) out.push_back(load_arch_file(f));
-  return out;
-}
-
-ScheduleInput input_of(const ScheduleCli& c) {
-  ScheduleInput in;
-  in.shape = {c.batch, c.heads, c.kv_heads > 0 ? c.kv_heads : c.heads, c.seq, c.seq_k > 0 ? c.seq_k : c.seq, c.d,
-              c.causal != 0};
-  in.tricks = {c.tau, c.emu_fraction, c.degree, c.rescale_share};
-  if (!c.tile.empty()) std::tie(in.tile_m, in.tile_n) = parse_tile(c.tile);
-  return in;
-}
-
-// --inputs: a JSON list of {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau, emu_fraction,
-// degree, rescale_share, tile: [m, n]}; missing keys take the command line's values.
-Report run_inputs(const ScheduleCli& c, const std::string& spec_path) {
-  const json list = read_json_file(c.inputs, "inputs file");
-  if (!list.is_array()) throw Error(fmt::format("inputs file '{}' is not a JSON list", c.inputs), "give [{...}, ...]");
-  Report rep;
-  rep.command = "schedule";
-  rep.params = json{{"inputs", c.inputs}, {"spec", spec_path}};
-  json preds = json::array();
-  std::map<std::string, ArchSpec> archs;
-  const ScheduleInput defaults = input_of(c);
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json& e = list[i];
-    const ScheduleInput in = schedule_input_from_json(e, defaults, fmt::format("inputs file '{}': entry {}", c.inputs, i));
-    const std::string arch = e.is_object() && e.contains("arch") && e["arch"].is_string() ? e["arch"].get<std::string>() : c.arch;
-    if (!archs.count(arch)) {
-      ScheduleCli x = c;
-      x.arch = arch;
-      x.arch_files.clear();
-      archs.emplace(arch, archs_of(x).front());
-    }
-    const ArchSpec& a = archs.at(arch);
-    const ScheduleSpec s = load_schedule_spec(spec_path.empty() ? schedule_spec_for_arch(a) : spec_path);
-    json p = to_json(predict_schedule(a, s, in));
-    p["input"] = e;
-    preds.push_back(std::move(p));
-  }
-  rep.results = json{{"predictions", preds}};
-  Table t;
-  t.title = fmt::format("schedule model: {} configurations of {}", preds.size(), c.inputs);
-  t.columns = {"#", "TFLOP/s", "ms", "binding"};
-  for (size_t i = 0; i < preds.size(); ++i)
-    t.rows.push_back({fmt::format("{}", i), fmt::format("{:.1f}", preds[i]["tflops"].get<double>()),
-                      fmt::format("{:.4f}", preds[i]["ms"].get<double>()), preds[i]["binding"].get<std::string>()});
-  rep.tables.push_back(std::move(t));
-  return rep;
-}
-
-}  // namespace
-
 void add_schedule(CLI::App& root) {
-  static ScheduleCli c;
+  static ScheduleCliOptions c;
   auto* sub = root.add_subcommand(
       "schedule",
       "Predict FA4's forward time and TFLOP/s on an arch for a shape and the softmax tricks (schedule model: "
@@ -135,20 +61,12 @@ void add_schedule(CLI::App& root) {
     Stopwatch sw;
     check_report_path(c.common.json_path);
     if (!c.inputs.empty()) {
-      emit(run_inputs(c, c.spec), c.common.json_path, sw.seconds());
+      const json list = read_json_file(c.inputs, "inputs file");
+      emit(schedule_inputs_report(c, list, c.inputs, fmt::format("inputs file '{}'", c.inputs)), c.common.json_path,
+           sw.seconds());
       return;
     }
-    ScheduleModelOptions o;
-    o.archs = archs_of(c);
-    o.spec_path = c.spec;
-    o.input = input_of(c);
-    o.search = !c.no_search;
-    const ScheduleInput& in = o.input;
-    o.params = json{{"arch", c.arch}, {"spec", c.spec}, {"batch", in.shape.batch}, {"heads", in.shape.heads},
-                    {"kv_heads", in.shape.heads_kv}, {"seq", in.shape.seq_q}, {"seq_k", in.shape.seq_k},
-                    {"d", in.shape.d}, {"causal", in.shape.causal}, {"tau", in.tricks.tau},
-                    {"emu_fraction", in.tricks.emu_fraction}, {"degree", in.tricks.degree},
-                    {"rescale_share", in.tricks.rescale_share}, {"tile", c.tile}, {"search", o.search}};
+    const ScheduleModelOptions o = schedule_model_options(c);
     const ScheduleModelResult r = compute_schedule(o);
     Report rep = schedule_report(o, r);
     emit(rep, c.common.json_path, sw.seconds());

@@ -14,10 +14,11 @@
 //     kChunk elements: the same bits for every thread count (stochastic rounding numbers its
 //     random stream by element index);
 //   * fa4sim::Error becomes ValueError with the CLI's message ("<what> (<hint>)").
-//   * analyses return their report as a JSON string (the package json.loads it): the same
-//     results the CLI's --json writes.
+//   * analyses return their report's `results` as Python values (dicts, lists, numbers; built by
+//     json_values.h, no JSON text in between): the values the CLI's --json writes.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -32,8 +33,13 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "json_values.h"
+
 #include "fa4sim/util/seed.h"
 #include "fa4sim/analysis/attention.h"
+#include "fa4sim/analysis/block_report.h"
+#include "fa4sim/analysis/formats_report.h"
+#include "fa4sim/analysis/schedule.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
 #include "fa4sim/analysis/fit.h"
@@ -44,8 +50,11 @@
 #include "fa4sim/analysis/rescale.h"
 #include "fa4sim/util/version.h"
 #include "fa4sim/options/attention_options.h"
+#include "fa4sim/options/block_options.h"
 #include "fa4sim/options/exp2_options.h"
+#include "fa4sim/options/rescale_options.h"
 #include "fa4sim/options/roofline_options.h"
+#include "fa4sim/options/schedule_options.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -201,19 +210,18 @@ void ex2_emu_py(In1<float> x, Out1<float> out, int degree, int threads) {
   });
 }
 
-// An analysis run without the GIL: its report envelope as JSON text (what the CLI's --json writes).
+// An analysis run without the GIL: its report's results (what the CLI's --json writes).
 template <class Config, class Run, class ToReport>
-std::string run_report(const Config& cfg, Run run, ToReport to_report) {
-  Stopwatch sw;
+nb::object run_report(const Config& cfg, Run run, ToReport to_report) {
   Report rep;
   {
     nb::gil_scoped_release unlocked;
     rep = to_report(cfg, run(cfg));
   }
-  return envelope(rep, sw.seconds()).dump();
+  return results_to_py(rep);
 }
 
-std::string exp2_analysis_py(const Exp2Options& o) {
+nb::object exp2_analysis_py(const Exp2Options& o) {
   const Exp2Config cfg = parse_exp2_options(o);
   return run_report(
       cfg, [](const Exp2Config& c) { return run_exp2(c); },
@@ -221,7 +229,7 @@ std::string exp2_analysis_py(const Exp2Options& o) {
 }
 
 // The fit of `fa4sim fit` (the same FitConfig checks and report); the range as two numbers.
-std::string fit_py(int degree, const std::string& objective, double lo, double hi, bool fix_c0,
+nb::object fit_py(int degree, const std::string& objective, double lo, double hi, bool fix_c0,
                    bool minimax_only, int threads) {
   FitConfig c;
   c.degree = degree;
@@ -244,11 +252,14 @@ struct Rounding {
   std::optional<uint64_t> seed;  // set: stochastic rounding
 };
 
-// The checks of `fa4sim quantize` on --overflow, --rounding and --seed, with its messages.
-Rounding parse_rounding(const std::string& overflow, const std::string& rounding,
+// The checks of `fa4sim quantize` on --overflow, --rounding and --seed for format f, with its
+// messages (the MX element formats have no ieee overflow and no stochastic rounding).
+Rounding parse_rounding(const Format& f, const std::string& overflow, const std::string& rounding,
                         std::optional<int64_t> seed) {
-  Rounding r{overflow_by_name(overflow), std::nullopt};
+  Rounding r{overflow_by_name(parse_choice("--overflow", overflow, {"satfinite", "ieee"})), std::nullopt};
+  require_overflow_mode(f, r.overflow);
   const std::string mode = parse_choice("--rounding", rounding, {"nearest", "stochastic"});
+  if (mode == "stochastic") require_stochastic_rounding(f);
   if (seed && mode != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (mode == "stochastic")
@@ -277,7 +288,7 @@ template <class T>
 void encode_py(In1<float> x, Out1<T> out, const std::string& fmt_name, const std::string& overflow,
                const std::string& rounding, std::optional<int64_t> seed, int threads) {
   const Format& f = format_by_name(fmt_name);
-  const Rounding r = parse_rounding(overflow, rounding, seed);
+  const Rounding r = parse_rounding(f, overflow, rounding, seed);
   check_same_size(x.size(), out.size());
   if (f.total_bits > int(8 * sizeof(T)))
     throw Error(fmt::format("{} codes need {}-bit integers, got {}-bit", f.name, f.total_bits, 8 * sizeof(T)));
@@ -313,7 +324,7 @@ void decode_py(In1<T> codes, Out1<float> out, const std::string& fmt_name, int t
 void quantize_py(In1<float> x, Out1<float> out, const std::string& fmt_name, const std::string& overflow,
                  const std::string& rounding, std::optional<int64_t> seed, int threads) {
   const Format& f = format_by_name(fmt_name);
-  const Rounding r = parse_rounding(overflow, rounding, seed);
+  const Rounding r = parse_rounding(f, overflow, rounding, seed);
   check_same_size(x.size(), out.size());
   const float* in = x.data();
   float* o = out.data();
@@ -330,9 +341,16 @@ void quantize_py(In1<float> x, Out1<float> out, const std::string& fmt_name, con
 
 // ---- attention and check
 
+// The set of option names a Python call gave explicitly (the CLI asks its parser).
+OptionGiven given_of(std::vector<std::string> names) {
+  return [names = std::move(names)](const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+}
+
 // q, k, v: flattened (batch, seq, heads, d) float32 with their shapes. `o`: the CLI's option
 // strings of `fa4sim attention` (geometry options unused: the shapes give it).
-std::tuple<std::vector<float>, std::vector<float>, std::string> attention_py(
+std::tuple<std::vector<float>, std::vector<float>, json> attention_py(
     In1<float> q, std::vector<uint64_t> q_shape, In1<float> k, std::vector<uint64_t> k_shape,
     In1<float> v, std::vector<uint64_t> v_shape, const AttentionCliOptions& o, int threads) {
   // No option counts as given: the shapes of q, k, v are the geometry.
@@ -353,22 +371,34 @@ std::tuple<std::vector<float>, std::vector<float>, std::string> attention_py(
   nb::gil_scoped_release unlocked;
   AttentionResult r = run_attention(c);
   AttentionRun& run = r.runs.front();
-  const std::string stats = r.report.results["runs"][0].dump();
-  return {std::move(run.o), std::move(run.lse), stats};
+  json stats = with_nonfinite_as_text(r.report.results["runs"][0]);
+  return {std::move(run.o), std::move(run.lse), std::move(stats)};
 }
 
-std::string check_py(const std::vector<std::string>& dtypes_in, const std::string& preset_in,
-                     std::optional<double> tau, std::optional<double> max_offset) {
+// `fa4sim attention` on its own seeded N(0, 1) inputs: the options as the CLI's strings, `given`
+// the names of those the caller set (as the CLI's command line would have them).
+nb::object attention_report_py(const AttentionCliOptions& o, std::vector<std::string> given, int threads) {
+  AttentionConfig c = parse_attention_options(o, given_of(std::move(given)));
+  c.threads = threads;
+  validate_attention_config(c);
+  Report r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = std::move(run_attention(c).report);
+  }
+  return results_to_py(r);
+}
+
+nb::object check_py(const std::vector<std::string>& dtypes_in, const std::string& preset_in,
+                    std::optional<double> tau, std::optional<double> max_offset) {
   std::vector<const Format*> dtypes;
   for (const auto& d : dtypes_in) dtypes.push_back(&parse_dtype("--dtype", d, FormatRole::attention_input));
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);
   const std::string preset = parse_choice("--preset", preset_in, presets);
-  Stopwatch sw;
   std::vector<double> taus;  // one tau here; the CLI's --tau takes a list
   if (tau) taus.push_back(*tau);
-  const Report r = run_check(dtypes, preset, taus, max_offset);
-  return envelope(r, sw.seconds()).dump();
+  return results_to_py(run_check(dtypes, preset, taus, max_offset));
 }
 
 // ---- online softmax (the simulator of `fa4sim rescale`, on a caller's score matrix)
@@ -376,7 +406,7 @@ std::string check_py(const std::vector<std::string>& dtypes_in, const std::strin
 struct SoftmaxOut {
   std::vector<float> o, lse;
   std::vector<uint8_t> flags;
-  std::string counts;
+  json counts;
 };
 
 SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optional<In1<float>> v, int d,
@@ -413,32 +443,136 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   RowBlockRunResult rr = simulate_rows(p, scores.data(), rows, keys, block, ord,
                                        v ? v->data() : nullptr, d, threads, out.flags.data());
   const RescaleCounts& c = rr.counts;
-  json j = {{"rows_pct", c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0},
-            {"warps_pct", c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0},
-            {"saturated", c.saturated},
-            {"saturated_pct", c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0},
-            {"tiles", c.tiles},
-            {"row_decisions", c.row_decisions},
-            {"row_rescales", c.row_rescales},
-            {"warp_decisions", c.warp_decisions},
-            {"warp_rescales", c.warp_rescales},
-            {"p_count", c.p_count},
-            {"order", block_order_name(ord)},
-            {"max_offset", p.max_offset},
-            {"exp2", exp2_choice_name(cfg.exp2)}};
+  out.counts = {{"rows_pct", c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0},
+                {"warps_pct", c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0},
+                {"saturated", c.saturated},
+                {"saturated_pct", c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0},
+                {"tiles", c.tiles},
+                {"row_decisions", c.row_decisions},
+                {"row_rescales", c.row_rescales},
+                {"warp_decisions", c.warp_decisions},
+                {"warp_rescales", c.warp_rescales},
+                {"p_count", c.p_count},
+                {"order", block_order_name(ord)},
+                {"max_offset", p.max_offset},
+                {"exp2", exp2_choice_name(cfg.exp2)}};
   out.o = std::move(rr.O);
   out.lse = std::move(rr.lse);
-  out.counts = j.dump();
   return out;
 }
 
-// ---- roofline
+// ---- the experiments and models without array inputs: `fa4sim rescale`, `schedule`, `formats`,
+// `roofline`
 
-std::string roofline_py(const RooflineCliOptions& c) {
-  const RooflineOptions o = parse_roofline_options(c);
-  Stopwatch sw;
-  const Report r = run_roofline(o);
-  return envelope(r, sw.seconds()).dump();
+nb::object rescale_py(const RescaleCliOptions& o, std::vector<std::string> given) {
+  const RescaleConfig c = parse_rescale_options(o, given_of(std::move(given)));
+  validate_rescale_config(c);
+  Report r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = run_rescale(c);
+  }
+  return results_to_py(r);
+}
+
+// One prediction (`fa4sim schedule`), or with `inputs` (a list of dicts) every entry's
+// (`fa4sim schedule --inputs FILE`).
+nb::object schedule_py(const ScheduleCliOptions& c, nb::handle inputs) {
+  Report r;
+  if (!inputs.is_none()) {
+    const json list = from_py(inputs, "inputs");
+    nb::gil_scoped_release unlocked;
+    r = schedule_inputs_report(c, list, "inputs", "inputs");
+  } else {
+    const ScheduleModelOptions o = schedule_model_options(c);
+    nb::gil_scoped_release unlocked;
+    r = schedule_report(o, compute_schedule(o));
+  }
+  return results_to_py(r);
+}
+
+nb::object roofline_py(const RooflineCliOptions& c) { return results_to_py(run_roofline(parse_roofline_options(c))); }
+
+// ---- block-scaled formats (`fa4sim block`)
+
+// The block format of the options; "auto" tensor scales from `x` (torchao's per-tensor amax rule).
+BlockFormat block_format_py(const BlockFormatOptions& o, std::span<const float> x) {
+  BlockFormat f = parse_block_format(o);
+  if (o.tensor_scale == "auto") f.tensor_scale = tensor_scale_from_amax(f, x);
+  return f;
+}
+
+// Element codes and block scales of x (row length row_len), in parallel over whole blocks (every
+// block is encoded on its own: the same codes for any thread count).
+void block_encode_py(In1<float> x, uint64_t row_len, Out1<uint8_t> codes, Out1<uint8_t> scales,
+                     const BlockFormatOptions& o, int threads) {
+  const BlockFormat f = block_format_py(o, {x.data(), x.size()});
+  const size_t bs = size_t(f.block_size), n = x.size();
+  if (row_len == 0 || row_len % bs != 0 || n % row_len != 0)
+    throw Error(fmt::format("--block {} does not divide the row length {}", bs, row_len),
+                "the last dimension is the row; pick a block size that divides it");
+  check_same_size(n, codes.size());
+  check_same_size(n / bs, scales.size());
+  const float* in = x.data();
+  uint8_t *c = codes.data(), *s = scales.data();
+  nb::gil_scoped_release unlocked;
+  for_chunks(n / bs, threads, [&](size_t b, size_t e) {
+    block_encode_array(f, {in + b * bs, (e - b) * bs}, bs, {c + b * bs, (e - b) * bs}, {s + b, e - b});
+  });
+}
+
+void block_decode_py(In1<uint8_t> codes, In1<uint8_t> scales, uint64_t row_len, Out1<float> out,
+                     const BlockFormatOptions& o, int threads) {
+  const BlockFormat f = parse_block_format(o);
+  const size_t bs = size_t(f.block_size), n = codes.size();
+  if (row_len == 0 || row_len % bs != 0 || n % row_len != 0)
+    throw Error(fmt::format("--block {} does not divide the row length {}", bs, row_len),
+                "the last dimension is the row; pick a block size that divides it");
+  check_same_size(n, out.size());
+  if (scales.size() != n / bs)
+    throw Error(fmt::format("scales has {} entries; {} codes in blocks of {} need {}", scales.size(), n, bs, n / bs),
+                "decode with the block format that encoded them");
+  const uint8_t *c = codes.data(), *s = scales.data();
+  float* y = out.data();
+  nb::gil_scoped_release unlocked;
+  for_chunks(n / bs, threads, [&](size_t b, size_t e) {
+    block_decode_array(f, {c + b * bs, (e - b) * bs}, bs, {s + b, e - b}, {y + b * bs, (e - b) * bs});
+  });
+}
+
+// The round trip of `fa4sim block --in X --decoded-out D --json`: the decoded values and the
+// report's results.
+std::pair<std::vector<float>, Report> block_quantize_py(In1<float> x, uint64_t row_len, const BlockFormatOptions& o) {
+  const std::span<const float> in(x.data(), x.size());
+  const BlockFormat f = block_format_py(o, in);
+  nb::gil_scoped_release unlocked;
+  BlockQuantized q = block_quantize(f, in, size_t(row_len));
+  Report r = block_report(f, in, size_t(row_len), q);
+  return {std::move(q.decoded), std::move(r)};
+}
+
+float block_tensor_scale_py(In1<float> x, const BlockFormatOptions& o) {
+  BlockFormatOptions a = o;
+  a.tensor_scale = "auto";
+  return block_format_py(a, {x.data(), x.size()}).tensor_scale;
+}
+
+// `fa4sim quantize VALUES --json`'s results: every value's bits, decoded value, errors and flags,
+// and the summary.
+nb::object quantize_report_py(In1<float> x, const std::string& fmt_name, const std::string& overflow,
+                              const std::string& rounding, std::optional<int64_t> seed) {
+  const Format& f = format_by_name(fmt_name);
+  const Rounding r = parse_rounding(f, overflow, rounding, seed);
+  QuantizeConfig c;
+  c.format = &f;
+  c.overflow = r.overflow;
+  c.stochastic_seed = r.seed;
+  Report rep;
+  {
+    nb::gil_scoped_release unlocked;
+    rep = quantize_report(c, std::span<const float>(x.data(), x.size()));
+  }
+  return results_to_py(rep);
 }
 
 nb::ndarray<nb::numpy, float, nb::ndim<1>> to_numpy(std::vector<float>&& v) {
@@ -451,6 +585,200 @@ nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> to_numpy_u8(std::vector<uint8_t>&& 
   auto* heap = new std::vector<uint8_t>(std::move(v));
   nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<uint8_t>*>(p); });
   return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(heap->data(), {heap->size()}, owner);
+}
+
+// ---- bindings, by concern
+
+void bind_elementwise(nb::module_& m) {
+  m.def("ex2_emu", &ex2_emu_py, "x"_a.noconvert(), "out"_a.noconvert(), "degree"_a, "threads"_a);
+  m.def("format_info", &format_info, "name"_a);
+  m.def("format_names", static_cast<std::vector<std::string> (*)()>(&format_names));
+  m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
+        "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
+        "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("encode", &encode_py<uint32_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
+        "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("decode", &decode_py<uint8_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
+  m.def("decode", &decode_py<uint16_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
+  m.def("decode", &decode_py<uint32_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
+  m.def("quantize", &quantize_py, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
+        "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("quantize_report", &quantize_report_py, "x"_a.noconvert(), "fmt"_a, "overflow"_a, "rounding"_a,
+        "seed"_a.none());
+  m.def("formats", [] { return results_to_py(formats_table_report()); });
+}
+
+void bind_block(nb::module_& m) {
+  nb::class_<BlockFormatOptions>(m, "BlockFormatOptions")
+      .def(nb::init<>())
+      .def_rw("format", &BlockFormatOptions::format)
+      .def_rw("elem", &BlockFormatOptions::elem)
+      .def_rw("scale_format", &BlockFormatOptions::scale_format)
+      .def_rw("rule", &BlockFormatOptions::rule)
+      .def_rw("block", &BlockFormatOptions::block)
+      .def_rw("tensor_scale", &BlockFormatOptions::tensor_scale);
+  m.def("block_format_names", &block_format_names);
+  m.def("block_format_info", [](const BlockFormatOptions& o) {  // the validated format
+    const BlockFormat f = parse_block_format(o);
+    nb::dict d;
+    d["elem"] = f.elem->name;
+    d["scale_format"] = f.scale->name;
+    d["block"] = f.block_size;
+    d["rule"] = scale_rule_name(f.rule);
+    return d;
+  });
+  m.def("block_rule_names", &scale_rule_names);
+  m.def("block_encode", &block_encode_py, "x"_a.noconvert(), "row_len"_a, "codes"_a.noconvert(),
+        "scales"_a.noconvert(), "options"_a, "threads"_a);
+  m.def("block_decode", &block_decode_py, "codes"_a.noconvert(), "scales"_a.noconvert(), "row_len"_a,
+        "out"_a.noconvert(), "options"_a, "threads"_a);
+  m.def(
+      "block_quantize",
+      [](In1<float> x, uint64_t row_len, const BlockFormatOptions& o) {
+        auto [decoded, report] = block_quantize_py(x, row_len, o);
+        return nb::make_tuple(to_numpy(std::move(decoded)), results_to_py(report));
+      },
+      "x"_a.noconvert(), "row_len"_a, "options"_a);
+  m.def("block_tensor_scale", &block_tensor_scale_py, "x"_a.noconvert(), "options"_a);
+}
+
+void bind_attention(nb::module_& m) {
+  nb::class_<AttentionCliOptions>(m, "AttentionOptions")
+      .def(nb::init<>())
+      .def_rw("batch", &AttentionCliOptions::batch)
+      .def_rw("heads", &AttentionCliOptions::heads)
+      .def_rw("kv_heads", &AttentionCliOptions::kv_heads)
+      .def_rw("seq", &AttentionCliOptions::seq)
+      .def_rw("seq_q", &AttentionCliOptions::seq_q)
+      .def_rw("seq_k", &AttentionCliOptions::seq_k)
+      .def_rw("d", &AttentionCliOptions::d)
+      .def_rw("seed", &AttentionCliOptions::seed)
+      .def_rw("causal", &AttentionCliOptions::causal)
+      .def_rw("softmax_scale", &AttentionCliOptions::softmax_scale)
+      .def_rw("q_scale", &AttentionCliOptions::q_scale)
+      .def_rw("dtype", &AttentionCliOptions::dtype)
+      .def_rw("preset", &AttentionCliOptions::preset)
+      .def_rw("tau", &AttentionCliOptions::tau)
+      .def_rw("max_offset", &AttentionCliOptions::max_offset)
+      .def_rw("descale", &AttentionCliOptions::descale)
+      .def_rw("block_n", &AttentionCliOptions::block_n)
+      .def_rw("block_m", &AttentionCliOptions::block_m)
+      .def_rw("warp_rows", &AttentionCliOptions::warp_rows)
+      .def_rw("exp", &AttentionCliOptions::exp)
+      .def_rw("order", &AttentionCliOptions::order)
+      .def_rw("allow_saturation", &AttentionCliOptions::allow_saturation)
+      .def_rw("no_split", &AttentionCliOptions::no_split);
+  m.def(
+      "attention",
+      [](In1<float> q, std::vector<uint64_t> qs, In1<float> k, std::vector<uint64_t> ks, In1<float> v,
+         std::vector<uint64_t> vs, const AttentionCliOptions& o, int threads) {
+        auto [out, lse, stats] = attention_py(q, std::move(qs), k, std::move(ks), v, std::move(vs), o, threads);
+        return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(lse)), to_py(stats));
+      },
+      "q"_a.noconvert(), "q_shape"_a, "k"_a.noconvert(), "k_shape"_a, "v"_a.noconvert(), "v_shape"_a,
+      "options"_a, "threads"_a);
+  m.def("attention_report", &attention_report_py, "options"_a, "given"_a, "threads"_a);
+  m.def("check", &check_py, "dtypes"_a, "preset"_a, "tau"_a.none(), "max_offset"_a.none());
+  m.def(
+      "online_softmax",
+      [](In1<float> scores, int rows, int keys, std::optional<In1<float>> v, int d, double tau,
+         const std::string& dtype, std::optional<double> max_offset, int block, int warp_rows,
+         const std::string& exp, std::optional<double> scale, const std::string& order,
+         bool allow_saturation, int threads) {
+        SoftmaxOut r = online_softmax_py(scores, rows, keys, v, d, tau, dtype, max_offset, block, warp_rows,
+                                         exp, scale, order, allow_saturation, threads);
+        return nb::make_tuple(to_numpy(std::move(r.o)), to_numpy(std::move(r.lse)),
+                              to_numpy_u8(std::move(r.flags)), to_py(r.counts));
+      },
+      "scores"_a.noconvert(), "rows"_a, "keys"_a, "v"_a.noconvert().none(), "d"_a, "tau"_a, "dtype"_a,
+      "max_offset"_a.none(), "block"_a, "warp_rows"_a, "exp"_a, "scale"_a.none(), "order"_a,
+      "allow_saturation"_a, "threads"_a);
+}
+
+void bind_exp2(nb::module_& m) {
+  nb::class_<Exp2Options>(m, "Exp2Options")
+      .def(nb::init<>())
+      .def_rw("degree", &Exp2Options::degree)
+      .def_rw("degree_given", &Exp2Options::degree_given)
+      .def_rw("range", &Exp2Options::range)
+      .def_rw("samples", &Exp2Options::samples)
+      .def_rw("sampling", &Exp2Options::sampling)
+      .def_rw("exhaustive", &Exp2Options::exhaustive)
+      .def_rw("out_dtype", &Exp2Options::out_dtype)
+      .def_rw("seed", &Exp2Options::seed)
+      .def_rw("reference", &Exp2Options::reference)
+      .def_rw("coeffs", &Exp2Options::coeffs)
+      .def_rw("coeffs_given", &Exp2Options::coeffs_given)
+      .def_prop_rw(
+          "threads", [](const Exp2Options& o) { return o.common.threads; },
+          [](Exp2Options& o, int t) { o.common.threads = t; });
+  m.def("exp2_analysis", &exp2_analysis_py, "options"_a);
+  m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a, "threads"_a);
+  m.def("fit_objective_names", &fit_objective_names);
+}
+
+void bind_models(nb::module_& m) {
+  nb::class_<RescaleCliOptions>(m, "RescaleOptions")
+      .def(nb::init<>())
+      .def_rw("tau", &RescaleCliOptions::tau)
+      .def_rw("dtype", &RescaleCliOptions::dtype)
+      .def_rw("max_offset", &RescaleCliOptions::max_offset)
+      .def_rw("dist", &RescaleCliOptions::dist)
+      .def_rw("rows", &RescaleCliOptions::rows)
+      .def_rw("keys", &RescaleCliOptions::keys)
+      .def_rw("block", &RescaleCliOptions::block)
+      .def_rw("d", &RescaleCliOptions::d)
+      .def_rw("v_dist", &RescaleCliOptions::v_dist)
+      .def_rw("exp", &RescaleCliOptions::exp)
+      .def_rw("scale", &RescaleCliOptions::scale)
+      .def_rw("order", &RescaleCliOptions::order)
+      .def_rw("warp_rows", &RescaleCliOptions::warp_rows)
+      .def_rw("seed", &RescaleCliOptions::seed)
+      .def_rw("seeds", &RescaleCliOptions::seeds)
+      .def_rw("rng", &RescaleCliOptions::rng)
+      .def_rw("allow_saturation", &RescaleCliOptions::allow_saturation)
+      .def_rw("counts_only", &RescaleCliOptions::counts_only)
+      .def_prop_rw(
+          "threads", [](const RescaleCliOptions& o) { return o.common.threads; },
+          [](RescaleCliOptions& o, int t) { o.common.threads = t; });
+  m.def("rescale", &rescale_py, "options"_a, "given"_a);
+
+  nb::class_<ScheduleCliOptions>(m, "ScheduleOptions")
+      .def(nb::init<>())
+      .def_rw("arch", &ScheduleCliOptions::arch)
+      .def_rw("arch_files", &ScheduleCliOptions::arch_files)
+      .def_rw("spec", &ScheduleCliOptions::spec)
+      .def_rw("batch", &ScheduleCliOptions::batch)
+      .def_rw("heads", &ScheduleCliOptions::heads)
+      .def_rw("kv_heads", &ScheduleCliOptions::kv_heads)
+      .def_rw("seq", &ScheduleCliOptions::seq)
+      .def_rw("seq_k", &ScheduleCliOptions::seq_k)
+      .def_rw("d", &ScheduleCliOptions::d)
+      .def_rw("causal", &ScheduleCliOptions::causal)
+      .def_rw("tau", &ScheduleCliOptions::tau)
+      .def_rw("emu_fraction", &ScheduleCliOptions::emu_fraction)
+      .def_rw("rescale_share", &ScheduleCliOptions::rescale_share)
+      .def_rw("degree", &ScheduleCliOptions::degree)
+      .def_rw("tile", &ScheduleCliOptions::tile)
+      .def_rw("no_search", &ScheduleCliOptions::no_search);
+  m.def("schedule", &schedule_py, "options"_a, "inputs"_a.none());
+
+  nb::class_<RooflineCliOptions>(m, "RooflineOptions")
+      .def(nb::init<>())
+      .def_rw("arch", &RooflineCliOptions::arch)
+      .def_rw("arch_files", &RooflineCliOptions::arch_files)
+      .def_rw("d", &RooflineCliOptions::d)
+      .def_rw("sweep_d", &RooflineCliOptions::sweep_d)
+      .def_rw("dtype", &RooflineCliOptions::dtype)
+      .def_rw("tile", &RooflineCliOptions::tile)
+      .def_rw("direction", &RooflineCliOptions::direction)
+      .def_rw("emu_fraction", &RooflineCliOptions::emu_fraction)
+      .def_rw("degree", &RooflineCliOptions::degree)
+      .def_rw("schedule", &RooflineCliOptions::schedule)
+      .def_rw("schedule_given", &RooflineCliOptions::schedule_given)
+      .def_rw("measured", &RooflineCliOptions::measured);
+  m.def("roofline", &roofline_py, "options"_a);
 }
 
 }  // namespace
@@ -475,96 +803,9 @@ NB_MODULE(_fa4sim, m) {
   m.def("default_threads", &default_threads);
   m.def("output_buffer", &output_buffer, "bytes"_a);
   m.attr("output_buffer_min_bytes") = OutputBuffers::kMinBytes;
-
-  m.def("ex2_emu", &ex2_emu_py, "x"_a.noconvert(), "out"_a.noconvert(), "degree"_a, "threads"_a);
-
-  nb::class_<Exp2Options>(m, "Exp2Options")
-      .def(nb::init<>())
-      .def_rw("degree", &Exp2Options::degree)
-      .def_rw("range", &Exp2Options::range)
-      .def_rw("samples", &Exp2Options::samples)
-      .def_rw("sampling", &Exp2Options::sampling)
-      .def_rw("exhaustive", &Exp2Options::exhaustive)
-      .def_rw("out_dtype", &Exp2Options::out_dtype)
-      .def_rw("seed", &Exp2Options::seed)
-      .def_rw("reference", &Exp2Options::reference)
-      .def_prop_rw(
-          "threads", [](const Exp2Options& o) { return o.common.threads; },
-          [](Exp2Options& o, int t) { o.common.threads = t; });
-  m.def("exp2_analysis", &exp2_analysis_py, "options"_a);
-
-  m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a, "threads"_a);
-  m.def("fit_objective_names", &fit_objective_names);
-  m.def("format_info", &format_info, "name"_a);
-  m.def("format_names", static_cast<std::vector<std::string> (*)()>(&format_names));
-  m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("encode", &encode_py<uint32_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("decode", &decode_py<uint8_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
-  m.def("decode", &decode_py<uint16_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
-  m.def("decode", &decode_py<uint32_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
-  m.def("quantize", &quantize_py, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-
-  nb::class_<AttentionCliOptions>(m, "AttentionOptions")
-      .def(nb::init<>())
-      .def_rw("causal", &AttentionCliOptions::causal)
-      .def_rw("softmax_scale", &AttentionCliOptions::softmax_scale)
-      .def_rw("q_scale", &AttentionCliOptions::q_scale)
-      .def_rw("dtype", &AttentionCliOptions::dtype)
-      .def_rw("preset", &AttentionCliOptions::preset)
-      .def_rw("tau", &AttentionCliOptions::tau)
-      .def_rw("max_offset", &AttentionCliOptions::max_offset)
-      .def_rw("descale", &AttentionCliOptions::descale)
-      .def_rw("block_n", &AttentionCliOptions::block_n)
-      .def_rw("block_m", &AttentionCliOptions::block_m)
-      .def_rw("warp_rows", &AttentionCliOptions::warp_rows)
-      .def_rw("exp", &AttentionCliOptions::exp)
-      .def_rw("order", &AttentionCliOptions::order)
-      .def_rw("allow_saturation", &AttentionCliOptions::allow_saturation)
-      .def_rw("no_split", &AttentionCliOptions::no_split);
-  m.def(
-      "attention",
-      [](In1<float> q, std::vector<uint64_t> qs, In1<float> k, std::vector<uint64_t> ks, In1<float> v,
-         std::vector<uint64_t> vs, const AttentionCliOptions& o, int threads) {
-        auto [out, lse, stats] = attention_py(q, std::move(qs), k, std::move(ks), v, std::move(vs), o, threads);
-        return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(lse)), stats);
-      },
-      "q"_a.noconvert(), "q_shape"_a, "k"_a.noconvert(), "k_shape"_a, "v"_a.noconvert(), "v_shape"_a,
-      "options"_a, "threads"_a);
-  m.def("check", &check_py, "dtypes"_a, "preset"_a, "tau"_a.none(), "max_offset"_a.none());
-
-  m.def(
-      "online_softmax",
-      [](In1<float> scores, int rows, int keys, std::optional<In1<float>> v, int d, double tau,
-         const std::string& dtype, std::optional<double> max_offset, int block, int warp_rows,
-         const std::string& exp, std::optional<double> scale, const std::string& order,
-         bool allow_saturation, int threads) {
-        SoftmaxOut r = online_softmax_py(scores, rows, keys, v, d, tau, dtype, max_offset, block, warp_rows,
-                                         exp, scale, order, allow_saturation, threads);
-        return nb::make_tuple(to_numpy(std::move(r.o)), to_numpy(std::move(r.lse)),
-                              to_numpy_u8(std::move(r.flags)), r.counts);
-      },
-      "scores"_a.noconvert(), "rows"_a, "keys"_a, "v"_a.noconvert().none(), "d"_a, "tau"_a, "dtype"_a,
-      "max_offset"_a.none(), "block"_a, "warp_rows"_a, "exp"_a, "scale"_a.none(), "order"_a,
-      "allow_saturation"_a, "threads"_a);
-
-  nb::class_<RooflineCliOptions>(m, "RooflineOptions")
-      .def(nb::init<>())
-      .def_rw("arch", &RooflineCliOptions::arch)
-      .def_rw("arch_files", &RooflineCliOptions::arch_files)
-      .def_rw("d", &RooflineCliOptions::d)
-      .def_rw("sweep_d", &RooflineCliOptions::sweep_d)
-      .def_rw("dtype", &RooflineCliOptions::dtype)
-      .def_rw("tile", &RooflineCliOptions::tile)
-      .def_rw("direction", &RooflineCliOptions::direction)
-      .def_rw("emu_fraction", &RooflineCliOptions::emu_fraction)
-      .def_rw("degree", &RooflineCliOptions::degree)
-      .def_rw("schedule", &RooflineCliOptions::schedule)
-      .def_rw("schedule_given", &RooflineCliOptions::schedule_given)
-      .def_rw("measured", &RooflineCliOptions::measured);
-  m.def("roofline", &roofline_py, "options"_a);
+  bind_elementwise(m);
+  bind_block(m);
+  bind_attention(m);
+  bind_exp2(m);
+  bind_models(m);
 }

@@ -68,6 +68,14 @@ TEST(CliBlock, BadInputNamesTheOption) {
   expect_refused("block --format nvfp4 --decode --codes " + x, "--decode needs --codes and --scales");
   expect_refused("block --format nvfp4 --decode --codes " + x + " --scales " + x, "must be uint8");
   expect_refused("block --format nvfp4 --in " + (dir / "missing.npy").string(), "missing.npy");
+  // E2M1 codes are 4 bits: 0x1F in a byte is not a code (it used to decode as -6)
+  const std::string c = (dir / "c.npy").string(), sc = (dir / "s.npy").string();
+  std::vector<uint8_t> codes(32, 0x01), scales(1, 127);
+  codes[5] = 0x1F;
+  fa4sim::write_npy(c, fa4sim::NpyType::u8, {1, 32}, codes.data(), codes.size());
+  fa4sim::write_npy(sc, fa4sim::NpyType::u8, {1, 1}, scales.data(), scales.size());
+  expect_refused("block --format mxfp4 --decode --codes " + c + " --scales " + sc,
+                 "--codes holds 0x1F at index 5, above e2m1's largest code 0xF");
   std::filesystem::remove_all(dir);
 }
 

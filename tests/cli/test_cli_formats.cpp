@@ -274,7 +274,7 @@ TEST(CliQuantizeBadInput, BinaryStdinNotMultipleOf4) {
 
 TEST(CliQuantizeBadInput, OptionMistakes) {
   expect_usage_error(run_cli("quantize --dtype e4m3"), "nothing to quantize");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --overflow saturate 1"), "unknown overflow mode 'saturate'");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --overflow saturate 1"), "unknown --overflow 'saturate'");
   expect_usage_error(run_cli("quantize --dtype e4m3 --seed 3 1"), "--seed is only used by stochastic rounding");
   expect_usage_error(run_cli("quantize --dtype e4m3 --rounding stochastic --seed -1 1"), "--seed");
   expect_usage_error(run_cli("quantize --dtype e4m3 --binary 1"), "--binary describes stdin");

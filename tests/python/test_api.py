@@ -33,8 +33,11 @@ def stub_signatures():
 
 def test_all_public_functions_are_listed():
     assert sorted(FUNCTIONS) == sorted(["ex2_emu", "exp2_analysis", "encode", "decode", "quantize",
-                                        "format_info", "attention", "check", "online_softmax", "fit",
-                                        "roofline"])
+                                        "quantize_report", "format_info", "formats",
+                                        "block_encode", "block_decode", "block_quantize",
+                                        "block_tensor_scale", "attention", "attention_report",
+                                        "check", "online_softmax", "rescale", "fit", "roofline",
+                                        "schedule"])
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)

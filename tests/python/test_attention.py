@@ -121,15 +121,115 @@ def test_errors_carry_the_cli_message(cli, tmp_path):
         fa4sim.attention(q.astype(np.float64), k, v)
 
 
-def test_check_equals_cli_json(cli):
-    for args, kwargs in [([], {}), (["--dtype", "e4m3", "--tau", "4", "--max-offset", "8"],
-                                    {"dtype": "e4m3", "tau": 4, "max_offset": 8}),
-                         (["--preset", "fp8-tau4"], {"preset": "fp8-tau4"}),
-                         (["--dtype", "bf16,e5m2"], {"dtype": ["bf16", "e5m2"]})]:
-        assert fa4sim.check(**kwargs) == cli.json("check", *args)["results"]
+def test_parity_check(parity):
+    for i, (args, kwargs) in enumerate([
+            ([], {}), (["--dtype", "e4m3", "--tau", "4", "--max-offset", "8"],
+                       {"dtype": "e4m3", "tau": 4, "max_offset": 8}),
+            (["--preset", "fp8-tau4"], {"preset": "fp8-tau4"}),
+            (["--dtype", "bf16,e5m2"], {"dtype": ["bf16", "e5m2"]})]):
+        want, _ = parity.results(f"check-{i}", "check", *args)
+        report_equal(fa4sim.check(**kwargs), want)
+
+
+def test_check_errors(cli):
     cli.error("check", "--dtype", "e4m4")
     with pytest.raises(ValueError, match="dtype must be one of 'bf16', 'fp16', 'e4m3', 'e5m2'"):
         fa4sim.check(dtype="e4m4")
     with pytest.raises(ValueError) as e:
         fa4sim.check(tau=-1)
     assert str(e.value) == cli.py_error("check", "--tau", "-1")
+
+
+def hashed_normalish(shape, seed):
+    """Deterministic float32 values in (-4, 4) from integer hashing (the same bits on every
+    machine and NumPy version, so a stored CLI result stays valid)."""
+    n = int(np.prod(shape))
+    i = np.arange(n, dtype=np.uint64) + np.uint64(seed) * np.uint64(1 << 40)
+    with np.errstate(over="ignore"):
+        h = i * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(31)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(29)
+    u = [((h >> np.uint64(s)) & np.uint64(0xFFFF)).astype(np.float64) / 65536.0 for s in (0, 16, 32)]
+    return ((u[0] + u[1] + u[2] - 1.5) * 2.8).astype(np.float32).reshape(shape)  # sd ~1.4
+
+
+@pytest.mark.parametrize("dtype,extra,kwargs", [
+    ("e4m3", ["--causal", "--block-n", "32"], {"causal": True, "block_n": 32}),
+    ("bf16", ["--tau", "8", "--exp", "emu3"], {"tau": 8, "exp": "emu3"}),
+])
+def test_parity_attention_on_arrays(parity, dtype, extra, kwargs):
+    q = hashed_normalish((1, 64, 4, 32), 1)
+    k = hashed_normalish((1, 96, 2, 32), 2)
+    v = hashed_normalish((1, 96, 2, 32), 3)
+    want, _ = parity.results(f"attention-arrays-{dtype}", "attention", "--q", "{q}", "--k", "{k}",
+                             "--v", "{v}", "--dtype", dtype, *extra,
+                             inputs={"q": q, "k": k, "v": v})
+    o, lse, stats = fa4sim.attention(q, k, v, dtype, **kwargs)
+    assert o.shape == q.shape and lse.shape == (1, 4, 64)
+    report_equal(strip_timing(stats), want["runs"][0])
+
+
+ATTENTION_REPORT_CASES = [
+    ("attention-generated", ["--batch", "1", "--heads", "4", "--kv-heads", "2", "--seq", "128",
+                             "--d", "64"],
+     {"batch": 1, "heads": 4, "kv_heads": 2, "seq": 128, "d": 64}),
+    ("attention-generated-lists", ["--dtype", "e4m3,e5m2", "--tau", "0,4", "--max-offset", "8",
+                                   "--preset", "fp8-tau4", "--allow-saturation", "--heads", "2",
+                                   "--seq", "64,160", "--seq-k", "192", "--d", "32", "--seed", "3",
+                                   "--causal", "--no-split"],
+     {"dtype": ["e4m3", "e5m2"], "tau": [0, 4], "max_offset": 8, "preset": "fp8-tau4",
+      "allow_saturation": True, "heads": 2, "seq": [64, 160], "seq_k": 192, "d": 32, "seed": 3,
+      "causal": True, "split": False}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", ATTENTION_REPORT_CASES,
+                         ids=[c[0] for c in ATTENTION_REPORT_CASES])
+def test_parity_attention_report(parity, name, args, kwargs):
+    want, _ = parity.results(name, "attention", *args)
+    report_equal(strip_timing(fa4sim.attention_report(**kwargs)), want)
+
+
+def test_error_split_bounds_the_total():
+    """The error split's parts are norms of differences between model runs whose sum is the
+    whole difference (attention()'s docstring), so the totals obey the triangle inequality:
+    rel_l2_dequantized <= saturation + p_conversion + kernel_rest, and with ||ref_b|| <=
+    (1 + qkv) ||ref_a||, rel_l2_unquantized <= (1 + qkv) rel_l2_dequantized + qkv (the norms'
+    own float64 rounding aside: 1e-12). The quadrature sum is printed, not asserted: an
+    estimate."""
+    rep = fa4sim.attention_report(dtype=["bf16", "e4m3", "e5m2"], tau=[0, 4], max_offset=8,
+                                  preset="fp8-tau4", allow_saturation=True, heads=2, seq=256,
+                                  d=64, threads=2)
+    for run in rep["runs"]:
+        s = run["error_split"]
+        parts = [s["saturation"], s["p_conversion"], s["kernel_rest"]]
+        total, qkv = run["rel_l2_dequantized"], s["qkv_quantization"]
+        assert total <= sum(parts) * (1 + 1e-12), (run["dtype"], total, parts)
+        assert run["rel_l2_unquantized"] <= ((1 + qkv) * total + qkv) * (1 + 1e-12), run
+        quad = sum(p * p for p in parts) ** 0.5
+        print(f"{run['dtype']} tau {run['tau']}: total {total:.4g}, sum {sum(parts):.4g}, "
+              f"quadrature {quad:.4g} ({quad / total - 1:+.1%})")
+
+
+@pytest.mark.parametrize("kwargs,err,match", [
+    ({"batch": 0}, ValueError, r"batch must be in 1\.\.1048576, got 0"),
+    ({"heads": 3, "kv_heads": 2}, ValueError, r"heads"),
+    ({"seq": []}, ValueError, r"seq must not be empty"),
+    ({"seq": [64, 0]}, ValueError, r"seq must be in 1\.\."),
+    ({"seq": 64.0}, TypeError, r"seq must be an int"),
+    ({"d": 2000}, ValueError, r"d must be in 1\.\.1024"),
+    ({"dtype": "fp32"}, ValueError, r"dtype must be one of 'bf16', 'fp16', 'e4m3', 'e5m2'"),
+    ({"dtype": "e4m3", "tau": 4, "max_offset": 8}, ValueError, r"max_offset \+ tau|unsafe|saturat"),
+    ({"seed": -2}, ValueError, r"seed must be in 0\.\."),
+    ({"causal": "yes"}, TypeError, r"causal must be True or False"),
+    ({"descale": "max"}, ValueError, r"descale must be one of 'amax', 'one'"),
+    ({"exp": "emu7"}, ValueError, r"exp"),
+    ({"block_n": 0}, ValueError, r"block_n must be in 1\.\."),
+    ({"threads": 2000}, ValueError, r"threads must be in 0\.\.1024"),
+    ({"warp_rows": 0}, ValueError, r"warp_rows must be in 1\.\.1024"),
+])
+def test_attention_report_bad_arguments(kwargs, err, match):
+    with pytest.raises(err, match=match) as e:
+        fa4sim.attention_report(**dict({"heads": 2, "seq": 64, "d": 32}, **kwargs))
+    assert "--" not in str(e.value)

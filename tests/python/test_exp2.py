@@ -4,17 +4,7 @@ import numpy as np
 import pytest
 
 import fa4sim
-from conftest import report_equal
-
-TIMING_KEYS = {"elapsed_s", "perf"}
-
-
-def strip_timing(d):
-    if isinstance(d, dict):
-        return {k: strip_timing(v) for k, v in d.items() if k not in TIMING_KEYS}
-    if isinstance(d, list):
-        return [strip_timing(v) for v in d]
-    return d
+from conftest import report_equal, strip_timing
 
 
 def bits(a):
@@ -72,15 +62,37 @@ def test_exhaustive_max_error_matches_cli(cli, degree):
     assert rel.mean() == pytest.approx(r["fp32_mean_rel"], rel=1e-9)
 
 
-def test_exp2_analysis_equals_cli_json(cli):
-    rep = cli.json("exp2", "--samples", 65536, "--degree", "0,3,5", "--range=-10,4", "--seed", 9,
-                   "--out-dtype", "fp16")
+def test_parity_exp2_analysis(parity):
+    want, _ = parity.results("exp2-sampled", "exp2", "--samples", 65536, "--degree", "0,3,5",
+                             "--range=-10,4", "--seed", 9, "--out-dtype", "fp16")
     got = fa4sim.exp2_analysis(degree=[0, 3, 5], range=(-10, 4), samples=65536, seed=9,
                                out_dtype="fp16")
-    report_equal(strip_timing(got), strip_timing(rep["results"]))
-    rep = cli.json("exp2", "--exhaustive", "--range=1,1.01", "--sampling", "bits")
+    report_equal(strip_timing(got), want)
+    want, _ = parity.results("exp2-exhaustive", "exp2", "--exhaustive", "--range=1,1.01",
+                             "--sampling", "bits")
     got = fa4sim.exp2_analysis(range=(1.0, 1.01), exhaustive=True, sampling="bits", threads=1)
-    report_equal(strip_timing(got), strip_timing(rep["results"]))
+    report_equal(strip_timing(got), want)
+
+
+def test_parity_exp2_own_coefficients(parity):
+    """coeffs: your polynomial instead of upstream's (`fa4sim exp2 --coeffs c0,c1,...`), as a
+    list or as a file."""
+    c = [1.0, 0.6951461434364319, 0.22756439447402954, 0.0771723911166191]
+    text = ",".join(repr(v) for v in c)
+    want, _ = parity.results("exp2-coeffs", "exp2", "--coeffs", text, "--samples", 65536)
+    report_equal(strip_timing(fa4sim.exp2_analysis(coeffs=c, samples=65536)), want)
+    report_equal(strip_timing(fa4sim.exp2_analysis(coeffs=np.float32(c), samples=65536)), want)
+
+
+def test_coeffs_errors(tmp_path):
+    with pytest.raises(ValueError, match=r"coeffs sets the degree.*leave degree out"):
+        fa4sim.exp2_analysis(degree=3, coeffs=[1.0, 0.7])
+    with pytest.raises(ValueError, match=r"coeffs: cannot read"):
+        fa4sim.exp2_analysis(coeffs=str(tmp_path / "missing.txt"))
+    with pytest.raises(TypeError, match=r"coeffs must be a number"):
+        fa4sim.exp2_analysis(coeffs=["1", "0.7"])
+    with pytest.raises(ValueError, match=r"coeffs must not be empty"):
+        fa4sim.exp2_analysis(coeffs=[])
 
 
 def test_errors_carry_the_cli_message(cli):
@@ -106,11 +118,12 @@ def test_errors_carry_the_cli_message(cli):
         fa4sim.ex2_emu(np.ones(3))
 
 
-def test_fit_equals_cli_json(cli):
+def test_parity_fit(parity):
     """fa4sim.fit is `fa4sim fit --json`'s results (the minimax stage: seconds, not minutes)."""
     for degree, fix_c0 in [(2, False), (3, True)]:
         args = ["fit", "--degree", str(degree), "--minimax-only"] + (["--fix-c0"] if fix_c0 else [])
-        assert fa4sim.fit(degree, minimax_only=True, fix_c0=fix_c0) == cli.json(*args)["results"]
+        want, _ = parity.results(f"fit-minimax-{degree}", *args)
+        report_equal(strip_timing(fa4sim.fit(degree, minimax_only=True, fix_c0=fix_c0)), want)
 
 
 def test_fit_errors_speak_python(cli):

@@ -19,8 +19,10 @@ def special_and_random_floats(n=20000, seed=0):
     return np.concatenate([bits.view(np.float32), edges])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("overflow", ["satfinite", "ieee"])
+# The OCP MX formats too: e2m1, e2m3, e3m2 (satfinite only: no inf, no NaN) and e8m0.
+@pytest.mark.parametrize("fmt,overflow", [(f, o) for f in FORMATS for o in ("satfinite", "ieee")]
+                         + [("e2m1", "satfinite"), ("e2m3", "satfinite"), ("e3m2", "satfinite"),
+                            ("e8m0", "satfinite"), ("e8m0", "ieee")])
 def test_encode_equals_cli_binary_out(cli, fmt, overflow):
     x = special_and_random_floats()
     r = cli.run("quantize", "--dtype", fmt, "--overflow", overflow, "--stdin", "--binary",
@@ -144,3 +146,111 @@ def test_wrong_dtypes_raise_type_error():
     with pytest.raises(TypeError, match="out must be"):
         fa4sim.encode(np.ones(3, np.float32), "e4m3", out=np.empty(3, np.uint16))
     assert math.isnan(fa4sim.quantize([float("nan")], "e4m3")[0])
+
+
+# ---- the formats table and the per-value report of `fa4sim quantize` (with or without the CLI:
+# Note [Stored CLI results] in conftest.py)
+
+
+def test_parity_formats(parity):
+    from conftest import report_equal
+    want, _ = parity.results("formats", "formats")
+    got = fa4sim.formats()
+    report_equal(got, want)
+    names = [f["name"] for f in got["formats"]]
+    assert names == list(fa4sim._ext.format_names())  # every format of the table, no more
+
+
+QUANTIZE_VALUES = ["1.5", "-0.0", "1e-3", "300.5", "448", "465", "-1e6", "inf", "-inf", "nan",
+                   "1e-45", "0x1.8p-9", "57344", "3.4028235e38"]
+
+
+@pytest.mark.parametrize("fmt,extra,kwargs", [
+    ("e4m3", [], {}),
+    ("e5m2", ["--overflow", "ieee"], {"overflow": "ieee"}),
+    ("bf16", ["--rounding", "stochastic", "--seed", "7"], {"rounding": "stochastic", "seed": 7}),
+    ("e2m1", [], {}),
+    ("e8m0", ["--overflow", "ieee"], {"overflow": "ieee"}),
+])
+def test_parity_quantize_report(parity, fmt, extra, kwargs):
+    from conftest import report_equal
+    want, _ = parity.results(f"quantize-{fmt}", "quantize", "--dtype", fmt, *extra,
+                             *QUANTIZE_VALUES)
+    x = np.array([float.fromhex(v) if v.startswith("0x") else float(v) for v in QUANTIZE_VALUES],
+                 dtype=np.float32)
+    got = fa4sim.quantize_report(x, fmt, **kwargs)
+    report_equal(got, want)
+    assert len(got["values"]) == x.size
+    # the same bits as encode()
+    assert [int(v["bits"], 16) for v in got["values"]] == \
+        fa4sim.encode(x, fmt, **kwargs).astype(np.int64).tolist()
+
+
+def test_quantize_report_errors():
+    with pytest.raises(ValueError, match=r"overflow must be one of 'satfinite', 'ieee', got 'clamp'"):
+        fa4sim.quantize_report([1.0], overflow="clamp")
+    with pytest.raises(ValueError, match=r"fmt must be one of"):
+        fa4sim.quantize_report([1.0], "e4m4")
+    with pytest.raises(TypeError, match=r"x has dtype float64"):
+        fa4sim.quantize_report(np.ones(2))
+    with pytest.raises(ValueError, match=r"seed is only used by stochastic rounding"):
+        fa4sim.quantize_report([1.0], seed=3)
+
+
+def test_overflow_refusal_names_the_option(cli):
+    """The CLI's refusal of an unknown --overflow names the option with its dashes; the Python
+    API names the argument."""
+    msg = cli.error("quantize", "--dtype", "e4m3", "--overflow", "clamp", "1")
+    assert msg.startswith("unknown --overflow 'clamp'"), msg
+    assert cli.py_error("quantize", "--dtype", "e4m3", "--overflow", "clamp", "1").startswith(
+        "unknown overflow 'clamp'")
+    with pytest.raises(ValueError, match=r"overflow must be one of 'satfinite', 'ieee', got 'clamp'"):
+        fa4sim.encode([1.0], overflow="clamp")
+
+
+@pytest.mark.parametrize("fmt", ["e2m1", "e2m3", "e3m2"])
+def test_mx_element_formats_refuse_what_the_cli_refuses(cli, fmt):
+    """e2m1/e2m3/e3m2 have no inf and no NaN: overflow 'ieee' and stochastic rounding are
+    refused, as by `fa4sim quantize`, with its message."""
+    for f in (fa4sim.encode, fa4sim.quantize, fa4sim.quantize_report):
+        with pytest.raises(ValueError) as e:
+            f([1.0], fmt, overflow="ieee")
+        assert str(e.value) == cli.py_error("quantize", "--dtype", fmt, "--overflow", "ieee", "1")
+        with pytest.raises(ValueError) as e:
+            f([1.0], fmt, rounding="stochastic")
+        assert str(e.value) == cli.py_error("quantize", "--dtype", fmt, "--rounding",
+                                            "stochastic", "1")
+
+
+@pytest.mark.parametrize("fmt", ["e2m1", "e2m3", "e3m2"])
+def test_mx_element_formats_refusals_without_the_cli(fmt):
+    with pytest.raises(ValueError, match=r"overflow mode ieee: .* has no inf and no NaN"):
+        fa4sim.encode([1.0], fmt, overflow="ieee")
+    with pytest.raises(ValueError, match=r"stochastic rounding to the MX format .* is not modelled"):
+        fa4sim.quantize([1.0], fmt, rounding="stochastic")
+
+
+# ---- the OCP MX element formats and the MX scale (e2m1, e2m3, e3m2, e8m0) as typed arrays
+
+
+@pytest.mark.parametrize("fmt,ml", [("e2m1", "float4_e2m1fn"), ("e2m3", "float6_e2m3fn"),
+                                    ("e3m2", "float6_e3m2fn"), ("e8m0", "float8_e8m0fnu")])
+def test_mx_formats_typed_arrays(fmt, ml):
+    """Typed arrays of the MX formats (ml_dtypes): out of encode(typed=True), into decode(),
+    with the codes' bits; every code decodes to ml_dtypes' value (NaN codes: NaN)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    dt = np.dtype(getattr(ml_dtypes, ml))
+    top = (1 << fa4sim.format_info(fmt)["total_bits"]) - 1
+    codes = np.arange(top + 1, dtype=np.uint8)
+    got = fa4sim.decode(codes, fmt)
+    theirs = codes.view(dt).astype(np.float32)
+    nan = np.isnan(theirs)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), theirs[~nan].view(np.uint32))
+    typed = fa4sim.encode(got[~nan], fmt, typed=True)
+    assert typed.dtype == dt
+    np.testing.assert_array_equal(typed.view(np.uint8), codes[~nan])
+    np.testing.assert_array_equal(fa4sim.decode(typed).view(np.uint32), got[~nan].view(np.uint32))
+    if top < 255:  # FP4/FP6 codes in a byte: the bits above the format's are refused
+        with pytest.raises(ValueError, match=f"codes has values above {fmt}'s largest code"):
+            fa4sim.decode(np.array([top + 1], np.uint8), fmt)

@@ -127,3 +127,22 @@ def test_attention_output_compares_with_sdpa():
     err = ((ref - o).norm() / ref.norm()).item()
     assert err == pytest.approx(stats["rel_l2_unquantized"], rel=1e-3, abs=1e-6)
     assert err < 1e-2
+
+
+def test_block_functions_take_and_give_tensors():
+    """Block-scaled formats: torch in, torch out; the input read in place (data pointer)."""
+    x = torch.linspace(-300, 300, 4 * 64, dtype=torch.float32).reshape(4, 64)
+    assert fa4sim._input(x, "x").a.ctypes.data == x.data_ptr()  # no copy
+    codes, scales = fa4sim.block_encode(x, "mxfp4")
+    assert isinstance(codes, torch.Tensor) and codes.dtype == torch.uint8
+    assert tuple(scales.shape) == (4, 2)
+    want = fa4sim.block_encode(x.numpy(), "mxfp4")
+    np.testing.assert_array_equal(codes.numpy(), want[0])
+    np.testing.assert_array_equal(scales.numpy(), want[1])
+    y = fa4sim.block_decode(codes, scales, "mxfp4")
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.float32
+    d, _ = fa4sim.block_quantize(x, "mxfp4")
+    assert isinstance(d, torch.Tensor)
+    same(d.numpy(), y.numpy())
+    with pytest.raises(TypeError, match="float64"):
+        fa4sim.block_encode(x.double())

@@ -9,6 +9,7 @@
 4. `import fa4sim` from the venv (not the build tree), which must write no environment variable;
 5. the API tests (tests/python) against the installed wheel, with the -march=native CLI of this
    build as FA4SIM_BIN: the parity tests then compare the baseline build with the native one;
+   then the parity tests again without the CLI, against its stored results (tests/python/parity);
 6. the ISA check: objdump of the wheel's extension, every instruction beyond the declared
    baseline (x86-64-v2) named; they are allowed only in functions whose name has "avx2" (the
    run-time-dispatched loops of src/core/exp2_emu_dispatch.cpp, and the "[clone .avx2]" copies
@@ -221,6 +222,11 @@ def main():
     test_env = dict(env, FA4SIM_BIN=a.cli, FA4SIM_PARITY="baseline")
     run([vpy, "-m", "pytest", os.path.join(a.source, "tests", "python"), "-q", "-rs", "-p",
          "no:cacheprovider"], env=test_env, cwd=tempfile.gettempdir())
+    # The wheel on its own, as a user has it: the parity tests against the stored CLI results
+    # (tests/python/parity, Note [Stored CLI results] in conftest.py), no CLI binary.
+    run([vpy, "-m", "pytest", os.path.join(a.source, "tests", "python"), "-q", "-rs", "-p",
+         "no:cacheprovider", "-k", "parity"], env=dict(env, FA4SIM_PARITY="baseline"),
+        cwd=tempfile.gettempdir())
 
     degrees = [int(d) for d in a.exhaustive_degrees.split(",") if d]
     compare_ex2(vpy, env, dict(env, PYTHONPATH=a.native_pythonpath), degrees)
