@@ -122,6 +122,7 @@ def plot_schedule(rep, out_dir):
     styles = {"h200_calibration": ("o", "tab:gray", "H200, calibration"),
               "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
               "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (held out)"),
+              "h200_heldout3": ("D", "tab:purple", "H200, heldout3 (newer shapes)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
               "blackwell_published_held_out": ("^", "tab:red", "Blackwell, published")}
     lo, hi = 1e9, 0

@@ -399,7 +399,7 @@ def cmd_eval(a):
               "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
               "command": "python3 scripts/schedule_fit.py eval --fa4sim build/fa4sim", "date": datetime.date.today().isoformat(),
               "plans": {}}
-    for plan in ("calibration", "heldout", "moonshot", "heldout2"):
+    for plan in ("calibration", "heldout", "moonshot", "heldout2", "heldout3"):
         path = plan_path(a, plan)
         if not os.path.exists(path):
             continue

@@ -51,6 +51,20 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
   return v;
 }
 
+void parse_tma(const json& j, const std::string& origin, ScheduleSpec& s) {
+  s.tma_rows = static_cast<int>(num_field(j, origin, "tma.rows_per_tile", 1, 256));
+  if (!j["tma"].contains("clocks") || !j["tma"]["clocks"].is_array())
+    throw Error(fmt::format("schedule file '{}': missing field 'tma.clocks'", origin), "a list of measured tiles");
+  for (size_t i = 0; i < j["tma"]["clocks"].size(); ++i) {
+    TmaClocks c;
+    c.d = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.d", i), 8, 256));
+    c.tile_d = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.tile_d", i), 16, 256));
+    c.swizzle = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.swizzle", i), 32, 128));
+    c.clocks = num_field(j, origin, fmt::format("tma.clocks.{}.clocks", i), 1, 1e6);
+    s.tma.push_back(c);
+  }
+}
+
 ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   if (!j.is_object() || j.value("schema", "") != "fa4sim/schedule-v1")
     throw Error(fmt::format("schedule file '{}' is not a fa4sim/schedule-v1 object", origin),
@@ -78,6 +92,7 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
       r.stock_emu_fraction = num_field(j, origin, fmt::format("tiles.{}.stock_emu_fraction", i), 0, 1);
     s.tiles.push_back(r);
   }
+  if (j.contains("tma")) parse_tma(j, origin, s);
   s.lat_fma = num_field(j, origin, "latency.fma", 1, 1000);
   s.lat_alu = num_field(j, origin, "latency.alu", 1, 1000);
   s.lat_mufu = num_field(j, origin, "latency.mufu", 1, 1000);
@@ -275,9 +290,10 @@ Program issue_stream(int n_instr) {
 namespace {
 
 struct Kernel {
-  int tile_m = 0, tile_n = 0, warps = 0, d = 0;
+  int tile_m = 0, tile_n = 0, warps = 0, d = 0;  // d: the tile's head dim (padded to a multiple of 16)
   bool rs = true, turn_barrier = true;
   double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
+  double tma_clocks = 0;   // TMA's clocks for one iteration's K and V tiles (0: not modelled)
 };
 
 void check_input(const ScheduleInput& in) {
@@ -299,6 +315,24 @@ void check_input(const ScheduleInput& in) {
 
 }  // namespace
 
+int tma_swizzle_bytes(int tile_d) {
+  const int row = 2 * tile_d;
+  return row % 128 == 0 ? 128 : row % 64 == 0 ? 64 : 32;
+}
+
+double tma_tile_clocks(const ScheduleSpec& s, int d, int rows) {
+  const int tile_d = (d + 15) / 16 * 16, sw = tma_swizzle_bytes(tile_d);
+  auto boxes = [&](int td) { return (2.0 * td + sw - 1) / sw; };
+  const TmaClocks* near = nullptr;
+  for (const TmaClocks& c : s.tma) {
+    if (c.swizzle != sw || (c.d == c.tile_d) != (d == tile_d)) continue;
+    if (c.d == d && c.tile_d == tile_d) return c.clocks * rows / s.tma_rows;
+    if (!near || std::abs(c.tile_d - tile_d) < std::abs(near->tile_d - tile_d)) near = &c;
+  }
+  if (!near) return 0;
+  return near->clocks / std::floor(boxes(near->tile_d)) * std::floor(boxes(tile_d)) * rows / s.tma_rows;
+}
+
 const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal) {
   for (const auto& r : s.tiles)
     if (d <= r.d_max && (r.causal < 0 || r.causal == (causal ? 1 : 0))) return r;
@@ -309,7 +343,7 @@ namespace {
 
 Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
   Kernel k;
-  k.d = in.shape.d;
+  k.d = (in.shape.d + 15) / 16 * 16;  // upstream's tile_hdim
   const TileRule* rule = &tile_rule(s, in.shape.d, in.shape.causal);
   k.tile_m = in.tile_m > 0 ? in.tile_m : rule->tile_m;
   k.tile_n = in.tile_n > 0 ? in.tile_n : rule->tile_n;
@@ -322,6 +356,7 @@ Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInp
   k.turn_barrier = s.kernel == "sm90" && k.warps >= 2 && k.d <= 128;
   const double rate_smsp = a.mma_bf16_flop_per_clk_sm / a.smsp_per_sm * s.tensor_efficiency;
   k.gemm_clocks = 2.0 * wg_rows / a.smsp_per_sm * k.tile_n * k.d / rate_smsp;
+  k.tma_clocks = 2 * tma_tile_clocks(s, in.shape.d, k.tile_n);
   return k;
 }
 
@@ -343,6 +378,7 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
 
 struct CtaTime {
   double cycles = 0, period = 0;
+  double sim_period = 0;  // the period of the simulated warps alone (before the load bound)
   sched::SimResult sim;
   int sim_iters = 0;
 };
@@ -385,7 +421,11 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   t.sim_iters = iters;
   const int lo = std::max(masked, iters / 2), hi = iters - 1;
   t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo) : t.sim.end / std::max(1, iters);
-  t.cycles = t.sim.end + s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
+  // The loads bound the period from below: TMA streams K and V ahead of the consumers.
+  t.sim_period = t.period;
+  t.period = std::max(t.period, k.tma_clocks);
+  const double body = std::max(t.sim.end, iters * k.tma_clocks);
+  t.cycles = body + s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
   return t;
 }
 
@@ -461,7 +501,7 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
   const CtaTime& t = *longest;
   p.iter_cycles = t.period;
   p.cta_cycles = longest_cycles;
-  const double span = t.sim.end;
+  const double span = t.sim.end * (t.period / std::max(t.sim_period, 1e-9));  // stretched when the loads bind
   p.util_tensor = t.sim.tensor_busy / span;
   p.util_fma = t.sim.pipe_busy[sched::kFma] / span;
   p.util_alu = t.sim.pipe_busy[sched::kAlu] / span;
@@ -469,8 +509,9 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
+  p.util_tma = t.period > 0 ? k.tma_clocks / t.period : 0;
   const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma},
-                                                {"alu", p.util_alu}, {"issue", p.util_issue}};
+                                                {"alu", p.util_alu}, {"issue", p.util_issue}, {"tma", p.util_tma}};
   p.binding = std::max_element(std::begin(res), std::end(res), [](auto& x, auto& y) { return x.second < y.second; })->first;
   p.path_breakdown = json::object();
   int worst = 0;
@@ -514,7 +555,7 @@ json to_json(const SchedulePrediction& p) {
               {"total_cycles", p.total_cycles}, {"clock_mhz", p.clock_mhz}, {"ms", p.ms}, {"tflops", p.tflops},
               {"flops", p.flops},
               {"busy", {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma}, {"alu", p.util_alu},
-                        {"issue", p.util_issue}}},
+                        {"issue", p.util_issue}, {"tma", p.util_tma}}},
               {"instructions_per_warp_iteration", p.instructions_per_iteration}, {"tensor_share_grid", p.tensor_share_grid}, {"binding", p.binding}, {"critical_path", p.critical_path}, {"clocks_per_iteration_by_state", p.path_breakdown}};
 }
 

@@ -90,7 +90,7 @@ std::vector<std::string> prediction_cells(const std::string& arch, const std::st
           fmt::format("{:.1f}", p.tflops),
           fmt::format("{:+.1f} %", 100 * (p.tflops / stock_tflops - 1)),
           fmt::format("{} ({:.0f} %)", p.binding,
-                      100 * std::max({p.util_tensor, p.util_mufu, p.util_fma, p.util_alu, p.util_issue})),
+                      100 * std::max({p.util_tensor, p.util_mufu, p.util_fma, p.util_alu, p.util_issue, p.util_tma})),
           p.critical_path};
 }
 

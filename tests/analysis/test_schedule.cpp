@@ -25,6 +25,18 @@ const ScheduleSpec& sm90() {
   return s;
 }
 
+json sm90_json() { return read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file"); }
+
+// parse_schedule_spec refuses `j` with an error that names `field`.
+void expect_refused_naming(const json& j, const std::string& field) {
+  try {
+    parse_schedule_spec(j, "edited.json");
+    ADD_FAILURE() << "no error for " << field;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
+}
+
 ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, int heads = 32, int kv = 32) {
   ScheduleInput in;
   in.shape = {batch, heads, kv, seq, seq, d, causal};
@@ -143,15 +155,10 @@ TEST(Schedule, BadInputIsRefusedWithTheReason) {
 }
 
 TEST(Schedule, SpecMissingAFieldNamesIt) {
-  json j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  json j = sm90_json();
   j["calibrated"].erase("tau_cycles");
-  try {
-    parse_schedule_spec(j, "edited.json");
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("calibrated.tau_cycles"), std::string::npos) << e.what();
-  }
-  j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  expect_refused_naming(j, "calibrated.tau_cycles");
+  j = sm90_json();
   j["tiles"][2].erase("tile_n");
   EXPECT_THROW(parse_schedule_spec(j, "edited.json"), Error);
 }
@@ -221,4 +228,67 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("clock_from_stock"), std::string::npos) << e.what();
   }
+}
+
+// The swizzle of a K/V tile: the widest of 128/64/32 bytes that divides a row of the tile's head
+// dim (upstream's smem layout atom); d is padded to a multiple of 16 first (tile_hdim).
+TEST(Schedule, TmaSwizzleFollowsTheTilesRow) {
+  EXPECT_EQ(tma_swizzle_bytes(64), 128);
+  EXPECT_EQ(tma_swizzle_bytes(128), 128);
+  EXPECT_EQ(tma_swizzle_bytes(192), 128);
+  EXPECT_EQ(tma_swizzle_bytes(96), 64);
+  EXPECT_EQ(tma_swizzle_bytes(160), 64);
+  EXPECT_EQ(tma_swizzle_bytes(224), 64);
+  for (int d : {80, 112, 144, 176, 240}) EXPECT_EQ(tma_swizzle_bytes(d), 32) << d;
+}
+
+// The measured table: an exact entry scales with the tile's rows; a head dim the table lacks
+// takes the per-box clocks of the nearest entry of its swizzle and alignment.
+TEST(Schedule, TmaClocksComeFromTheTable) {
+  ASSERT_FALSE(sm90().tma.empty());
+  const TmaClocks* e144 = nullptr;
+  const TmaClocks* e104 = nullptr;
+  for (const TmaClocks& c : sm90().tma) {
+    if (c.d == 144 && c.tile_d == 144 && c.swizzle == 32) e144 = &c;
+    if (c.d == 104 && c.tile_d == 112 && c.swizzle == 32) e104 = &c;
+  }
+  ASSERT_TRUE(e144 && e104);
+  EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 144, sm90().tma_rows), e144->clocks);
+  EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 144, 2 * sm90().tma_rows), 2 * e144->clocks);
+  EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 104, sm90().tma_rows), e104->clocks);  // d 104: rows not aligned
+  // d 208 is not in the table: 13 boxes of 32 bytes at the per-box clocks of a measured sw32 tile
+  const double d208 = tma_tile_clocks(sm90(), 208, sm90().tma_rows);
+  EXPECT_GT(d208, tma_tile_clocks(sm90(), 192, sm90().tma_rows));
+  EXPECT_LT(d208, tma_tile_clocks(sm90(), 240, sm90().tma_rows));
+  ScheduleSpec none = sm90();
+  none.tma.clear();
+  EXPECT_EQ(tma_tile_clocks(none, 144, 112), 0);
+}
+
+// At d 144 (32-byte swizzle) TMA brings K and V in slower than the MMAs use them: the load binds
+// and the kernel is slower than d 160 (64-byte swizzle) per FLOP; without the table it is faster.
+TEST(Schedule, TmaBindsWhereTheSwizzleIsNarrow) {
+  const auto d144 = predict_schedule(h200(), sm90(), shape(144, true, 8192, 4, 16, 16));
+  const auto d160 = predict_schedule(h200(), sm90(), shape(160, true, 8192, 4, 16, 16));
+  EXPECT_EQ(d144.binding, "tma");
+  EXPECT_DOUBLE_EQ(d144.util_tma, 1.0);  // the load sets the period
+  EXPECT_LT(d160.util_tma, 0.95);         // busy, but the warps set the period
+  EXPECT_GT(d144.total_cycles / d144.flops, d160.total_cycles / d160.flops);
+  ScheduleSpec none = sm90();
+  none.tma.clear();
+  const auto free_loads = predict_schedule(h200(), none, shape(144, true, 8192, 4, 16, 16));
+  EXPECT_LT(free_loads.total_cycles, d144.total_cycles);
+  // d 64 and d 128 (the calibration's head dims) are not load-bound: the table changes nothing there
+  for (int d : {64, 128})
+    EXPECT_DOUBLE_EQ(predict_schedule(h200(), none, shape(d)).total_cycles,
+                     predict_schedule(h200(), sm90(), shape(d)).total_cycles) << d;
+}
+
+TEST(Schedule, TmaTableMissingAFieldNamesIt) {
+  json j = sm90_json();
+  j["tma"]["clocks"][0].erase("swizzle");
+  expect_refused_naming(j, "tma.clocks.0.swizzle");
+  j = sm90_json();
+  j["tma"].erase("clocks");
+  expect_refused_naming(j, "tma.clocks");
 }

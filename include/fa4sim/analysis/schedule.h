@@ -32,8 +32,11 @@
 // sm_clock_mhz. With clock_from_stock, u is the stock kernel's on the same shape (Nsight Compute's
 // cycle counts over the timed runs show the clock set by the shape, not by the tricks); the cycle
 // constants are calibrated on those counts, the clock's on the timed runs.
-// Not modelled: HBM and L2 traffic (upstream's K/V loads are hidden by the 2-stage TMA pipeline
-// at these shapes: not checked by this model), register spills, smem bank conflicts.
+// Loads (with a "tma" table): K and V tiles come in by TMA, boxes as wide as the shared-memory
+// swizzle, the widest of 128/64/32 bytes that divides a row of the tile's head dim (d padded to a
+// multiple of 16, as upstream's tile_hdim); the TMA unit's clocks per tile are measured
+// (Note [Swizzle width]) and bound the iteration's period from below.
+// Not modelled: HBM traffic, register spills, smem bank conflicts.
 #pragma once
 
 #include <string>
@@ -53,9 +56,32 @@ struct TileRule {
   double stock_tau = 0, stock_emu_fraction = 0;  // the tricks upstream itself runs with (sm100)
 };
 
+// ---- Note [Swizzle width]
+// Upstream's sm90 forward keeps K and V tiles in shared memory with the widest swizzle (128, 64 or
+// 32 bytes) that divides a row of the tile's head dim (d padded to a multiple of 16), and TMA
+// brings them in as boxes that wide. On the H200 (scripts/tma_swizzle_probe.cu, one thread per SM,
+// 112-row tiles from L2) a 32-byte box row costs ~1.6 clocks: ~19.5 useful bytes per clock per SM
+// whatever d, against ~36 for 64-byte and 36-56 for 128-byte boxes; rows of a d that is not a
+// multiple of 16 (not 32-byte aligned in memory, the last box partly outside) cost 1.5-2.2x more.
+// The tensor core does not care (scripts/wgmma_swizzle_probe.py: the same clocks per wgmma for all
+// three modes). So at d = 144, 176, 240 (32-byte swizzle) K and V take longer to load than the
+// 128 x 112 tile's MMAs take to use them, and the kernel is load-bound; at d = 80 and 112 the loads
+// bind by less (the model puts d 112 up to 10 % slower than measured, unexplained: one 3-D copy of
+// the whole tile costs TMA the same as its 2-D boxes, within 2 %). The model takes the measured
+// clocks per tile (data/schedule/sm90.json "tma") as a lower bound on an iteration's period.
+//
+// TMA's clocks to bring one tile of `rows` rows of d bf16 columns into shared memory, boxes as
+// wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/tma_swizzle_probe.cu).
+struct TmaClocks {
+  int d = 0, tile_d = 0, swizzle = 0;  // tile_d: d padded to a multiple of 16; swizzle in bytes
+  double clocks = 0;
+};
+
 struct ScheduleSpec {
   std::string name, kernel, origin;  // kernel: "sm90" or "sm100"
   std::vector<TileRule> tiles;
+  std::vector<TmaClocks> tma;  // empty: no load bound (optional field)
+  int tma_rows = 112;
   // latencies (clocks) and issue costs
   double lat_fma = 4, lat_alu = 4, lat_mufu = 18, lat_shfl = 24;
   int window = 8;  // instructions a warp may choose from (the compiler's interleaving)
@@ -115,6 +141,7 @@ struct SchedulePrediction {
   double instructions_per_iteration = 0;
   double tensor_share_grid = 0;  // FLOPs over the grid's clocks at the MMA peak (feeds the clock line)  // issued per consumer warp and iteration
   double util_tensor = 0, util_mufu = 0, util_fma = 0, util_alu = 0, util_issue = 0;
+  double util_tma = 0;  // the TMA unit's clocks for K and V over the iteration's period
   std::string binding;        // the resource with the largest busy share
   std::string critical_path;  // what a warp waits for most in one iteration
   json path_breakdown;        // clocks per iteration a warp spends in each state
@@ -124,6 +151,12 @@ struct SchedulePrediction {
 // emu_fraction, degree, rescale_share, tile: [m, n]}; missing keys take `defaults`' values (arch
 // excepted: the caller reads it). Throws Error naming `where` for a value of the wrong type.
 ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where);
+
+// The swizzle (bytes) of a tile whose rows hold tile_d bf16 elements, and TMA's clocks for one
+// tile of `rows` rows of d columns (0 without a table). Exact entries first; otherwise the per-box
+// clocks of the nearest entry with the same swizzle and the same alignment (d == tile_d or not).
+int tma_swizzle_bytes(int tile_d);
+double tma_tile_clocks(const ScheduleSpec& s, int d, int rows);
 
 // Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
 // not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
