@@ -72,8 +72,8 @@ python3 - "$out" "$bin" "$runs" "$load_before" "$load_after" "$(nproc)" \
 import json, os, statistics, sys, datetime, socket, platform
 (out, binp, runs, lb, la, ncpu, cpu, ver, git, exjson, ex, ex_cpu, ex1, ex1_cpu, fa, fa_an, np_, np_an,
  fa_cpu, np_cpu) = sys.argv[1:]
-ex1, ex1_cpu = f(ex1), f(ex1_cpu)
 f = lambda s: [float(v) for v in s.split()]
+ex1, ex1_cpu = f(ex1), f(ex1_cpu)
 ex, ex_cpu, fa, fa_an, np_, np_an, fa_cpu, np_cpu = (f(ex), f(ex_cpu), f(fa), f(fa_an), f(np_), f(np_an),
                                                     f(fa_cpu), f(np_cpu))
 elems = 4194304 * 3
