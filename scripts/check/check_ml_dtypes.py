@@ -146,16 +146,20 @@ def check(fa4sim, name, chunk_bits, threads):
     first = {m: [] for m in modes}  # the first few differing inputs, (bits, ours, theirs)
     chunk = 1 << chunk_bits
     base = np.arange(chunk, dtype=np.uint32)
+    # One set of buffers for every chunk: no per-chunk allocation (page faults) or copies.
+    bits = np.empty(chunk, dtype=np.uint32)
+    theirs_lib = np.empty(chunk, dtype=lib_dtype)
+    theirs = theirs_lib.view(code_dtype)
+    raw = {m: bytearray(chunk * width) for m in modes}
     t0 = time.time()
     for start in range(0, 1 << 32, chunk):
-        bits = base + np.uint32(start)
-        with np.errstate(over="ignore", invalid="ignore"):
-            theirs = bits.view(np.float32).astype(lib_dtype).view(code_dtype)
+        np.add(base, np.uint32(start), out=bits)
+        with np.errstate(over="ignore", invalid="ignore"):  # the library's cast, as astype does it
+            np.copyto(theirs_lib, bits.view(np.float32), casting="unsafe")
         for m in modes:
-            raw = read_exact(procs[m].stdout, chunk * width)
-            if raw is None:
+            if not read_exact(procs[m].stdout, raw[m]):
                 sys.exit(f"check_ml_dtypes: fa4sim ended early for {name} {m}")
-            ours = np.frombuffer(raw, dtype=code_dtype)
+            ours = np.frombuffer(raw[m], dtype=code_dtype)
             bad = np.nonzero(ours != theirs)[0]
             if bad.size == 0:
                 continue
@@ -206,15 +210,15 @@ def check_decode(fa4sim, name):
     return bad
 
 
-def read_exact(stream, n):
-    parts, got = [], 0
-    while got < n:
-        b = stream.read(n - got)
-        if not b:
-            return None
-        parts.append(b)
-        got += len(b)
-    return b"".join(parts)
+def read_exact(stream, buf):
+    """Fill buf from stream; False if the stream ends first."""
+    view, got = memoryview(buf), 0
+    while got < len(buf):
+        n = stream.readinto(view[got:])
+        if not n:
+            return False
+        got += n
+    return True
 
 
 def main():
