@@ -30,6 +30,7 @@
 // not the minimax one. The L1 start is computed by iteratively reweighted least squares.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ enum class FitObjective { fp32_maxrel, fp32_meanrel, bf16_identical, fp16_identi
 
 inline constexpr int kFitMinDegree = 1;
 inline constexpr int kFitMaxDegree = 5;
+// The best proxy candidates that are scored exhaustively at the end (with upstream's: one pass).
+inline constexpr size_t kFitFinalists = 5;
 
 // "fp32-maxrel" etc.; parse throws the usual unknown-choice Error (with did-you-mean).
 const std::vector<std::string>& fit_objective_names();
@@ -67,6 +70,8 @@ struct PolyScore {
   double fp16_identical_pct = 0, fp16_within_1ulp_pct = 0, fp16_max_ulp = 0;
 };
 PolyScore score_poly(const std::vector<float>& c, double lo, double hi, int threads);
+// The same for several polynomials at once (they share each exhaustive pass's reference).
+std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi, int threads);
 
 // The relative minimax polynomial of 2^f on [0, 1] (c0 = 1 when fix_c0), as decimal strings of
 // 30 significant digits, and its max relative error (equioscillation level).
@@ -85,7 +90,10 @@ struct FitResult {
   std::vector<float> coeffs;     // the result (degree + 1 float32 values)
   PolyScore score;               // of coeffs
   PolyScore upstream;            // of POLY_EX2[degree]
-  uint64_t candidates = 0;       // polynomials scored exactly
+  uint64_t candidates = 0;       // polynomials scored (proxy + exact)
+  uint64_t proxy_candidates = 0; // scored on the proxy ranges (Note [Proxy and exact scores])
+  uint64_t exact_candidates = 0; // scored exhaustively on the objective's full range
+  int rounds = 0;                // rounds of the lattice pattern search
   double objective_value = 0;    // of coeffs, in the objective's own unit
   double upstream_objective = 0;
 };
