@@ -162,7 +162,8 @@ Exp2Stats combine(const std::vector<Exp2Stats>& parts) {
 // and the reduced argument f of x in [1, 2) already runs over every multiple of 2^-23 in [0, 1)
 // (ex2_emulation's result is p(f) * 2^floor(x), so x and x + 1 test the same f). For the fp32
 // objectives the proxy is [1/128, 1) (the floats below 1/128 are 87 % of [0, 1)'s, with 0.8 % of
-// its weight and errors near p(0)'s). The proxy is about 36x (fp32: 18x) cheaper per candidate.
+// its weight and errors near p(0)'s), and for fp32-maxrel also f = 0 itself (p(0) = c0 is an
+// extremum of the error when c0 is free). The proxy is about 36x (fp32: 18x) cheaper per candidate.
 struct Evaluator {
   FitObjective obj;
   double lo, hi;
@@ -174,7 +175,11 @@ struct Evaluator {
     return obj != FitObjective::fp32_maxrel && obj != FitObjective::fp32_meanrel;
   }
   std::vector<std::pair<double, double>> pieces(bool exact) const {
-    if (!range_objective()) return {{exact ? 0.0 : 1.0 / 128, 1.0}};
+    if (exact && !range_objective()) return {{0.0, 1.0}};
+    // fp32-maxrel: f = 0 too (and the 511 subnormals above it), where a fit with c0 free has an
+    // extremum of its error (|c0 - 1|).
+    if (obj == FitObjective::fp32_maxrel) return {{0.0, 0x1p-140}, {1.0 / 128, 1.0}};
+    if (obj == FitObjective::fp32_meanrel) return {{1.0 / 128, 1.0}};
     if (exact) return {{lo, hi}};
     std::vector<std::pair<double, double>> p;
     if (lo < -1) p.emplace_back(lo, std::min(hi, -1.0));
