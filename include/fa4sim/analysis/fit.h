@@ -1,16 +1,18 @@
 // fit.h: `fa4sim fit`, designing the float32 polynomial p(f) ~ 2^f on [0, 1) of ex2_emulation
 // for what the kernel does with its result (rounding to bf16 / fp16), and proving what it gets.
 //
-// Three stages (src/analysis/fit.cpp):
+// Four stages (src/analysis/fit.cpp):
 //   1. Start: the relative-error minimax (Remez) polynomial of 2^f on [0, 1], computed in
 //      Boost.Multiprecision (cpp_bin_float_50); with fix_c0, p(0) = 1 exactly (c0 = 1, as
 //      upstream's Sollya fit). For the bf16/fp16-identical and fp32-meanrel objectives a second
 //      start, the L1 fit (Note [Identical rate and L1]), also in multiprecision.
-//   2. Rounding to float32: every start coefficient rounded down or up (2^n corners, scored
-//      exactly) -- fpminimax's "search of the neighbouring float32 values".
-//   3. Local search on the float32 lattice: moves of +-s ulps on one coefficient, s = 2^k down
-//      to 1, the best improving batch member taken, until no move of 1 ulp improves.
-// Every candidate is scored exactly by the exhaustive analysis of `fa4sim exp2 --exhaustive`
+//   2. Rounding to float32: to nearest, Babai's nearest plane in the LLL-reduced coefficient
+//      lattice (fpminimax's rounding), and every coefficient rounded down or up (2^n corners).
+//   3. Lattice search (Note [Lattice moves]): moves of +-s along the axes and the LLL-reduced
+//      vectors, s doubling when one move wins twice in a row and halving when none improves,
+//      until no move of 1 ulp improves; ranked on proxy ranges (Note [Proxy and exact scores]).
+//   4. The best 5 proxy candidates (and upstream's) scored exhaustively; the exact best wins.
+// Every candidate is scored exactly (on its ranges) by the exhaustive analysis of `fa4sim exp2 --exhaustive`
 // (run_exp2 with the candidate's coefficients through ex2_emu_poly, the bit-exact model):
 //   fp32-maxrel   max relative error over every float f of [0, 1) (the polynomial's own error,
 //                 what Sollya's fpminimax minimises), tie-break: fp32-meanrel;
