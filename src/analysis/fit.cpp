@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -99,6 +101,14 @@ struct Stats3 {
   Exp2Stats plain, weighted;
 };
 
+// The stats of some candidates on one exhaustive pass (a range and an out dtype).
+struct KnownPass {
+  double lo = 0, hi = 0;
+  std::string out_dtype;
+  std::vector<Stats3> stats;
+};
+
+
 // Scores up to 6 polynomials in one exhaustive pass: run_exp2 computes the reference once per
 // block and calls the function under test once per "degree" entry, so each candidate rides on
 // one of the tags 0..5 (the tag is an index into `cands`, not a degree).
@@ -128,24 +138,67 @@ std::vector<Stats3> run_batch(const std::vector<std::vector<float>>& cands, doub
 // Objective key: lexicographic, smaller is better.
 using Key = std::array<double, 3>;
 
+// The weighted statistics of several disjoint ranges as one (sums add, maxima combine).
+Exp2Stats combine(const std::vector<Exp2Stats>& parts) {
+  if (parts.size() == 1) return parts[0];  // the exact figures, bit for bit
+  Exp2Stats t;
+  double wsum_rel = 0;
+  for (const Exp2Stats& s : parts) {
+    t.n += s.n;
+    t.max_rel = std::max(t.max_rel, s.max_rel);
+    wsum_rel += s.mean_rel * s.n;
+    t.identical += s.identical;
+    t.within_1ulp += s.within_1ulp;
+    t.max_ulp = std::max(t.max_ulp, s.max_ulp);
+  }
+  t.mean_rel = wsum_rel / t.n;
+  return t;
+}
+
+// Note [Proxy and exact scores]: the search ranks candidates on a proxy, the exhaustive analysis
+// restricted to the floats that carry almost all of the objective's value weight, and the
+// winners are then scored on the full range (what is reported). For the bf16/fp16 objectives the
+// proxy drops (-1, 1): its 2^31 floats are 98 % of the floats of [-20, 8) but 2/28 of its weight,
+// and the reduced argument f of x in [1, 2) already runs over every multiple of 2^-23 in [0, 1)
+// (ex2_emulation's result is p(f) * 2^floor(x), so x and x + 1 test the same f). For the fp32
+// objectives the proxy is [1/128, 1) (the floats below 1/128 are 87 % of [0, 1)'s, with 0.8 % of
+// its weight and errors near p(0)'s), and for fp32-maxrel also f = 0 itself (p(0) = c0 is an
+// extremum of the error when c0 is free). The proxy is about 36x (fp32: 18x) cheaper per candidate.
 struct Evaluator {
   FitObjective obj;
   double lo, hi;
   int threads;
-  uint64_t count = 0;
-  std::optional<Progress>* progress = nullptr;
+  uint64_t proxy_count = 0, exact_count = 0;
+  KnownPass last_exact;  // the stats of the last exhaustive call (one range, the candidates')
 
   bool range_objective() const {
     return obj != FitObjective::fp32_maxrel && obj != FitObjective::fp32_meanrel;
   }
-  std::vector<Key> keys(const std::vector<std::vector<float>>& cands) {
-    const bool fp32 = !range_objective();
+  std::vector<std::pair<double, double>> pieces(bool exact) const {
+    if (exact && !range_objective()) return {{0.0, 1.0}};
+    // fp32-maxrel: f = 0 too (and the 511 subnormals above it), where a fit with c0 free has an
+    // extremum of its error (|c0 - 1|).
+    if (obj == FitObjective::fp32_maxrel) return {{0.0, 0x1p-140}, {1.0 / 128, 1.0}};
+    if (obj == FitObjective::fp32_meanrel) return {{1.0 / 128, 1.0}};
+    if (exact) return {{lo, hi}};
+    std::vector<std::pair<double, double>> p;
+    if (lo < -1) p.emplace_back(lo, std::min(hi, -1.0));
+    if (hi > 1) p.emplace_back(std::max(lo, 1.0), hi);
+    if (p.empty()) p.emplace_back(lo, hi);
+    return p;
+  }
+  std::vector<Key> keys(const std::vector<std::vector<float>>& cands, bool exact) {
     const std::string od = obj == FitObjective::fp16_identical ? "fp16" : "bf16";
-    const auto st = fp32 ? run_batch(cands, 0.0, 1.0, od, threads) : run_batch(cands, lo, hi, od, threads);
-    count += cands.size();
+    std::vector<std::vector<Exp2Stats>> parts(cands.size());
+    for (const auto& [a, b] : pieces(exact)) {
+      const auto st = run_batch(cands, a, b, od, threads);
+      for (size_t i = 0; i < st.size(); ++i) parts[i].push_back(st[i].weighted);
+      if (exact) last_exact = {a, b, od, st};
+    }
+    (exact ? exact_count : proxy_count) += cands.size();
     std::vector<Key> out;
-    for (const Stats3& s : st) {
-      const Exp2Stats& w = s.weighted;
+    for (const auto& p : parts) {
+      const Exp2Stats w = combine(p);
       switch (obj) {
         case FitObjective::fp32_maxrel: out.push_back({w.max_rel, w.mean_rel, 0}); break;
         case FitObjective::fp32_meanrel: out.push_back({w.mean_rel, w.max_rel, 0}); break;
@@ -160,7 +213,6 @@ struct Evaluator {
     }
     return out;
   }
-  Key key(const std::vector<float>& c) { return keys({c})[0]; }
 };
 
 // The objective's value in its own unit (for reports): max/mean rel, identical %, max ULP.
@@ -329,26 +381,283 @@ Minimax l1_fit_exp2(int degree, bool fix_c0) {
   return make_minimax(cm, max_rel, 200);
 }
 
-// ---- exact scores of one polynomial (every objective)
+// ---- exact scores of polynomials (every objective; the candidates share each pass)
+
+namespace {
+
+
+// `known`: the stats of `cs` on one of the three passes, already computed (that pass is skipped).
+std::vector<PolyScore> score_polys_known(const std::vector<std::vector<float>>& cs, double lo, double hi,
+                                         int threads, const KnownPass* known) {
+  auto pass = [&](double a, double b, const char* od) {
+    if (known && known->lo == a && known->hi == b && known->out_dtype == od) return known->stats;
+    return run_batch(cs, a, b, od, threads);
+  };
+  std::vector<PolyScore> out(cs.size());
+  const auto f = pass(0.0, 1.0, "bf16");
+  const auto b = pass(lo, hi, "bf16");
+  const auto h = pass(lo, hi, "fp16");
+  for (size_t i = 0; i < cs.size(); ++i) {
+    PolyScore& s = out[i];
+    s.fp32_max_rel = f[i].plain.max_rel;
+    s.fp32_max_rel_at = f[i].plain.max_rel_at;
+    s.fp32_mean_rel = f[i].weighted.mean_rel;
+    const Exp2Stats& bw = b[i].weighted;
+    s.bf16_identical_pct = 100.0 * bw.identical / bw.n;
+    s.bf16_within_1ulp_pct = 100.0 * bw.within_1ulp / bw.n;
+    s.bf16_max_ulp = bw.max_ulp;
+    const Exp2Stats& hw = h[i].weighted;
+    s.fp16_identical_pct = 100.0 * hw.identical / hw.n;
+    s.fp16_within_1ulp_pct = 100.0 * hw.within_1ulp / hw.n;
+    s.fp16_max_ulp = hw.max_ulp;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi, int threads) {
+  return score_polys_known(cs, lo, hi, threads, nullptr);
+}
 
 PolyScore score_poly(const std::vector<float>& c, double lo, double hi, int threads) {
-  PolyScore s;
-  const auto f = run_batch({c}, 0.0, 1.0, "bf16", threads)[0];
-  s.fp32_max_rel = f.plain.max_rel;
-  s.fp32_max_rel_at = f.plain.max_rel_at;
-  s.fp32_mean_rel = f.weighted.mean_rel;
-  const auto b = run_batch({c}, lo, hi, "bf16", threads)[0].weighted;
-  s.bf16_identical_pct = 100.0 * b.identical / b.n;
-  s.bf16_within_1ulp_pct = 100.0 * b.within_1ulp / b.n;
-  s.bf16_max_ulp = b.max_ulp;
-  const auto h = run_batch({c}, lo, hi, "fp16", threads)[0].weighted;
-  s.fp16_identical_pct = 100.0 * h.identical / h.n;
-  s.fp16_within_1ulp_pct = 100.0 * h.within_1ulp / h.n;
-  s.fp16_max_ulp = h.max_ulp;
+  return score_polys({c}, lo, hi, threads)[0];
+}
+
+namespace {
+
+// ---- the coefficient lattice (Note [Lattice moves])
+//
+// Note [Lattice moves]: a float32 polynomial is a point of the lattice spanned by the ulps of
+// its coefficients. Moving one coefficient alone by a few ulps changes p(f) a lot near f = 1,
+// while good polynomials differ along combinations that nearly cancel (raise c1, lower c2 ...):
+// a walk along the axes needs many small steps to follow them. The LLL algorithm turns the basis
+// "one ulp of c_i" (each vector: the change of the relative error p(t) / 2^t at kLatPts Chebyshev
+// points t of [0, 1]) into a reduced basis of short, nearly orthogonal vectors: integer moves
+// of all coefficients at once that change p little and independently. The search moves along
+// both, the axes and the reduced vectors, and the first rounding of the real start is Babai's
+// nearest plane in the reduced basis (the closest lattice point to the real polynomial at those
+// points), as in fpminimax (Brisebarre and Chevillard, "Efficient polynomial L-infinity
+// approximations", ARITH 2007).
+using LD = long double;
+using IntVec = std::vector<int64_t>;
+constexpr int kLatPts = 48;
+
+struct Lattice {
+  std::vector<std::vector<LD>> b;  // real vectors (one per free coefficient)
+  std::vector<IntVec> u;           // their integer coordinates: ulps of each free coefficient
+};
+
+std::vector<LD> lattice_points() {
+  std::vector<LD> t(kLatPts);
+  for (int j = 0; j < kLatPts; ++j)
+    t[static_cast<size_t>(j)] = 0.5L - 0.5L * std::cos(3.14159265358979323846L * (j + 0.5L) / kLatPts);
+  return t;
+}
+
+// The relative error change at the lattice points of the polynomial sum d_i t^i, in 2^-24 units.
+std::vector<LD> lattice_image(const std::vector<LD>& d) {
+  std::vector<LD> v;
+  for (LD t : lattice_points()) {
+    LD p = 0;
+    for (size_t i = d.size(); i-- > 0;) p = p * t + d[i];
+    v.push_back(p / std::exp2(t) * 0x1p24L);
+  }
+  return v;
+}
+
+LD dot(const std::vector<LD>& a, const std::vector<LD>& b) {
+  LD s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
 }
 
-// ---- stages 2 and 3
+// Gram-Schmidt: bs[k] = b[k] minus its projections on bs[0..k-1]; mu[k][j] the coefficients.
+void gram_schmidt(const std::vector<std::vector<LD>>& b, std::vector<std::vector<LD>>& bs,
+                  std::vector<std::vector<LD>>& mu) {
+  const size_t n = b.size();
+  bs = b;
+  mu.assign(n, std::vector<LD>(n, 0));
+  for (size_t k = 0; k < n; ++k)
+    for (size_t j = 0; j < k; ++j) {
+      mu[k][j] = dot(b[k], bs[j]) / dot(bs[j], bs[j]);
+      for (size_t t = 0; t < bs[k].size(); ++t) bs[k][t] -= mu[k][j] * bs[j][t];
+    }
+}
+
+void sub_multiple(Lattice& L, size_t k, size_t j, int64_t q) {
+  for (size_t t = 0; t < L.b[k].size(); ++t) L.b[k][t] -= static_cast<LD>(q) * L.b[j][t];
+  for (size_t t = 0; t < L.u[k].size(); ++t) L.u[k][t] -= q * L.u[j][t];
+}
+
+// LLL reduction (delta = 0.99), recomputing Gram-Schmidt after each change: n <= 6.
+void lll_reduce(Lattice& L) {
+  const size_t n = L.b.size();
+  std::vector<std::vector<LD>> bs, mu;
+  size_t k = 1;
+  for (int guard = 0; k < n && guard < 10000; ++guard) {
+    for (size_t j = k; j-- > 0;) {
+      gram_schmidt(L.b, bs, mu);
+      const auto q = static_cast<int64_t>(std::llround(mu[k][j]));
+      if (q != 0) sub_multiple(L, k, j, q);
+    }
+    gram_schmidt(L.b, bs, mu);
+    if (dot(bs[k], bs[k]) >= (0.99L - mu[k][k - 1] * mu[k][k - 1]) * dot(bs[k - 1], bs[k - 1])) {
+      ++k;
+    } else {
+      std::swap(L.b[k], L.b[k - 1]);
+      std::swap(L.u[k], L.u[k - 1]);
+      k = std::max<size_t>(k - 1, 1);
+    }
+  }
+}
+
+Lattice coefficient_lattice(const std::vector<float>& c, int first) {
+  Lattice L;
+  const size_t m = c.size() - static_cast<size_t>(first);
+  for (size_t i = 0; i < m; ++i) {
+    const size_t ci = i + static_cast<size_t>(first);
+    std::vector<LD> d(c.size(), 0);
+    d[ci] = static_cast<LD>(step_float(c[ci], 1)) - static_cast<LD>(c[ci]);
+    L.b.push_back(lattice_image(d));
+    L.u.emplace_back(m, 0);
+    L.u.back()[i] = 1;
+  }
+  if (m > 1) lll_reduce(L);
+  return L;
+}
+
+// Babai's nearest plane: integer coordinates z with sum z_k u_k close to the target vector.
+IntVec babai(const Lattice& L, std::vector<LD> target) {
+  std::vector<std::vector<LD>> bs, mu;
+  gram_schmidt(L.b, bs, mu);
+  IntVec z(L.u.empty() ? 0 : L.u[0].size(), 0);
+  for (size_t k = L.b.size(); k-- > 0;) {
+    const auto q = static_cast<int64_t>(std::llround(dot(target, bs[k]) / dot(bs[k], bs[k])));
+    for (size_t t = 0; t < target.size(); ++t) target[t] -= static_cast<LD>(q) * L.b[k][t];
+    for (size_t t = 0; t < z.size(); ++t) z[t] += q * L.u[k][t];
+  }
+  return z;
+}
+
+// c with its free coefficients moved by z (ulps, along the ordered float32 keys).
+std::vector<float> moved(const std::vector<float>& c, int first, const IntVec& z, int64_t scale) {
+  std::vector<float> r = c;
+  for (size_t i = 0; i < z.size(); ++i) {
+    float& v = r[i + static_cast<size_t>(first)];
+    v = step_float(v, z[i] * scale);
+  }
+  return r;
+}
+
+// The polynomial must stay a plausible 2^f on [0, 1) (finite, within 0.5..4, as --coeffs
+// requires): the exponent splice of anything else makes a result that is not an exp2 at all.
+bool plausible(const std::vector<float>& c) {
+  for (float v : c)
+    if (!std::isfinite(v)) return false;
+  for (int i = 0; i <= 64; ++i) {
+    const double f = i / 64.0;
+    double p = 0;
+    for (size_t k = c.size(); k-- > 0;) p = p * f + double(c[k]);
+    if (!(p >= 0.5 && p <= 4)) return false;
+  }
+  return true;
+}
+
+// ---- the search (proxy scores, memoised; Note [Proxy and exact scores])
+
+struct Search {
+  Evaluator& ev;
+  bool progress;
+  std::map<std::vector<float>, Key> seen;  // every candidate scored on the proxy
+
+  std::vector<Key> keys(const std::string& label, const std::vector<std::vector<float>>& cands) {
+    std::vector<std::vector<float>> fresh;
+    for (const auto& c : cands)
+      if (!seen.count(c) && std::find(fresh.begin(), fresh.end(), c) == fresh.end()) fresh.push_back(c);
+    std::optional<Progress> bar;
+    if (progress && !fresh.empty()) bar.emplace(label, fresh.size());
+    for (size_t b = 0; b < fresh.size(); b += kExp2MaxDegree + 1) {
+      const std::vector<std::vector<float>> part(fresh.begin() + static_cast<std::ptrdiff_t>(b),
+                                                 fresh.begin() + static_cast<std::ptrdiff_t>(std::min(fresh.size(), b + kExp2MaxDegree + 1)));
+      const auto k = ev.keys(part, false);
+      for (size_t i = 0; i < part.size(); ++i) seen[part[i]] = k[i];
+      if (bar) bar->update(std::min(fresh.size(), b + part.size()));
+    }
+    std::vector<Key> out;
+    for (const auto& c : cands) out.push_back(seen.at(c));
+    return out;
+  }
+};
+
+// Pattern search on the lattice: each round tries +-s along every direction (the axes and the
+// LLL vectors) and takes the best improving move; s doubles when the same move wins twice in a
+// row (a far optimum is reached in a logarithmic number of rounds) and halves when nothing
+// improves; the search ends when no move of size 1 improves.
+int pattern_search(Search& se, const std::vector<IntVec>& dirs, int first, int64_t s,
+                   std::vector<float>& best, Key& best_key) {
+  constexpr int64_t kMaxStep = int64_t{1} << 22;
+  constexpr int kMaxRounds = 2000;
+  int rounds = 0, streak = 0;
+  size_t last = SIZE_MAX;
+  for (; rounds < kMaxRounds; ++rounds) {
+    std::vector<std::vector<float>> moves;
+    std::vector<size_t> tag;
+    for (size_t d = 0; d < dirs.size(); ++d)
+      for (int sign : {-1, 1}) {
+        std::vector<float> c = moved(best, first, dirs[d], sign * s);
+        if (c != best && plausible(c)) moves.push_back(c), tag.push_back(2 * d + (sign > 0));
+      }
+    const auto mk = se.keys(fmt::format("fit: moves of {} ulp", s), moves);
+    const size_t bi = moves.empty() ? 0 : static_cast<size_t>(std::min_element(mk.begin(), mk.end()) - mk.begin());
+    if (!moves.empty() && mk[bi] < best_key) {
+      best_key = mk[bi];
+      best = moves[bi];
+      streak = tag[bi] == last ? streak + 1 : 1;
+      last = tag[bi];
+      if (streak >= 2) s = std::min(s * 2, kMaxStep), streak = 0;
+    } else if (s == 1) {
+      break;
+    } else {
+      s /= 2;
+      last = SIZE_MAX;
+      streak = 0;
+    }
+  }
+  return rounds;
+}
+
+// The float32 roundings of one real start: to nearest, Babai's lattice rounding, and (at most
+// 5 free coefficients) every coefficient rounded down or up.
+std::vector<std::vector<float>> roundings(const std::vector<double>& start, int first) {
+  const size_t nc = start.size();
+  std::vector<float> rn(nc);
+  for (size_t i = 0; i < nc; ++i) rn[i] = round_f32(start[i]);
+  std::vector<std::vector<float>> out = {rn};
+  std::vector<LD> d(nc, 0);
+  for (size_t i = static_cast<size_t>(first); i < nc; ++i) d[i] = static_cast<LD>(start[i]) - static_cast<LD>(rn[i]);
+  out.push_back(moved(rn, first, babai(coefficient_lattice(rn, first), lattice_image(d)), 1));
+  const int nfree = static_cast<int>(nc) - first;
+  if (nfree <= 5)
+    for (int mask = 0; mask < (1 << nfree); ++mask) {
+      std::vector<float> c = rn;
+      for (int i = first; i < static_cast<int>(nc); ++i) {
+        const double v = start[static_cast<size_t>(i)];
+        float dn = round_f32(v);
+        if (static_cast<double>(dn) > v) dn = step_float(dn, -1);  // RD(v)
+        c[static_cast<size_t>(i)] = (mask >> (i - first)) & 1 ? (static_cast<double>(dn) == v ? dn : step_float(dn, 1)) : dn;
+      }
+      out.push_back(c);
+    }
+  std::vector<std::vector<float>> ok;
+  for (auto& c : out)
+    if (plausible(c)) ok.push_back(c);
+  return ok;
+}
+
+}  // namespace
+
+// ---- the fit
 
 FitResult run_fit(const FitConfig& cfg) {
   validate(cfg);
@@ -357,86 +666,64 @@ FitResult run_fit(const FitConfig& cfg) {
   if (cfg.minimax_only) return res;
 
   const int first = cfg.fix_c0 ? 1 : 0;
-  const size_t nc = static_cast<size_t>(cfg.degree + 1);
-  Evaluator ev{cfg.objective, cfg.lo, cfg.hi, cfg.threads};
-  std::optional<Progress> progress;
-  auto round_batch = [&](const std::string& label, const std::vector<std::vector<float>>& cands) {
-    if (cfg.progress) progress.emplace(label, cands.size());
-    std::vector<Key> keys;
-    for (size_t b = 0; b < cands.size(); b += kExp2MaxDegree + 1) {
-      const std::vector<std::vector<float>> part(cands.begin() + static_cast<std::ptrdiff_t>(b),
-                                                 cands.begin() + static_cast<std::ptrdiff_t>(std::min(cands.size(), b + kExp2MaxDegree + 1)));
-      const auto k = ev.keys(part);
-      keys.insert(keys.end(), k.begin(), k.end());
-      if (progress) progress->update(keys.size());
-    }
-    progress.reset();
-    return keys;
-  };
+  Evaluator ev{cfg.objective, cfg.lo, cfg.hi, cfg.threads, 0, 0, {}};
+  Search se{ev, cfg.progress, {}};
 
-  // Starts: the minimax fit, and for the mean-type objectives the L1 fit too (rounded to nearest).
+  // Starts: the minimax fit, and for the mean-type objectives the L1 fit too; each rounded to
+  // float32 in every way of `roundings`, all scored on the proxy.
   std::vector<std::vector<double>> starts = {res.minimax.coeffs_d};
   if (cfg.objective != FitObjective::fp32_maxrel && cfg.objective != FitObjective::bf16_max_ulp)
     starts.push_back(l1_fit_exp2(cfg.degree, cfg.fix_c0).coeffs_d);
-  std::vector<std::vector<float>> nearest;
-  for (const auto& s : starts) {
-    std::vector<float> c(nc);
-    for (size_t i = 0; i < nc; ++i) c[i] = round_f32(s[i]);
-    nearest.push_back(c);
-  }
-  const auto nk = round_batch("fit: starts", nearest);
-  size_t si = static_cast<size_t>(std::min_element(nk.begin(), nk.end()) - nk.begin());
-  const std::vector<double>& start = starts[si];
-  std::vector<float> best = nearest[si];
-  Key best_key = nk[si];
+  std::vector<std::vector<float>> cands;
+  for (const auto& s : starts)
+    for (auto& c : roundings(s, first)) cands.push_back(c);
+  const auto ck = se.keys("fit: float32 roundings", cands);
+  const size_t si = static_cast<size_t>(std::min_element(ck.begin(), ck.end()) - ck.begin());
+  std::vector<float> best = cands[si];
+  Key best_key = ck[si];
 
-  // Stage 2: every free coefficient rounded down or up (when there are at most 5 free ones).
-  const int nfree = static_cast<int>(nc) - first;
-  if (nfree <= 5) {
-    std::vector<std::vector<float>> corners;
-    for (int mask = 0; mask < (1 << nfree); ++mask) {
-      std::vector<float> c(nc);
-      c[0] = 1.0f;
-      for (int i = first; i < static_cast<int>(nc); ++i) {
-        const double v = start[static_cast<size_t>(i)];
-        float d = round_f32(v);
-        if (static_cast<double>(d) > v) d = step_float(d, -1);  // d = RD(v)
-        c[static_cast<size_t>(i)] = (mask >> (i - first)) & 1 ? (static_cast<double>(d) == v ? d : step_float(d, 1)) : d;
-      }
-      corners.push_back(c);
-    }
-    const auto ck = round_batch("fit: float32 corners", corners);
-    for (size_t i = 0; i < corners.size(); ++i)
-      if (ck[i] < best_key) best_key = ck[i], best = corners[i];
+  // Directions: the axes and the LLL-reduced vectors of the lattice at the start.
+  const size_t nfree = best.size() - static_cast<size_t>(first);
+  std::vector<IntVec> dirs;
+  for (size_t i = 0; i < nfree; ++i) {
+    dirs.emplace_back(nfree, 0);
+    dirs.back()[i] = 1;
   }
-
-  // Stage 3: +-s ulps on one coefficient; s halves when no move improves.
+  for (const IntVec& u : coefficient_lattice(best, first).u) {
+    IntVec neg(u);
+    for (auto& v : neg) v = -v;
+    if (std::find(dirs.begin(), dirs.end(), u) == dirs.end() && std::find(dirs.begin(), dirs.end(), neg) == dirs.end())
+      dirs.push_back(u);
+  }
   const bool coarse = ev.range_objective() || cfg.objective == FitObjective::fp32_meanrel;
-  for (int64_t s = coarse ? 64 : 8; s >= 1;) {
-    std::vector<std::vector<float>> moves;
-    for (size_t i = static_cast<size_t>(first); i < nc; ++i)
-      for (int sign : {-1, 1}) {
-        std::vector<float> c = best;
-        c[i] = step_float(c[i], sign * s);
-        moves.push_back(c);
-      }
-    const auto mk = round_batch(fmt::format("fit: moves of {} ulp", s), moves);
-    const size_t bi = static_cast<size_t>(std::min_element(mk.begin(), mk.end()) - mk.begin());
-    if (mk[bi] < best_key) {
-      best_key = mk[bi];
-      best = moves[bi];
-    } else {
-      s /= 2;
-    }
-  }
+  res.rounds = pattern_search(se, dirs, first, coarse ? 64 : 8, best, best_key);
 
-  res.coeffs = best;
-  res.candidates = ev.count;
-  res.objective_value = objective_value(cfg.objective, best_key);
-  std::vector<float> up(kPolyEx2[cfg.degree], kPolyEx2[cfg.degree] + nc);
-  res.upstream_objective = objective_value(cfg.objective, ev.key(up));
-  res.score = score_poly(res.coeffs, cfg.lo, cfg.hi, cfg.threads);
-  res.upstream = score_poly(up, cfg.lo, cfg.hi, cfg.threads);
+  // Confirmation: the best proxy candidates (up to 5) and upstream's, scored exhaustively in one
+  // pass; the exact best is the result.
+  std::vector<std::pair<Key, std::vector<float>>> ranked;
+  for (const auto& [c, k] : se.seen) ranked.emplace_back(k, c);
+  std::sort(ranked.begin(), ranked.end());
+  const size_t nc = static_cast<size_t>(cfg.degree + 1);
+  const std::vector<float> up(kPolyEx2[cfg.degree], kPolyEx2[cfg.degree] + nc);
+  std::vector<std::vector<float>> finalists;
+  for (size_t i = 0; i < ranked.size() && finalists.size() < kFitFinalists; ++i) finalists.push_back(ranked[i].second);
+  finalists.push_back(up);
+  std::optional<Progress> bar;
+  if (cfg.progress) bar.emplace("fit: exhaustive scores of the finalists", 1);
+  const auto fk = ev.keys(finalists, true);
+  bar.reset();
+  const size_t fi = static_cast<size_t>(std::min_element(fk.begin(), fk.end() - 1) - fk.begin());
+  res.coeffs = finalists[fi];
+  res.objective_value = objective_value(cfg.objective, fk[fi]);
+  res.upstream_objective = objective_value(cfg.objective, fk.back());
+  res.proxy_candidates = ev.proxy_count;
+  res.exact_candidates = ev.exact_count;
+  res.candidates = ev.proxy_count + ev.exact_count;
+  KnownPass known = ev.last_exact;  // the finalists' pass has the result's and upstream's stats
+  known.stats = {known.stats[fi], known.stats.back()};
+  const auto sc = score_polys_known({res.coeffs, up}, cfg.lo, cfg.hi, cfg.threads, &known);
+  res.score = sc[0];
+  res.upstream = sc[1];
   return res;
 }
 
@@ -505,6 +792,9 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
                               {"upstream", r.upstream_objective}};
   rep.results["scores"] = {{"fit", score_json(r.score)}, {"upstream", score_json(r.upstream)}};
   rep.results["candidates_scored"] = r.candidates;
+  rep.results["search"] = {{"proxy_candidates", r.proxy_candidates},
+                           {"exact_candidates", r.exact_candidates},
+                           {"rounds", r.rounds}};
   rep.tables.push_back(tc);
 
   Table ts;
@@ -522,7 +812,9 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
   };
   ts.rows.push_back(row("fa4sim fit", r.score));
   ts.rows.push_back(row("upstream", r.upstream));
-  ts.notes.push_back(fmt::format("{} candidate polynomials scored exactly", r.candidates));
+  ts.notes.push_back(fmt::format("{} candidate polynomials scored on the proxy ranges, {} exhaustively "
+                                 "(the figures above are exhaustive)",
+                                 r.proxy_candidates, r.exact_candidates));
   rep.tables.push_back(ts);
   return rep;
 }

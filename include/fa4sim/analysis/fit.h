@@ -1,16 +1,18 @@
 // fit.h: `fa4sim fit`, designing the float32 polynomial p(f) ~ 2^f on [0, 1) of ex2_emulation
 // for what the kernel does with its result (rounding to bf16 / fp16), and proving what it gets.
 //
-// Three stages (src/analysis/fit.cpp):
+// Four stages (src/analysis/fit.cpp):
 //   1. Start: the relative-error minimax (Remez) polynomial of 2^f on [0, 1], computed in
 //      Boost.Multiprecision (cpp_bin_float_50); with fix_c0, p(0) = 1 exactly (c0 = 1, as
 //      upstream's Sollya fit). For the bf16/fp16-identical and fp32-meanrel objectives a second
 //      start, the L1 fit (Note [Identical rate and L1]), also in multiprecision.
-//   2. Rounding to float32: every start coefficient rounded down or up (2^n corners, scored
-//      exactly) -- fpminimax's "search of the neighbouring float32 values".
-//   3. Local search on the float32 lattice: moves of +-s ulps on one coefficient, s = 2^k down
-//      to 1, the best improving batch member taken, until no move of 1 ulp improves.
-// Every candidate is scored exactly by the exhaustive analysis of `fa4sim exp2 --exhaustive`
+//   2. Rounding to float32: to nearest, Babai's nearest plane in the LLL-reduced coefficient
+//      lattice (fpminimax's rounding), and every coefficient rounded down or up (2^n corners).
+//   3. Lattice search (Note [Lattice moves]): moves of +-s along the axes and the LLL-reduced
+//      vectors, s doubling when one move wins twice in a row and halving when none improves,
+//      until no move of 1 ulp improves; ranked on proxy ranges (Note [Proxy and exact scores]).
+//   4. The best 5 proxy candidates (and upstream's) scored exhaustively; the exact best wins.
+// Every candidate is scored exactly (on its ranges) by the exhaustive analysis of `fa4sim exp2 --exhaustive`
 // (run_exp2 with the candidate's coefficients through ex2_emu_poly, the bit-exact model):
 //   fp32-maxrel   max relative error over every float f of [0, 1) (the polynomial's own error,
 //                 what Sollya's fpminimax minimises), tie-break: fp32-meanrel;
@@ -30,6 +32,7 @@
 // not the minimax one. The L1 start is computed by iteratively reweighted least squares.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +45,8 @@ enum class FitObjective { fp32_maxrel, fp32_meanrel, bf16_identical, fp16_identi
 
 inline constexpr int kFitMinDegree = 1;
 inline constexpr int kFitMaxDegree = 5;
+// The best proxy candidates that are scored exhaustively at the end (with upstream's: one pass).
+inline constexpr size_t kFitFinalists = 5;
 
 // "fp32-maxrel" etc.; parse throws the usual unknown-choice Error (with did-you-mean).
 const std::vector<std::string>& fit_objective_names();
@@ -67,6 +72,8 @@ struct PolyScore {
   double fp16_identical_pct = 0, fp16_within_1ulp_pct = 0, fp16_max_ulp = 0;
 };
 PolyScore score_poly(const std::vector<float>& c, double lo, double hi, int threads);
+// The same for several polynomials at once (they share each exhaustive pass's reference).
+std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi, int threads);
 
 // The relative minimax polynomial of 2^f on [0, 1] (c0 = 1 when fix_c0), as decimal strings of
 // 30 significant digits, and its max relative error (equioscillation level).
@@ -85,7 +92,10 @@ struct FitResult {
   std::vector<float> coeffs;     // the result (degree + 1 float32 values)
   PolyScore score;               // of coeffs
   PolyScore upstream;            // of POLY_EX2[degree]
-  uint64_t candidates = 0;       // polynomials scored exactly
+  uint64_t candidates = 0;       // polynomials scored (proxy + exact)
+  uint64_t proxy_candidates = 0; // scored on the proxy ranges (Note [Proxy and exact scores])
+  uint64_t exact_candidates = 0; // scored exhaustively on the objective's full range
+  int rounds = 0;                // rounds of the lattice pattern search
   double objective_value = 0;    // of coeffs, in the objective's own unit
   double upstream_objective = 0;
 };
