@@ -34,7 +34,8 @@ inline std::string slurp(const std::string& path) {
 // A fresh temporary directory per call (removed by the caller if it cares). Throws when none
 // can be made: callers remove_all() what this returns, so it must never be a shared folder.
 inline std::filesystem::path temp_dir(const std::string& tag) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / ("fa4sim-" + tag + "-XXXXXX")).string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / ("fa4sim-" + tag + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
     throw std::runtime_error("mkdtemp(" + tmpl + ") failed: " + std::strerror(errno));
   return std::filesystem::path(tmpl);
@@ -64,7 +65,8 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_file 
 
 // Runs `fa4sim CMDLINE --json DIR/out.json` and checks a refused input: exit 2, our error prefix,
 // `needle` on stderr, nothing on stdout, and no report file (nor a temporary one) in DIR.
-inline void expect_usage_error_without_report(const std::string& cmdline, const std::string& needle) {
+inline void expect_usage_error_without_report(const std::string& cmdline,
+                                              const std::string& needle) {
   const auto dir = temp_dir("bad");
   const auto out = dir / "out.json";
   auto r = run_cli(cmdline + " --json " + out.string());

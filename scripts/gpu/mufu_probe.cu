@@ -23,8 +23,14 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#define CK(x)                                                       \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                 \
+    }                                                               \
+  } while (0)
 
 enum Op { kEx2 = 0, kRcp = 1, kLg2 = 2 };
 constexpr int kHist = 17;  // ulp distances -8..8 (clipped)
@@ -41,9 +47,12 @@ struct Stats {
 
 __device__ __forceinline__ float mufu(int op, float x) {
   float y;
-  if (op == kEx2) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  else if (op == kRcp) asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  else asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  if (op == kEx2)
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  else if (op == kRcp)
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  else
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 
@@ -92,8 +101,10 @@ __global__ void k_sweep(int op, uint64_t base, Stats* st) {
   // Monotonicity: the next float in value order (b+1 for +, b-1 for - except -0 -> +0).
   if (b != 0x7f800000u && b != 0xff800000u && !sub) {
     uint32_t nb;
-    if (b == 0x80000000u) nb = 0x00000000u;
-    else nb = (b & 0x80000000u) ? b - 1 : b + 1;
+    if (b == 0x80000000u)
+      nb = 0x00000000u;
+    else
+      nb = (b & 0x80000000u) ? b - 1 : b + 1;
     const float xn = __uint_as_float(nb);
     if (!isnan(xn) && !(fabsf(xn) < 1.17549435e-38f && xn != 0.0f)) {
       const float yn = mufu(op, xn);
@@ -120,7 +131,8 @@ __global__ void k_sweep(int op, uint64_t base, Stats* st) {
   } else if (op == kLg2 && normal(x) && x > 0.0f) {
     int e;
     const float m = frexpf(x, &e) * 2.0f;
-    const float y1 = static_cast<float>(static_cast<double>(e - 1) + static_cast<double>(mufu(op, m)));
+    const float y1 =
+        static_cast<float>(static_cast<double>(e - 1) + static_cast<double>(mufu(op, m)));
     atomicAdd(&st->h1_tested[op], 1ull);
     if (__float_as_uint(y1) != yb) record(&st->h1_bad[op], st->h1_first[op], b);
   }
@@ -145,7 +157,8 @@ __global__ void k_sweep(int op, uint64_t base, Stats* st) {
 __global__ void k_table(int op, int8_t* out) {
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= (1u << 23)) return;
-  const float x = op == kRcp ? 1.0f + ldexpf(static_cast<float>(j), -23) : ldexpf(static_cast<float>(j), -23);
+  const float x =
+      op == kRcp ? 1.0f + ldexpf(static_cast<float>(j), -23) : ldexpf(static_cast<float>(j), -23);
   const float y = mufu(op, x), r = reference(op, x);
   long long d = ordered(__float_as_uint(y)) - ordered(__float_as_uint(r));
   out[j] = static_cast<int8_t>(d < -127 ? -127 : (d > 127 ? 127 : d));
@@ -170,7 +183,8 @@ int main(int argc, char** argv) {
                 st->hist[op][kHist], st->nonmono[op]);
     for (int i = 0; i < kFirst && i < static_cast<int>(st->nonmono[op]); ++i)
       std::printf("%s\"0x%08x\"", i ? ", " : "", st->nonmono_first[op][i]);
-    std::printf("], \"h1_tested\": %llu, \"h1_bad\": %llu, \"h1_first\": [", st->h1_tested[op], st->h1_bad[op]);
+    std::printf("], \"h1_tested\": %llu, \"h1_bad\": %llu, \"h1_first\": [", st->h1_tested[op],
+                st->h1_bad[op]);
     for (int i = 0; i < kFirst && i < static_cast<int>(st->h1_bad[op]); ++i)
       std::printf("%s\"0x%08x\"", i ? ", " : "", st->h1_first[op][i]);
     std::printf("]}%s\n", op < 2 ? "," : "");
@@ -178,7 +192,8 @@ int main(int argc, char** argv) {
   std::printf("], \"ex2_h2_changes_within_bucket\": {");
   for (int s = 0; s < 2; ++s) {
     std::printf("%s\"%s\": {", s ? ", " : "", s ? "negative" : "positive");
-    for (int k = 10; k < 40; ++k) std::printf("%s\"%d\": %llu", k > 10 ? ", " : "", k, st->h2_changes[s][k]);
+    for (int k = 10; k < 40; ++k)
+      std::printf("%s\"%d\": %llu", k > 10 ? ", " : "", k, st->h2_changes[s][k]);
     std::printf("}");
   }
   std::printf("}}\n");
@@ -190,7 +205,10 @@ int main(int argc, char** argv) {
     k_table<<<(1u << 23) / 256, 256>>>(ops[t], tab);
     CK(cudaDeviceSynchronize());
     FILE* f = std::fopen((out + "/" + files[t]).c_str(), "wb");
-    if (!f || std::fwrite(tab, 1, 1u << 23, f) != (1u << 23)) { std::fprintf(stderr, "cannot write table\n"); return 1; }
+    if (!f || std::fwrite(tab, 1, 1u << 23, f) != (1u << 23)) {
+      std::fprintf(stderr, "cannot write table\n");
+      return 1;
+    }
     std::fclose(f);
   }
   return 0;

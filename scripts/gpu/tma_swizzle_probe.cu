@@ -18,8 +18,14 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#define CK(x)                                                       \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                 \
+    }                                                               \
+  } while (0)
 
 constexpr int kRows = 112, kStages = 3, kTensorRows = 16384, kSmem = 200 * 1024;
 
@@ -27,29 +33,38 @@ __device__ __forceinline__ void mbar_init(uint32_t bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
 }
 __device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
 }
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred p;\nWAIT_%=:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+      "@!p bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
 }
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                         uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-      ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
 }
 
-__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int row, uint32_t bar) {
+__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int row,
+                                          uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-      ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(0), "r"(row), "r"(bar) : "memory");
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(0), "r"(row), "r"(bar)
+      : "memory");
 }
 
 // boxes > 0: that many 2-D boxes per tile; boxes < 0: one 3-D copy of -boxes column blocks.
-__global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int box_inner, int box_stride,
-                      int iters, unsigned long long* clocks) {
+__global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int box_inner,
+                      int box_stride, int iters, unsigned long long* clocks) {
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) uint64_t bars[kStages];
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -81,18 +96,25 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int bo
   clocks[blockIdx.x] = clock64() - t0;
 }
 
-struct Timing { double per_tile; float ms; };
+struct Timing {
+  double per_tile;
+  float ms;
+};
 
-Timing measure(const CUtensorMap& map, int boxes, int inner, int box_stride, int sms, unsigned long long* clocks) {
+Timing measure(const CUtensorMap& map, int boxes, int inner, int box_stride, int sms,
+               unsigned long long* clocks) {
   probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, 200, clocks);  // warm-up: L2 resident
   CK(cudaDeviceSynchronize());
   const int iters = 4000;
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
   CK(cudaEventRecord(a));
   probe<<<sms, 32, kSmem>>>(map, boxes, inner, box_stride, iters, clocks);
-  CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-  float ms = 0; CK(cudaEventElapsedTime(&ms, a, b));
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
   std::vector<unsigned long long> c(sms);
   CK(cudaMemcpy(c.data(), clocks, sizeof(unsigned long long) * sms, cudaMemcpyDeviceToHost));
   std::sort(c.begin(), c.end());
@@ -108,9 +130,10 @@ bool encode(CUtensorMap* map, int rank, void* g, int d, int inner, CUtensorMapSw
   const cuuint64_t strides3[2] = {cuuint64_t(inner) * 2, cuuint64_t(d) * 2};
   const cuuint32_t box3[3] = {cuuint32_t(inner), cuuint32_t(d / inner), cuuint32_t(kRows)};
   const cuuint32_t estr[3] = {1, 1, 1};
-  return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, g, rank == 2 ? dims2 : dims3,
-                                rank == 2 ? strides2 : strides3, rank == 2 ? box2 : box3, estr,
-                                CU_TENSOR_MAP_INTERLEAVE_NONE, mode, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+  return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, g,
+                                rank == 2 ? dims2 : dims3, rank == 2 ? strides2 : strides3,
+                                rank == 2 ? box2 : box3, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, mode,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
@@ -122,13 +145,18 @@ int main() {
   CK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   // (d, the tile's d): upstream pads the tile's head dim to a multiple of 16; a d that is not one
   // reads rows that are not 32-byte aligned, and the boxes run past the row's end (zero fill).
-  const int ds[][2] = {{64, 64}, {80, 80}, {96, 96}, {112, 112}, {128, 128}, {144, 144}, {160, 160}, {176, 176},
-                       {192, 192}, {224, 224}, {240, 240}, {256, 256}, {72, 80}, {88, 96}, {104, 112}, {120, 128},
-                       {136, 144}, {152, 160}};
-  const struct { int bytes; CUtensorMapSwizzle mode; const char* name; } sws[] = {
-      {128, CU_TENSOR_MAP_SWIZZLE_128B, "sw128"}, {64, CU_TENSOR_MAP_SWIZZLE_64B, "sw64"},
-      {32, CU_TENSOR_MAP_SWIZZLE_32B, "sw32"}};
-  std::printf("d,tile_d,swizzle,way,boxes,clocks_per_tile_median,useful_bytes_per_clock_median,kernel_ms\n");
+  const int ds[][2] = {{64, 64},   {80, 80},   {96, 96},   {112, 112}, {128, 128}, {144, 144},
+                       {160, 160}, {176, 176}, {192, 192}, {224, 224}, {240, 240}, {256, 256},
+                       {72, 80},   {88, 96},   {104, 112}, {120, 128}, {136, 144}, {152, 160}};
+  const struct {
+    int bytes;
+    CUtensorMapSwizzle mode;
+    const char* name;
+  } sws[] = {{128, CU_TENSOR_MAP_SWIZZLE_128B, "sw128"},
+             {64, CU_TENSOR_MAP_SWIZZLE_64B, "sw64"},
+             {32, CU_TENSOR_MAP_SWIZZLE_32B, "sw32"}};
+  std::printf(
+      "d,tile_d,swizzle,way,boxes,clocks_per_tile_median,useful_bytes_per_clock_median,kernel_ms\n");
   for (const auto& dd : ds) {
     const int d = dd[0], tile_d = dd[1];
     void* g;
@@ -146,8 +174,8 @@ int main() {
           continue;
         }
         // the 3-D box lands as rows of d elements: column blocks kRows * sw bytes apart only in 2-D
-        const Timing t = measure(map, rank == 2 ? boxes : -boxes, inner, rank == 2 ? box_stride : kRows * sw.bytes,
-                                 sms, clocks);
+        const Timing t = measure(map, rank == 2 ? boxes : -boxes, inner,
+                                 rank == 2 ? box_stride : kRows * sw.bytes, sms, clocks);
         std::printf("%d,%d,%s,%dd,%d,%.1f,%.2f,%.3f\n", d, tile_d, sw.name, rank, boxes, t.per_tile,
                     double(kRows) * d * 2 / t.per_tile, t.ms);
       }

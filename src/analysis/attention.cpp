@@ -24,7 +24,6 @@ namespace fa4sim {
 
 namespace {
 
-
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -108,10 +107,11 @@ OperandFormat attention_operand(const AttentionConfig& c, const std::string& nam
                               scale_rule_name(*c.scale_rule), name, b.scale->name, option, name),
                   "use --scale-rule nearest with nvfp4, or an MX format (mxfp8, mxfp6, mxfp4)");
     if (!pow2 && b.scale == &kE8M0)
-      throw Error(fmt::format("--scale-rule nearest: {}'s E8M0 scale cannot hold amax / {:g}, which "
-                              "is not a power of two ({} {})",
-                              name, b.elem->max_finite, option, name),
-                  "use floor, ceil, even or rceil with MX formats, or nearest with nvfp4");
+      throw Error(
+          fmt::format("--scale-rule nearest: {}'s E8M0 scale cannot hold amax / {:g}, which "
+                      "is not a power of two ({} {})",
+                      name, b.elem->max_finite, option, name),
+          "use floor, ceil, even or rceil with MX formats, or nearest with nvfp4");
     b.rule = *c.scale_rule;
   }
   if (c.block) b.block_size = *c.block;
@@ -179,7 +179,8 @@ void validate_block_mode(const AttentionConfig& c, const AttentionPreset& preset
   if (c.q_path.empty() && c.tensors.empty()) check_qk_block(c, ops.qk, c.d);
   for (const auto& [opt, o, what] :
        {std::tuple{"--p-format", &ops.p, "P is scaled per block of a key tile's row"},
-        std::tuple{"--v-format", &ops.v, "V is scaled per block of keys, aligned with the key tiles"}})
+        std::tuple{"--v-format", &ops.v,
+                   "V is scaled per block of keys, aligned with the key tiles"}})
     if (o->block && c.block_n % o->block->block_size != 0)
       throw Error(fmt::format("the block size {} does not divide --block-n {} ({}; {})",
                               o->block->block_size, c.block_n, block_source(c, opt, *o), what),
@@ -187,7 +188,8 @@ void validate_block_mode(const AttentionConfig& c, const AttentionPreset& preset
   if (c.p_rule == PRule::two_level) {
     if (!ops.p.block || ops.p.block->rule != ScaleRule::nearest)
       throw Error(fmt::format("--p-rule two-level needs a P format whose block scale has a "
-                              "mantissa (nvfp4), not '{}'", ops.p.name),
+                              "mantissa (nvfp4), not '{}'",
+                              ops.p.name),
                   "E8M0 scales span 2^-127..2^127 and need no row normalisation: use --p-rule "
                   "max-offset, or --p-format nvfp4");
     if (c.max_offset)
@@ -218,9 +220,9 @@ void validate_block_mode(const AttentionConfig& c, const AttentionPreset& preset
 
 Format unclipped_format(const Format& f) {
   if (f.exp_bits >= 8) return f;  // bf16, fp32: float32's own range, nothing to clip
-  return make_format(is_fp8(f) ? (f.exp_bits == 4 ? "e4m3-unclipped" : "e5m2-unclipped")
-                               : "fp16-unclipped",
-                     f.exp_bits + 1, f.man_bits, f.bias, true, NanEncoding::ieee);
+  return make_format(
+      is_fp8(f) ? (f.exp_bits == 4 ? "e4m3-unclipped" : "e5m2-unclipped") : "fp16-unclipped",
+      f.exp_bits + 1, f.man_bits, f.bias, true, NanEncoding::ieee);
 }
 
 // ---- check
@@ -239,8 +241,9 @@ CheckRow check_safety(const Format& f, double tau, double max_offset) {
   return r;
 }
 
-CheckResult compute_check(const std::vector<const Format*>& dtypes_in, const std::string& preset_name,
-                          const std::vector<double>& taus, std::optional<double> max_offset) {
+CheckResult compute_check(const std::vector<const Format*>& dtypes_in,
+                          const std::string& preset_name, const std::vector<double>& taus,
+                          std::optional<double> max_offset) {
   const std::optional<double> tau = taus.empty() ? std::nullopt : std::optional<double>(taus[0]);
   const AttentionPreset& preset = attention_preset(preset_name);
   CheckResult res;
@@ -254,14 +257,15 @@ CheckResult compute_check(const std::vector<const Format*>& dtypes_in, const std
   res.from_preset = !tau || !max_offset;
   res.preset = preset.name;
   res.preset_source = preset.source;
-  for (const auto& name : res.dtypes) for (size_t ti = 0; ti < std::max<size_t>(taus.size(), 1); ++ti) {
-    const Format& f = attention_dtype(name);
-    const double t_ = tau ? taus[ti] : preset_tau(preset, f);
-    const double m_ = max_offset ? *max_offset : preset_max_offset(preset, f);
-    res.rows.push_back(check_safety(f, t_, m_));
-    res.log2_dtype_max.push_back(f.log2_max);
-    res.all_safe = res.all_safe && res.rows.back().safe;
-  }
+  for (const auto& name : res.dtypes)
+    for (size_t ti = 0; ti < std::max<size_t>(taus.size(), 1); ++ti) {
+      const Format& f = attention_dtype(name);
+      const double t_ = tau ? taus[ti] : preset_tau(preset, f);
+      const double m_ = max_offset ? *max_offset : preset_max_offset(preset, f);
+      res.rows.push_back(check_safety(f, t_, m_));
+      res.log2_dtype_max.push_back(f.log2_max);
+      res.all_safe = res.all_safe && res.rows.back().safe;
+    }
   return res;
 }
 
@@ -269,16 +273,22 @@ Report check_report(const CheckResult& c) {
   Report rep;
   rep.command = "check";
   const auto& taus = c.taus;
-  rep.params = {{"dtype", format_names(c.dtypes)}, {"preset", c.from_preset ? c.preset : ""},
-                {"tau", taus.empty() ? json(nullptr) : taus.size() == 1 ? json(taus[0]) : json(taus)},
+  rep.params = {{"dtype", format_names(c.dtypes)},
+                {"preset", c.from_preset ? c.preset : ""},
+                {"tau", taus.empty()       ? json(nullptr)
+                        : taus.size() == 1 ? json(taus[0])
+                                           : json(taus)},
                 {"max_offset", c.max_offset ? json(*c.max_offset) : json(nullptr)}};
   Table t;
-  t.title = c.from_preset ? fmt::format("Kernel safety check: max_offset + tau < log2(dtype_max), "
-                                        "preset '{}'",
-                                        c.preset)
+  t.title = c.from_preset ? fmt::format(
+                                "Kernel safety check: max_offset + tau < log2(dtype_max), "
+                                "preset '{}'",
+                                c.preset)
                           : "Kernel safety check: max_offset + tau < log2(dtype_max)";
-  t.columns = {"dtype", "tau", "max_offset", "worst P = 2^(max_offset+tau)", "dtype max",
-               "largest safe tau", "verdict"};
+  t.columns = {"dtype",      "tau",
+               "max_offset", "worst P = 2^(max_offset+tau)",
+               "dtype max",  "largest safe tau",
+               "verdict"};
   json rows = json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const CheckRow& r = c.rows[i];
@@ -286,15 +296,21 @@ Report check_report(const CheckResult& c) {
                       fmt::format("2^{:g} = {:g}", r.max_offset + r.tau, r.worst_p),
                       fmt::format("{:g} = 2^{:.3f}", r.dtype_max, c.log2_dtype_max[i]),
                       fmt::format("< {:.4g}", r.largest_safe_tau), r.safe ? "safe" : "UNSAFE"});
-    rows.push_back({{"dtype", r.dtype}, {"tau", r.tau}, {"max_offset", r.max_offset},
-                    {"worst_p", r.worst_p}, {"dtype_max", r.dtype_max},
-                    {"log2_dtype_max", c.log2_dtype_max[i]}, {"largest_safe_tau", r.largest_safe_tau},
-                    {"safe", r.safe}, {"explanation", r.explanation}});
+    rows.push_back({{"dtype", r.dtype},
+                    {"tau", r.tau},
+                    {"max_offset", r.max_offset},
+                    {"worst_p", r.worst_p},
+                    {"dtype_max", r.dtype_max},
+                    {"log2_dtype_max", c.log2_dtype_max[i]},
+                    {"largest_safe_tau", r.largest_safe_tau},
+                    {"safe", r.safe},
+                    {"explanation", r.explanation}});
     if (!r.safe) t.notes.push_back(fmt::format("{}: {}", r.dtype, r.explanation));
   }
   if (c.from_preset) t.notes.push_back(fmt::format("preset '{}': {}", c.preset, c.preset_source));
   t.notes.push_back(c.all_safe ? "verdict: safe (exit 0)" : "verdict: UNSAFE (exit 1)");
-  rep.results = {{"safe", c.all_safe}, {"preset_source", c.from_preset ? c.preset_source : ""},
+  rep.results = {{"safe", c.all_safe},
+                 {"preset_source", c.from_preset ? c.preset_source : ""},
                  {"rows", rows}};
   rep.tables.push_back(std::move(t));
   return rep;
@@ -321,7 +337,8 @@ std::vector<float> seeded_input(uint64_t seed, int tensor, int batch, int seq, i
   const uint64_t rows = uint64_t(batch) * uint64_t(seq);
   parallel_chunks(rows, 256, threads, [&](uint64_t, uint64_t b0, uint64_t b1) {
     for (uint64_t r = b0; r < b1; ++r) {
-      NumpyGenerator g(input_row_seed(seed, tensor, int(r / uint64_t(seq)), int(r % uint64_t(seq))));
+      NumpyGenerator g(
+          input_row_seed(seed, tensor, int(r / uint64_t(seq)), int(r % uint64_t(seq))));
       float* out = x.data() + r * row;
       for (size_t i = 0; i < row; ++i) out[i] = float(g.standard_normal());
     }
@@ -340,7 +357,7 @@ struct Inputs {
 // Quantised inputs: the stored values decoded to float32 (without descale), and the descales.
 struct Stored {
   std::vector<float> q, k, v;
-  std::vector<float> qd, kd, vd;  // per (batch, kv_head)
+  std::vector<float> qd, kd, vd;      // per (batch, kv_head)
   uint64_t saturated[3] = {0, 0, 0};  // Q, K, V inputs beyond the format's max finite
 };
 
@@ -398,9 +415,10 @@ FileGeometry check_file_shapes(const std::vector<uint64_t>& sq, const std::vecto
                             lq, shape_string(sq), lk, shape_string(sk)),
                 "layout (batch, seq, heads, d) for all three");
   if (sq[2] % sk[2] != 0)
-    throw Error(fmt::format("--q has {} heads and --k/--v {}: the query heads must be a multiple "
-                            "of the kv heads (GQA)",
-                            sq[2], sk[2]));
+    throw Error(
+        fmt::format("--q has {} heads and --k/--v {}: the query heads must be a multiple "
+                    "of the kv heads (GQA)",
+                    sq[2], sk[2]));
   if (c.causal && sq[1] > sk[1])
     throw Error(fmt::format("--causal with seq_q = {} > seq_k = {} is not supported", sq[1], sk[1]),
                 "give seq_q <= seq_k");
@@ -423,9 +441,9 @@ void validate_attention_config(const AttentionConfig& c) {
   if (c.causal && c.seq_k)
     for (int s : c.seq_q)
       if (s > *c.seq_k)
-        throw Error(fmt::format("--causal with seq_q = {} > seq_k = {} is not supported", s,
-                                *c.seq_k),
-                    "give seq_q <= seq_k");
+        throw Error(
+            fmt::format("--causal with seq_q = {} > seq_k = {} is not supported", s, *c.seq_k),
+            "give seq_q <= seq_k");
   if (c.softmax_scale && !(std::isfinite(*c.softmax_scale) && *c.softmax_scale > 0))
     throw Error(fmt::format("--softmax-scale must be finite and > 0, got {}", *c.softmax_scale));
   if (!(std::isfinite(c.q_scale) && c.q_scale > 0))
@@ -442,7 +460,8 @@ void validate_attention_config(const AttentionConfig& c) {
   const AttentionPreset& preset = attention_preset(c.preset);
   const bool files = !c.q_path.empty() || !c.k_path.empty() || !c.v_path.empty();
   if (files && (c.q_path.empty() || c.k_path.empty() || c.v_path.empty()))
-    throw Error("--q, --k and --v go together", "give all three .npy files, or none for seeded inputs");
+    throw Error("--q, --k and --v go together",
+                "give all three .npy files, or none for seeded inputs");
   if (files) {
     if (c.seq_q.size() != 1) throw Error("--seq lists do not apply to .npy inputs");
     // Headers and shapes (the data are read again, and checked for NaN/inf, by run_attention).
@@ -465,28 +484,30 @@ void validate_attention_config(const AttentionConfig& c) {
     const int sk = c.seq_k ? *c.seq_k : s;
     const double bytes = 8.0 * c.batch * c.d * (double(s) * c.heads + 2.0 * sk * c.kv_heads);
     if (!files && c.tensors.empty() && bytes > 16.0 * (1ull << 30))
-      throw Error(fmt::format("inputs of {:.1f} GiB (batch {}, heads {}, seq {}, d {}) are too large",
-                              bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
-                  "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
+      throw Error(
+          fmt::format("inputs of {:.1f} GiB (batch {}, heads {}, seq {}, d {}) are too large",
+                      bytes / double(1ull << 30), c.batch, c.heads, s, c.d),
+          "fa4sim keeps Q, K, V and their quantised copies in memory: at most 16 GiB");
   }
   if (c.block_mode()) return validate_block_mode(c, preset);
   for (const Format* name : c.dtypes) {
     const Format& f = attention_dtype(name);
-    const std::vector<double> taus = c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
+    const std::vector<double> taus =
+        c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
     const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
     for (double t : taus) {
       const CheckRow r = check_safety(f, t, mo);
       if (!r.safe && !c.allow_saturation)
-        throw Error("refusing to run: " + r.explanation,
-                    fmt::format("the kernel asserts max_offset + tau < log2(dtype_max) (see `fa4sim "
-                                "check`); for {} with max_offset {:g} every tau below {:.4g} is "
-                                "safe; add --allow-saturation to run it anyway and measure the "
-                                "saturation",
-                                f.name, mo, r.largest_safe_tau));
+        throw Error(
+            "refusing to run: " + r.explanation,
+            fmt::format("the kernel asserts max_offset + tau < log2(dtype_max) (see `fa4sim "
+                        "check`); for {} with max_offset {:g} every tau below {:.4g} is "
+                        "safe; add --allow-saturation to run it anyway and measure the "
+                        "saturation",
+                        f.name, mo, r.largest_safe_tau));
     }
   }
 }
-
 
 // ---- the model
 
@@ -498,8 +519,9 @@ Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
     const NpyArray q = read_input_header(c.q_path, "q");
     const NpyArray k = read_input_header(c.k_path, "k");
     const NpyArray v = read_input_header(c.v_path, "v");
-    const FileGeometry g = check_file_shapes(q.shape, k.shape, v.shape, file_label("q", c.q_path),
-                                             file_label("k", c.k_path), file_label("v", c.v_path), c);
+    const FileGeometry g =
+        check_file_shapes(q.shape, k.shape, v.shape, file_label("q", c.q_path),
+                          file_label("k", c.k_path), file_label("v", c.v_path), c);
     in.batch = g.batch, in.seq_q = g.seq_q, in.seq_k = g.seq_k, in.heads = g.heads;
     in.kv_heads = g.kv_heads, in.d = g.d;
     in.q = q.to_float32();
@@ -552,12 +574,14 @@ Inputs load_inputs(const AttentionConfig& c, int seq_q, int threads) {
   const double scale = c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d));
   const double bound = nq * nk * scale * kLog2e;
   if (!std::isfinite(nq) || !(bound <= kMaxScaledScore))
-    throw Error(fmt::format("scores may reach {:.3g} in log2 units (|Q row| up to {:.3g}{}, |K row| up to "
-                            "{:.3g}, softmax scale {:.3g}), beyond 2^24 = 16777216, where float32 keeps "
-                            "no fraction of the exponent",
-                            bound, nq, c.q_scale != 1.0 ? fmt::format(" after --q-scale {:g}", c.q_scale) : "",
-                            nk, scale),
-                "use a smaller --q-scale or --softmax-scale: attention logits stay below ~1e3");
+    throw Error(
+        fmt::format("scores may reach {:.3g} in log2 units (|Q row| up to {:.3g}{}, |K row| up to "
+                    "{:.3g}, softmax scale {:.3g}), beyond 2^24 = 16777216, where float32 keeps "
+                    "no fraction of the exponent",
+                    bound, nq,
+                    c.q_scale != 1.0 ? fmt::format(" after --q-scale {:g}", c.q_scale) : "", nk,
+                    scale),
+        "use a smaller --q-scale or --softmax-scale: attention logits stay below ~1e3");
   return in;
 }
 
@@ -571,12 +595,15 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
   st.vd.assign(nbg, 1.0f);
   const float fmax = float(f.max_finite);
   // Element (b, s, head, j) of a (batch, seq, heads, d) tensor belongs to kv group head / hg.
-  auto amax_of = [&](const std::vector<float>& x, int seq, int heads, int hg, std::vector<float>& out) {
+  auto amax_of = [&](const std::vector<float>& x, int seq, int heads, int hg,
+                     std::vector<float>& out) {
     std::vector<float> amax(nbg, 0.0f);
     for (int b = 0; b < in.batch; ++b)
       for (int s = 0; s < seq; ++s)
         for (int h = 0; h < heads; ++h) {
-          const float* p = x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
+          const float* p =
+              x.data() +
+              ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
           float& a = amax[size_t(b) * size_t(in.kv_heads) + size_t(h / hg)];
           for (int j = 0; j < in.d; ++j) a = std::max(a, std::fabs(p[j]));
         }
@@ -588,19 +615,21 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
     amax_of(in.k, in.seq_k, in.kv_heads, 1, st.kd);
     amax_of(in.v, in.seq_k, in.kv_heads, 1, st.vd);
   }
-  auto store = [&](const std::vector<float>& x, int seq, int heads, int hg, const std::vector<float>& ds,
-                   std::vector<float>& out, uint64_t& saturated) {
+  auto store = [&](const std::vector<float>& x, int seq, int heads, int hg,
+                   const std::vector<float>& ds, std::vector<float>& out, uint64_t& saturated) {
     out.resize(x.size());
     for (int b = 0; b < in.batch; ++b)
       for (int s = 0; s < seq; ++s)
         for (int h = 0; h < heads; ++h) {
-          const size_t off = ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
+          const size_t off =
+              ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(h)) * size_t(in.d);
           const float dsc = ds[size_t(b) * size_t(in.kv_heads) + size_t(h / hg)];
           for (int j = 0; j < in.d; ++j) {
             const float y = scaled ? x[off + size_t(j)] / dsc : x[off + size_t(j)];
             // Saturated: beyond max finite by more than the rounding (amax / descale may land
             // an ulp above max finite, which rounds to it without saturating).
-            saturated += std::fabs(y) > fmax && !std::isfinite(quantize(f, y, Overflow::ieee)) ? 1 : 0;
+            saturated +=
+                std::fabs(y) > fmax && !std::isfinite(quantize(f, y, Overflow::ieee)) ? 1 : 0;
             out[off + size_t(j)] = quantize(f, y, Overflow::satfinite);
           }
         }
@@ -657,11 +686,12 @@ struct UnitMetrics {
   double d2_a = 0, ref2_a = 0, max_abs = 0, dot_a = 0, o2 = 0;  // output vs reference (a)
   double d2_b = 0, ref2_b = 0;                                  // output vs reference (b)
   double lse_err = 0;
-  double qkv2 = 0, sat2 = 0, pconv2 = 0, rest2 = 0;             // error split (squared norms)
-  double qk2 = 0, v2 = 0, p2 = 0, e2 = 0, r2 = 0;               // block mode's split
+  double qkv2 = 0, sat2 = 0, pconv2 = 0, rest2 = 0;  // error split (squared norms)
+  double qk2 = 0, v2 = 0, p2 = 0, e2 = 0, r2 = 0;    // block mode's split
   RescaleCounts counts;
   double visible = 0;  // sum over query tiles of rows * visible keys
-  uint64_t o_overflow = 0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
+  uint64_t o_overflow =
+      0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
 };
 
 struct RunSetup {
@@ -671,27 +701,29 @@ struct RunSetup {
   double softmax_scale;
   float tau, max_offset;
   const AttentionConfig* cfg;
-  float* o_out = nullptr;    // (batch, seq_q, heads, d), or nullptr
-  float* lse_out = nullptr;  // (batch, heads, seq_q), or nullptr
+  float* o_out = nullptr;              // (batch, seq_q, heads, d), or nullptr
+  float* lse_out = nullptr;            // (batch, heads, seq_q), or nullptr
   const BlockOperands* blk = nullptr;  // block mode (Note [Block-scaled attention])
 };
 
 // One (batch, head)'s operands as contiguous matrices, and the model's parameter variants.
 struct UnitOperands {
-  RowMat<float> Qs, Ks, Vs;           // the stored (quantised) values, without descale
-  RowMat<double> Qa, Ka, Va;          // the float32 inputs before quantisation (reference a)
-  RowMat<double> Qb, Kb, Vb;          // dequantised: stored * descale, exact in float64 (reference b)
-  std::vector<SoftmaxParams> variants;  // the full model; with the split, P unclipped, P not converted
-                                        // (block mode: P float32, exp2 exact, tau 0)
-  std::vector<char> block_p;          // per variant: P through the block format
-  float vdf = 1.0f;                   // V's descale, applied at the final normalisation
+  RowMat<float> Qs, Ks, Vs;   // the stored (quantised) values, without descale
+  RowMat<double> Qa, Ka, Va;  // the float32 inputs before quantisation (reference a)
+  RowMat<double> Qb, Kb, Vb;  // dequantised: stored * descale, exact in float64 (reference b)
+  std::vector<SoftmaxParams>
+      variants;               // the full model; with the split, P unclipped, P not converted
+                              // (block mode: P float32, exp2 exact, tau 0)
+  std::vector<char> block_p;  // per variant: P through the block format
+  float vdf = 1.0f;           // V's descale, applied at the final normalisation
 };
 
 // Rows of head `head` of batch `b` in a (batch, seq, heads, d) tensor, as a (seq x d) matrix.
 RowMat<float> gather_head(const std::vector<float>& x, int b, int seq, int heads, int head, int d) {
   RowMat<float> M(seq, d);
   for (int s = 0; s < seq; ++s)
-    std::copy_n(x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(head)) * size_t(d),
+    std::copy_n(x.data() + ((size_t(b) * size_t(seq) + size_t(s)) * size_t(heads) + size_t(head)) *
+                               size_t(d),
                 d, M.data() + size_t(s) * size_t(d));
   return M;
 }
@@ -773,7 +805,8 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
     for (int i = 0; i < tiles; ++i) {
       const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
       const int k0 = t * c.block_n, n = std::min(c.block_n, nv - k0);
-      sim.process_tile(S.data() + k0, size_t(nv), u.Vs.data() + size_t(k0) * size_t(d), size_t(d), n);
+      sim.process_tile(S.data() + k0, size_t(nv), u.Vs.data() + size_t(k0) * size_t(d), size_t(d),
+                       n);
     }
     auto& o = outs[vi];
     o.resize(size_t(rows) * size_t(d));
@@ -823,10 +856,13 @@ void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
   const std::vector<float>& o = outs[0];
   if (rs.o_out)
     for (int r = 0; r < rows; ++r)
-      std::copy_n(o.data() + size_t(r) * size_t(d), d,
-                  rs.o_out + ((size_t(b) * size_t(sq) + size_t(m0 + r)) * size_t(in.heads) + size_t(h)) * size_t(d));
+      std::copy_n(
+          o.data() + size_t(r) * size_t(d), d,
+          rs.o_out + ((size_t(b) * size_t(sq) + size_t(m0 + r)) * size_t(in.heads) + size_t(h)) *
+                         size_t(d));
   if (rs.lse_out)
-    std::copy_n(lse.data(), rows, rs.lse_out + (size_t(b) * size_t(in.heads) + size_t(h)) * size_t(sq) + size_t(m0));
+    std::copy_n(lse.data(), rows,
+                rs.lse_out + (size_t(b) * size_t(in.heads) + size_t(h)) * size_t(sq) + size_t(m0));
   for (int r = 0; r < rows; ++r) {
     m.lse_err = std::max(m.lse_err, std::fabs(double(lse[size_t(r)]) - Lb(r)));
     for (int j = 0; j < d; ++j) {
@@ -917,13 +953,17 @@ json run_json(const AttentionRun& r) {
             {"rows_pct", r.rows_pct},
             {"warps_pct", r.warps_pct}};
   if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] > 0)
-    j["inputs_saturated"] = {{"q", r.inputs_saturated[0]}, {"k", r.inputs_saturated[1]}, {"v", r.inputs_saturated[2]}};
+    j["inputs_saturated"] = {
+        {"q", r.inputs_saturated[0]}, {"k", r.inputs_saturated[1]}, {"v", r.inputs_saturated[2]}};
   if (r.block) {
-    j["formats"] = {{"qk", r.qk_format}, {"p", r.p_format}, {"v", r.v_format}, {"p_rule", r.p_rule}};
+    j["formats"] = {
+        {"qk", r.qk_format}, {"p", r.p_format}, {"v", r.v_format}, {"p_rule", r.p_rule}};
     j["error_split"] = {{"qkv_quantization", r.split_qkv}};
     if (r.split)
-      j["error_split"].update({{"qk_quantization", r.split_qk}, {"v_quantization", r.split_v},
-                               {"p_quantization", r.split_p}, {"exp2", r.split_exp2},
+      j["error_split"].update({{"qk_quantization", r.split_qk},
+                               {"v_quantization", r.split_v},
+                               {"p_quantization", r.split_p},
+                               {"exp2", r.split_exp2},
                                {"rescaling", r.split_rescale}});
   } else if (r.split) {
     j["error_split"] = {{"qkv_quantization", r.split_qkv},
@@ -933,8 +973,11 @@ json run_json(const AttentionRun& r) {
   } else {
     j["error_split"] = {{"qkv_quantization", r.split_qkv}};
   }
-  j["descales"] = {{"q", r.q_descale}, {"k", r.k_descale}, {"v", r.v_descale},
-                   {"rule", r.q_descale.empty() ? "" : "descale = amax / fp8_max per (batch, kv_head)"}};
+  j["descales"] = {
+      {"q", r.q_descale},
+      {"k", r.k_descale},
+      {"v", r.v_descale},
+      {"rule", r.q_descale.empty() ? "" : "descale = amax / fp8_max per (batch, kv_head)"}};
   j["flops_per_pass"] = r.flops;  // (the run's wall time goes to provenance.run_elapsed_s)
   return j;
 }
@@ -1026,8 +1069,9 @@ std::string block_note(const AttentionConfig& c) {
 void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const Stored& st,
              double tau, double mo, AttentionMetrics& out, const BlockOperands* blk = nullptr) {
   Stopwatch sw;
-  RunSetup rs{&in, &st, &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
-              float(tau), float(mo), &c};
+  RunSetup rs{
+      &in,        &st,       &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
+      float(tau), float(mo), &c};
   rs.blk = blk;
   std::vector<float> o_out, lse_out;
   if (c.keep_outputs) {
@@ -1048,10 +1092,12 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
       [&](uint64_t done) { prog.update(done); });
   const UnitMetrics m = sum_units(um);
   if (m.o_overflow > 0)
-    throw Error(fmt::format("the float32 O accumulator overflows (|O| > 3.4e38) in {} output value(s) of the {} run: "
-                            "V is too large for float32 attention, and the bf16 conversion would hide it as +-3.39e38",
-                            m.o_overflow, f.name),
-                "scale V down: sum over keys of P * |V| must stay below 3.4e38");
+    throw Error(
+        fmt::format(
+            "the float32 O accumulator overflows (|O| > 3.4e38) in {} output value(s) of the {} run: "
+            "V is too large for float32 attention, and the bf16 conversion would hide it as +-3.39e38",
+            m.o_overflow, f.name),
+        "scale V down: sum over keys of P * |V| must stay below 3.4e38");
   AttentionRun r = make_run(c, in, f, st, tau, mo, m);
   if (blk != nullptr) add_block_fields(c, *blk, st, m, r);
   r.elapsed_s = sw.seconds();
@@ -1086,10 +1132,10 @@ void add_run_rows(const AttentionConfig& c, const AttentionRun& r, Table& t, Tab
                        fmt::format("{:.4g}", r.split_p), fmt::format("{:.4g}", r.split_exp2),
                        fmt::format("{:.4g}", r.split_rescale)});
   else if (c.split)
-    ts.rows.push_back({r.dtype, fmt::format("{:g}", r.tau), seq_cell(r),
-                       fmt::format("{:.4g}", r.split_qkv), fmt::format("{:.4g}", r.split_saturation),
-                       fmt::format("{:.4g}", r.split_p_conversion),
-                       fmt::format("{:.4g}", r.split_kernel_rest)});
+    ts.rows.push_back(
+        {r.dtype, fmt::format("{:g}", r.tau), seq_cell(r), fmt::format("{:.4g}", r.split_qkv),
+         fmt::format("{:.4g}", r.split_saturation), fmt::format("{:.4g}", r.split_p_conversion),
+         fmt::format("{:.4g}", r.split_kernel_rest)});
 }
 
 // The notes under the main table: geometry and inputs (from the first run), preset, references.
@@ -1100,37 +1146,57 @@ void add_attention_notes(const AttentionConfig& c, const AttentionPreset& preset
       "key blocks of {} walked {} ({}); exp2 {}; output bf16",
       r0.batch, r0.heads, r0.kv_heads, r0.d, c.causal ? "causal (top-left)" : "non-causal",
       !c.tensors.empty() ? fmt::format("in-memory tensors (q-scale {:g})", c.q_scale)
-      : c.q_path.empty() ? fmt::format("seeded N(0,1), seed {}, q-scale {:g}", c.seed, c.q_scale)
-                         : fmt::format("{}, {}, {} (q-scale {:g})", c.q_path, c.k_path, c.v_path, c.q_scale),
+      : c.q_path.empty()
+          ? fmt::format("seeded N(0,1), seed {}, q-scale {:g}", c.seed, c.q_scale)
+          : fmt::format("{}, {}, {} (q-scale {:g})", c.q_path, c.k_path, c.v_path, c.q_scale),
       c.softmax_scale ? fmt::format("{:g}", *c.softmax_scale) : "1/sqrt(d)", c.block_n,
-      block_order_name(c.order), c.order == kKernelBlockOrder ? "the kernel's order" : "the article's order",
-      r0.exp2));
+      block_order_name(c.order),
+      c.order == kKernelBlockOrder ? "the kernel's order" : "the article's order", r0.exp2));
   t.notes.push_back(fmt::format("preset '{}': {}", preset.name, preset.source));
   t.notes.push_back(
       "rel-L2 (unquant) is against float64 attention on the inputs before quantisation (what a user "
       "sees); rel-L2 (dequant) against float64 attention on the dequantised inputs (the kernel's own "
       "error); max abs and cosine vs the unquantised reference; LSE err vs the dequantised one.");
   if (is_fp8(attention_dtype(c.dtypes.front())) || c.dtypes.size() > 1)
-    t.notes.push_back(c.descale_one ? "FP8 descales: 1 (--descale one)"
-                                    : "FP8 descales: amax / fp8_max per (batch, kv_head) (JSON: runs[].descales)");
+    t.notes.push_back(
+        c.descale_one
+            ? "FP8 descales: 1 (--descale one)"
+            : "FP8 descales: amax / fp8_max per (batch, kv_head) (JSON: runs[].descales)");
 }
 
 json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
-  return {{"batch", c.batch}, {"heads", c.heads}, {"kv_heads", c.kv_heads}, {"d", c.d},
-          {"seq_q", c.seq_q}, {"seq_k", c.seq_k ? json(*c.seq_k) : json(nullptr)},
+  return {{"batch", c.batch},
+          {"heads", c.heads},
+          {"kv_heads", c.kv_heads},
+          {"d", c.d},
+          {"seq_q", c.seq_q},
+          {"seq_k", c.seq_k ? json(*c.seq_k) : json(nullptr)},
           {"causal", c.causal},
           {"softmax_scale", c.softmax_scale ? json(*c.softmax_scale) : json("1/sqrt(d)")},
-          {"seed", c.seed}, {"q_scale", c.q_scale}, {"q", c.q_path}, {"k", c.k_path},
-          {"v", c.v_path}, {"dtype", format_names(c.dtypes)}, {"preset", c.preset},
-          {"preset_source", preset.source}, {"tau", c.taus},
+          {"seed", c.seed},
+          {"q_scale", c.q_scale},
+          {"q", c.q_path},
+          {"k", c.k_path},
+          {"v", c.v_path},
+          {"dtype", format_names(c.dtypes)},
+          {"preset", c.preset},
+          {"preset_source", preset.source},
+          {"tau", c.taus},
           {"max_offset", c.max_offset ? json(*c.max_offset) : json("preset")},
-          {"descale", c.descale_one ? "one" : "amax"}, {"block_n", c.block_n},
-          {"block_m", c.block_m}, {"warp_rows", c.warp_rows}, {"exp", exp2_choice_name(c.exp2)},
-          {"order", block_order_name(c.order)}, {"allow_saturation", c.allow_saturation},
-          {"split", c.split}, {"qk_format", c.qk_format}, {"p_format", c.p_format},
+          {"descale", c.descale_one ? "one" : "amax"},
+          {"block_n", c.block_n},
+          {"block_m", c.block_m},
+          {"warp_rows", c.warp_rows},
+          {"exp", exp2_choice_name(c.exp2)},
+          {"order", block_order_name(c.order)},
+          {"allow_saturation", c.allow_saturation},
+          {"split", c.split},
+          {"qk_format", c.qk_format},
+          {"p_format", c.p_format},
           {"v_format", c.v_format},
           {"scale_rule", c.scale_rule ? json(scale_rule_name(*c.scale_rule)) : json(nullptr)},
-          {"block", c.block ? json(*c.block) : json(nullptr)}, {"p_rule", p_rule_name(c.p_rule)}};
+          {"block", c.block ? json(*c.block) : json(nullptr)},
+          {"p_rule", p_rule_name(c.p_rule)}};
 }
 
 }  // namespace
@@ -1172,16 +1238,18 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   rep.threads = m.threads;
   Table t;
   t.title = "Attention forward: kernel model vs float64 references";
-  t.columns = {"dtype", "tau", "max_off", "seq", "rel-L2 (unquant)", "rel-L2 (dequant)", "max abs",
-               "cosine", "LSE err", "saturated", "rows %", "warps %"};
+  t.columns = {"dtype",   "tau",    "max_off", "seq",       "rel-L2 (unquant)", "rel-L2 (dequant)",
+               "max abs", "cosine", "LSE err", "saturated", "rows %",           "warps %"};
   Table ts;
   ts.title = "Error split: what each part adds (||difference|| / ||reference||)";
-  ts.columns = {"dtype", "tau", "seq", "Q/K/V quantisation", "stale-max saturation", "P conversion",
-                "rest of kernel"};
+  ts.columns = {
+      "dtype",        "tau",           "seq", "Q/K/V quantisation", "stale-max saturation",
+      "P conversion", "rest of kernel"};
   if (c.block_mode()) {
-    ts.title = "Error split by source: what each part adds (Q/K, V, P: ||difference|| / ||reference||; "
-               "exp2, lazy rescaling: rel-L2 minus rel-L2 with that part exact)";
-    ts.columns = {"Q/K, P, V", "tau", "seq", "Q/K quantisation", "V quantisation",
+    ts.title =
+        "Error split by source: what each part adds (Q/K, V, P: ||difference|| / ||reference||; "
+        "exp2, lazy rescaling: rel-L2 minus rel-L2 with that part exact)";
+    ts.columns = {"Q/K, P, V",      "tau",  "seq",           "Q/K quantisation", "V quantisation",
                   "P quantisation", "exp2", "lazy rescaling"};
     t.columns[0] = "Q/K, P, V";
   }
@@ -1191,14 +1259,17 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
     runs.push_back(run_json(r));
     if (r.inputs_saturated[0] + r.inputs_saturated[1] + r.inputs_saturated[2] == 0) continue;
     const std::string note =
-        r.block ? fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond their block's largest value "
-                              "(element max x scale) were clipped to it (the scale rule's own clipping, Note [MX "
-                              "scale rules], or an FP8 operand's satfinite); the error columns include it",
-                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2])
-                : fmt::format("{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
-                              "clamped to it (the satfinite conversion); the error columns include it",
-                              r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
-                              r.dtype);
+        r.block
+            ? fmt::format(
+                  "{} inputs saturated: Q {}, K {}, V {} values beyond their block's largest value "
+                  "(element max x scale) were clipped to it (the scale rule's own clipping, Note [MX "
+                  "scale rules], or an FP8 operand's satfinite); the error columns include it",
+                  r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2])
+            : fmt::format(
+                  "{} inputs saturated: Q {}, K {}, V {} values beyond {}'s max finite were "
+                  "clamped to it (the satfinite conversion); the error columns include it",
+                  r.dtype, r.inputs_saturated[0], r.inputs_saturated[1], r.inputs_saturated[2],
+                  r.dtype);
     if (std::find(t.notes.begin(), t.notes.end(), note) == t.notes.end()) t.notes.push_back(note);
   }
   add_attention_notes(c, preset, m.runs.front(), t);
@@ -1207,17 +1278,19 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   if (c.split) rep.tables.push_back(std::move(ts));
   rep.params = attention_params(c, preset);
   rep.results = {{"runs", runs},
-                 {"perf", {{"executed_fp32_flops", m.executed_fp32_flops},
-                           {"executed_fp64_flops", m.executed_fp64_flops}}}};
+                 {"perf",
+                  {{"executed_fp32_flops", m.executed_fp32_flops},
+                   {"executed_fp64_flops", m.executed_fp64_flops}}}};
   // Wall-clock measurements are provenance, not results (identical runs: identical results).
   json run_s = json::array();
   for (const auto& r : m.runs) run_s.push_back(r.elapsed_s);
   const double elapsed = m.elapsed_s, flops_fp32 = m.executed_fp32_flops;
   rep.timings = {{"run_elapsed_s", run_s},
-                 {"perf", {{"elapsed_s", elapsed},
-                           {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},
-                           {"all_gflop_per_s", (flops_fp32 + m.executed_fp64_flops) / elapsed * 1e-9},
-                           {"threads", m.threads}}}};
+                 {"perf",
+                  {{"elapsed_s", elapsed},
+                   {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},
+                   {"all_gflop_per_s", (flops_fp32 + m.executed_fp64_flops) / elapsed * 1e-9},
+                   {"threads", m.threads}}}};
   return rep;
 }
 

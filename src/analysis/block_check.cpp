@@ -74,13 +74,15 @@ BlockCheckRow block_check_row(const std::string& name, const BlockFormat& b, PRu
   const bool e8 = b.rule != ScaleRule::nearest;
   // The nearest rule's scale saturates beyond rounding from amax / max_elem = the scale format's
   // midpoint above its max (E4M3: 464, so amax 6 x 464 = 2784).
-  const double s_max = b.scale->max_finite +
-                       std::ldexp(1.0, int(std::floor(std::log2(b.scale->max_finite))) - b.scale->man_bits - 1);
+  const double s_max =
+      b.scale->max_finite +
+      std::ldexp(1.0, int(std::floor(std::log2(b.scale->max_finite))) - b.scale->man_bits - 1);
   r.scale_clip_amax = e8 ? std::numeric_limits<double>::infinity() : s_max * e.max_finite;
   const RuleSweep sw = sweep_rule(b);
   r.elem_clip_pct = 100.0 * sw.worst_clip;
   r.elem_clip_share_pct = 100.0 * sw.clip_share;
-  r.floor_amax = (e8 ? std::ldexp(1.0, -127) : b.scale->min_normal) * (e8 ? std::ldexp(1.0, e.emax) : e.max_finite);
+  r.floor_amax = (e8 ? std::ldexp(1.0, -127) : b.scale->min_normal) *
+                 (e8 ? std::ldexp(1.0, e.emax) : e.max_finite);
   r.floor_rel_log2 = std::log2(r.floor_amax) - max_offset;
   r.flush_ratio_log2 = std::log2(e.min_subnormal / 2.0 / sw.min_scaled_amax);
   r.safe = !(r.worst_p > r.scale_clip_amax);
@@ -96,7 +98,8 @@ BlockCheckRow block_check_row(const std::string& name, const BlockFormat& b, PRu
 
 BlockCheckResult compute_block_check(const std::vector<std::string>& p_formats,
                                      const std::vector<ScaleRule>& rules, PRule p_rule,
-                                     const std::string& preset_name, const std::vector<double>& taus,
+                                     const std::string& preset_name,
+                                     const std::vector<double>& taus,
                                      std::optional<double> max_offset) {
   const AttentionPreset& preset = attention_preset(preset_name);
   for (double t : taus) check_log2_knob("--tau", t);
@@ -115,25 +118,29 @@ BlockCheckResult compute_block_check(const std::vector<std::string>& p_formats,
     const bool e8 = o.block->scale == &kE8M0;
     if (p_rule == PRule::two_level && e8)
       throw Error(fmt::format("--p-rule two-level needs a P format whose block scale has a "
-                              "mantissa (nvfp4), not '{}'", name),
+                              "mantissa (nvfp4), not '{}'",
+                              name),
                   "use --p-rule max-offset with MX formats");
     if (p_rule == PRule::two_level && max_offset)
       throw Error("--max-offset is set by --p-rule two-level (log2 of scale max x element max)",
                   "drop --max-offset, or use --p-rule max-offset");
     std::vector<ScaleRule> rs;
-    for (ScaleRule sr : rules.empty() ? std::vector<ScaleRule>{ScaleRule::floor, ScaleRule::ceil,
-                                                               ScaleRule::even, ScaleRule::rceil,
-                                                               ScaleRule::nearest}
-                                      : rules)
+    for (ScaleRule sr :
+         rules.empty() ? std::vector<ScaleRule>{ScaleRule::floor, ScaleRule::ceil, ScaleRule::even,
+                                                ScaleRule::rceil, ScaleRule::nearest}
+                       : rules)
       if ((sr != ScaleRule::nearest) == e8) rs.push_back(sr);
     if (rs.empty())
       throw Error(fmt::format("--scale-rule: none of the rules given fits {}'s {} scale", name,
                               o.block->scale->name),
                   e8 ? "MX formats take floor, ceil, even, rceil" : "nvfp4 takes nearest");
-    const double mo = p_rule == PRule::two_level
-                          ? double(float(std::log2(o.block->scale->max_finite * o.block->elem->max_finite)))
-                          : max_offset ? *max_offset : preset_max_offset(preset, kE4M3);
-    const std::vector<double> ts = taus.empty() ? std::vector<double>{preset_tau(preset, kE4M3)} : taus;
+    const double mo =
+        p_rule == PRule::two_level
+            ? double(float(std::log2(o.block->scale->max_finite * o.block->elem->max_finite)))
+        : max_offset ? *max_offset
+                     : preset_max_offset(preset, kE4M3);
+    const std::vector<double> ts =
+        taus.empty() ? std::vector<double>{preset_tau(preset, kE4M3)} : taus;
     for (ScaleRule sr : rs) {
       BlockFormat b = *o.block;
       b.rule = sr;
@@ -151,25 +158,44 @@ Report block_check_report(const BlockCheckResult& c) {
   rep.command = "check";
   Table t;
   t.title = "Block-scaled P: can the block scale saturate or flush (per scale rule)";
-  t.columns = {"P format", "rule", "P rule", "tau", "max_offset", "worst P", "block amax clips above",
-               "block max clipped (share, worst)", "smallest scale below amax", "in-block flush",
+  t.columns = {"P format",
+               "rule",
+               "P rule",
+               "tau",
+               "max_offset",
+               "worst P",
+               "block amax clips above",
+               "block max clipped (share, worst)",
+               "smallest scale below amax",
+               "in-block flush",
                "verdict"};
   json rows = json::array();
   for (const BlockCheckRow& r : c.rows) {
     t.rows.push_back(
-        {r.p_format, r.rule, r.p_rule, fmt::format("{:g}", r.tau), fmt::format("{:.4g}", r.max_offset),
+        {r.p_format, r.rule, r.p_rule, fmt::format("{:g}", r.tau),
+         fmt::format("{:.4g}", r.max_offset),
          fmt::format("2^{:.4g} = {:.4g}", r.max_offset + r.tau, r.worst_p),
          std::isinf(r.scale_clip_amax) ? "never" : fmt::format("{:g}", r.scale_clip_amax),
-         r.elem_clip_pct > 0 ? fmt::format("{:.3g} % of maxima, by up to {:.3g} %", r.elem_clip_share_pct, r.elem_clip_pct)
+         r.elem_clip_pct > 0 ? fmt::format("{:.3g} % of maxima, by up to {:.3g} %",
+                                           r.elem_clip_share_pct, r.elem_clip_pct)
                              : "none",
          fmt::format("{:.3g} (2^{:.1f} x row max)", r.floor_amax, r.floor_rel_log2),
          fmt::format("P < amax x 2^{:.2f} -> 0", r.flush_ratio_log2), r.safe ? "safe" : "UNSAFE"});
-    rows.push_back({{"p_format", r.p_format}, {"rule", r.rule}, {"p_rule", r.p_rule},
-                    {"tau", r.tau}, {"max_offset", r.max_offset}, {"worst_p", r.worst_p},
-                    {"scale_clip_amax", std::isinf(r.scale_clip_amax) ? json("inf") : json(r.scale_clip_amax)},
-                    {"elem_clip_pct", r.elem_clip_pct}, {"elem_clip_share_pct", r.elem_clip_share_pct}, {"floor_amax", r.floor_amax},
-                    {"floor_rel_log2", r.floor_rel_log2}, {"flush_ratio_log2", r.flush_ratio_log2},
-                    {"safe", r.safe}, {"explanation", r.explanation}});
+    rows.push_back(
+        {{"p_format", r.p_format},
+         {"rule", r.rule},
+         {"p_rule", r.p_rule},
+         {"tau", r.tau},
+         {"max_offset", r.max_offset},
+         {"worst_p", r.worst_p},
+         {"scale_clip_amax", std::isinf(r.scale_clip_amax) ? json("inf") : json(r.scale_clip_amax)},
+         {"elem_clip_pct", r.elem_clip_pct},
+         {"elem_clip_share_pct", r.elem_clip_share_pct},
+         {"floor_amax", r.floor_amax},
+         {"floor_rel_log2", r.floor_rel_log2},
+         {"flush_ratio_log2", r.flush_ratio_log2},
+         {"safe", r.safe},
+         {"explanation", r.explanation}});
     if (!r.safe) t.notes.push_back(fmt::format("{} {}: {}", r.p_format, r.rule, r.explanation));
   }
   t.notes.push_back(

@@ -57,9 +57,9 @@ Report block_report(const BlockFormat& f, std::span<const float> in, size_t row_
   const double rel_rms = st.ref2 > 0 ? std::sqrt(st.err2 / st.ref2) : 0.0;
   Report r;
   r.command = "block";
-  r.results["summary"] = {{"elements", in.size()},      {"row_length", row_len},
-                          {"blocks", st.blocks},        {"nan_scale_blocks", st.nan_blocks},
-                          {"saturated", st.saturated},  {"flushed_to_zero", st.flushed},
+  r.results["summary"] = {{"elements", in.size()},         {"row_length", row_len},
+                          {"blocks", st.blocks},           {"nan_scale_blocks", st.nan_blocks},
+                          {"saturated", st.saturated},     {"flushed_to_zero", st.flushed},
                           {"max_abs_err", st.max_abs_err}, {"rel_rms_err", rel_rms}};
   // Throughput of the encoding (one thread), in GB/s of float32 input.
   r.timings["encode_s"] = q.encode_s;
@@ -67,14 +67,15 @@ Report block_report(const BlockFormat& f, std::span<const float> in, size_t row_
   Table t;
   t.title = fmt::format("Block-scaled {} elements, {} scales, block {}, rule {}", f.elem->name,
                         f.scale->name, f.block_size, scale_rule_name(f.rule));
-  t.columns = {"elements", "blocks", "NaN-scale blocks", "saturated", "flushed to 0",
-               "max |err|", "rel RMS err"};
+  t.columns = {"elements",     "blocks",    "NaN-scale blocks", "saturated",
+               "flushed to 0", "max |err|", "rel RMS err"};
   t.rows.push_back({std::to_string(in.size()), std::to_string(st.blocks),
                     std::to_string(st.nan_blocks), std::to_string(st.saturated),
                     std::to_string(st.flushed), fmt::format("{:.6g}", st.max_abs_err),
                     fmt::format("{:.6g}", rel_rms)});
-  t.notes = {"Errors over the blocks with a finite scale; a NaN or inf in a block makes its scale "
-             "NaN (every element decodes to NaN)."};
+  t.notes = {
+      "Errors over the blocks with a finite scale; a NaN or inf in a block makes its scale "
+      "NaN (every element decodes to NaN)."};
   r.tables.push_back(std::move(t));
   return r;
 }

@@ -131,21 +131,21 @@ struct Block {
   uint64_t first = 0;       // global index of x[0]
   alignas(32) float x[kBlock];
   alignas(32) float y[kBlock];
-  alignas(32) float xs[kBlock + 2];     // exhaustive: x[-1 .. n] (neighbours for the weights)
+  alignas(32) float xs[kBlock + 2];  // exhaustive: x[-1 .. n] (neighbours for the weights)
   alignas(32) double ref[kBlock];
   alignas(32) double inv_ref[kBlock];
-  alignas(32) int32_t ridx32[kBlock];   // index (= bits) of RN_fp32(2^x)
-  alignas(32) int32_t ridx_out[kBlock]; // index (= bits) of RN_out(2^x)
-  alignas(32) int32_t valid[kBlock];    // -1 (all ones) or 0 (padding)
-  alignas(32) double w[kBlock];         // value weight (exhaustive) or 0
-  alignas(32) int32_t xr[kBlock];       // fused pass: ex2_emu's input-only steps (Ex2Split8)
+  alignas(32) int32_t ridx32[kBlock];    // index (= bits) of RN_fp32(2^x)
+  alignas(32) int32_t ridx_out[kBlock];  // index (= bits) of RN_out(2^x)
+  alignas(32) int32_t valid[kBlock];     // -1 (all ones) or 0 (padding)
+  alignas(32) double w[kBlock];          // value weight (exhaustive) or 0
+  alignas(32) int32_t xr[kBlock];        // fused pass: ex2_emu's input-only steps (Ex2Split8)
   alignas(32) float f[kBlock];
-  double w_total = 0;                   // sum of w (in a fixed order)
+  double w_total = 0;  // sum of w (in a fixed order)
 };
 
 struct Acc {
-  double n = 0, sum_rel = 0, max_rel = -1.0, max_idx = 0, max_ulp32 = 0, identical = 0,
-         within1 = 0, max_ulp = 0;
+  double n = 0, sum_rel = 0, max_rel = -1.0, max_idx = 0, max_ulp32 = 0, identical = 0, within1 = 0,
+         max_ulp = 0;
   float max_at = 0;
   double wn = 0, wsum_rel = 0, widentical = 0, wwithin1 = 0;
   // Combine with a later part (ties keep the earlier maximum).
@@ -187,15 +187,16 @@ struct QFormat4 {
 };
 
 // rounded_index, 4 lanes, as int32 (indices are < 2^31). `kr_out`: v / quantum, for ambiguous4.
-[[gnu::always_inline]] inline __m128i rounded_index4(__m256d v, const QFormat4& q, __m256d* kr_out) {
+[[gnu::always_inline]] inline __m128i rounded_index4(__m256d v, const QFormat4& q,
+                                                     __m256d* kr_out) {
   const __m256i exp_mask = _mm256_set1_epi64x(0x7FF0000000000000ll);
   const __m256i two52 = _mm256_set1_epi64x(static_cast<long long>(0x4330000000000000ull));
   const __m256d vc = _mm256_max_pd(v, q.min_normal);
   const __m256i eb = _mm256_and_si256(_mm256_castpd_si256(vc), exp_mask);
   const __m256d kr = _mm256_mul_pd(v, _mm256_castsi256_pd(_mm256_sub_epi64(q.qbase, eb)));
   const __m256d k = _mm256_round_pd(kr, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256d e_rel =
-      _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(two52, _mm256_srli_epi64(eb, 52))), q.ebias);
+  const __m256d e_rel = _mm256_sub_pd(
+      _mm256_castsi256_pd(_mm256_or_si256(two52, _mm256_srli_epi64(eb, 52))), q.ebias);
   if (kr_out) *kr_out = kr;
   return _mm256_cvttpd_epi32(_mm256_min_pd(_mm256_fmadd_pd(e_rel, q.two_m, k), q.inf_index));
 }
@@ -245,7 +246,8 @@ inline void exp2_ref_block(const float* x, double* ref, size_t n) {  // n % 16 =
 // formats.h's encode does; a carry into the exponent or to inf is the right index.
 inline __m256i bf16_index8(__m256i yb) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(yb, 16), _mm256_set1_epi32(1));
-  return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(yb, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+  return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(yb, _mm256_set1_epi32(0x7FFF)), lsb),
+                           16);
 }
 
 // Pass 1 for 4 references: 1 / ref, the RN_fp32 and RN_out indices, and a 4-bit mask of the
@@ -256,7 +258,8 @@ struct Prep4 {
   int amb;
 };
 [[gnu::always_inline]] inline Prep4 prep4(__m256d ref, const QFormat4& vo) {
-  const __m256d one_minus = _mm256_set1_pd(1.0 - kAmbiguousRel), one_plus = _mm256_set1_pd(1.0 + kAmbiguousRel);
+  const __m256d one_minus = _mm256_set1_pd(1.0 - kAmbiguousRel),
+                one_plus = _mm256_set1_pd(1.0 + kAmbiguousRel);
   Prep4 r;
   r.inv = _mm256_div_pd(_mm256_set1_pd(1.0), ref);
   // RN_fp32 by the hardware conversion (MXCSR's default round-to-nearest-even, never changed;
@@ -267,7 +270,8 @@ struct Prep4 {
   __m256d kro;
   r.ridx = rounded_index4(ref, vo, &kro);
   r.amb = _mm256_movemask_pd(ambiguous4(kro)) |
-          _mm_movemask_ps(_mm_castsi128_ps(_mm_xor_si128(_mm_cmpeq_epi32(r32_lo, r32_hi), _mm_set1_epi32(-1))));
+          _mm_movemask_ps(
+              _mm_castsi128_ps(_mm_xor_si128(_mm_cmpeq_epi32(r32_lo, r32_hi), _mm_set1_epi32(-1))));
   return r;
 }
 #endif
@@ -313,17 +317,18 @@ void close_block(const Block& b, Acc& part, Acc& acc) {
 struct AccVec {
   __m256d vmax = _mm256_set1_pd(-1.0), vsum = _mm256_setzero_pd(), vwsum = _mm256_setzero_pd(),
           vwident = _mm256_setzero_pd(), vwwithin = _mm256_setzero_pd();
-  __m256i vulp32 = _mm256_setzero_si256(), vulp = _mm256_setzero_si256(), vident = _mm256_setzero_si256(),
-          vwithin = _mm256_setzero_si256();
+  __m256i vulp32 = _mm256_setzero_si256(), vulp = _mm256_setzero_si256(),
+          vident = _mm256_setzero_si256(), vwithin = _mm256_setzero_si256();
 };
 
 // 8 inputs: yb = bits of y, yd = y as doubles (lanes 0-3, 4-7); r32, ridx: the reference's RN_fp32 and RN_out indices; ref, inv: the
 // reference and its inverse (lanes 0-3, 4-7); valid: -1 or 0 (padding) per lane (kMasked only);
 // w: the value weights (kWeighted only).
 template <bool kWeighted, bool kMasked>
-[[gnu::always_inline]] inline void acc_step8(AccVec& a, __m256i yb, const __m256d yd[2], __m256i r32, __m256i ridx,
-                      const __m256d ref[2], const __m256d inv[2], __m256i valid, const double* w,
-                      const QFormat4& vo, bool out_bf16) {
+[[gnu::always_inline]] inline void acc_step8(AccVec& a, __m256i yb, const __m256d yd[2],
+                                             __m256i r32, __m256i ridx, const __m256d ref[2],
+                                             const __m256d inv[2], __m256i valid, const double* w,
+                                             const QFormat4& vo, bool out_bf16) {
   const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
   const __m256d one = _mm256_set1_pd(1.0);
   const __m256i izero = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
@@ -332,7 +337,8 @@ template <bool kWeighted, bool kMasked>
   const __m256i d32 = _mm256_abs_epi32(_mm256_sub_epi32(yb, r32));
   a.vulp32 = _mm256_max_epu32(a.vulp32, mask(d32));
   const __m256i yi = out_bf16 ? bf16_index8(yb)
-                              : _mm256_setr_m128i(rounded_index4(yd[0], vo, nullptr), rounded_index4(yd[1], vo, nullptr));
+                              : _mm256_setr_m128i(rounded_index4(yd[0], vo, nullptr),
+                                                  rounded_index4(yd[1], vo, nullptr));
   const __m256i d = _mm256_abs_epi32(_mm256_sub_epi32(yi, ridx));
   a.vulp = _mm256_max_epu32(a.vulp, mask(d));
   const __m256i same = mask(_mm256_cmpeq_epi32(d, izero));
@@ -413,7 +419,8 @@ void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
     for (; i < b.n_pad; i += 8) {
       const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
       const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
-      const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)), _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
+      const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)),
+                             _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
       acc_step8<kWeighted, kMasked>(
           av, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i)), yd,
           _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
@@ -422,7 +429,8 @@ void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
     }
   };
   // Only a block with padding lanes (a run's last) needs the valid mask.
-  with_flag(b.n != b.n_pad, [&](auto masked) { pass.template operator()<decltype(masked)::value>(); });
+  with_flag(b.n != b.n_pad,
+            [&](auto masked) { pass.template operator()<decltype(masked)::value>(); });
   acc_reduce(av, b, acc, part, [&] { return b.y; });
 #endif
   for (; i < b.n_pad; ++i) {  // non-AVX2 builds: the same arithmetic, one lane
@@ -487,9 +495,10 @@ inline __m256i rng_u64_4(__m256i z) { return simd::splitmix64_mix4(z); }
 // subtractions are exact, and so is hi + lo: it is (r >> 11) * 2^-53, which has at most 53
 // significant bits.
 inline __m256d u01_4(__m256i r) {
-  const __m256d hi = _mm256_sub_pd(
-      _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(r, 32), _mm256_set1_epi64x(0x4130000000000000ll))),
-      _mm256_set1_pd(0x1p20));
+  const __m256d hi =
+      _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(r, 32),
+                                                        _mm256_set1_epi64x(0x4130000000000000ll))),
+                    _mm256_set1_pd(0x1p20));
   const __m256i lo_bits = _mm256_and_si256(_mm256_srli_epi64(r, 11), _mm256_set1_epi64x(0x1FFFFF));
   const __m256d lo = _mm256_sub_pd(
       _mm256_castsi256_pd(_mm256_or_si256(lo_bits, _mm256_set1_epi64x(0x3FE0000000000000ll))),
@@ -510,12 +519,15 @@ class Uniform8 {
         step_(_mm256_set1_epi64x(static_cast<long long>(4 * kC2))) {
     const uint64_t base = p.seed * kSplitmixSeedMul + (g + 1) * kC2;  // wraps like rng_u64
     z_ = _mm256_setr_epi64x(static_cast<long long>(base), static_cast<long long>(base + kC2),
-                            static_cast<long long>(base + 2 * kC2), static_cast<long long>(base + 3 * kC2));
+                            static_cast<long long>(base + 2 * kC2),
+                            static_cast<long long>(base + 3 * kC2));
   }
   [[gnu::always_inline]] __m256 next() {
-    const __m128 x0 = _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
+    const __m128 x0 =
+        _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
     z_ = _mm256_add_epi64(z_, step_);
-    const __m128 x1 = _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
+    const __m128 x1 =
+        _mm256_cvtpd_ps(_mm256_add_pd(lo_, _mm256_mul_pd(width_, u01_4(rng_u64_4(z_)))));
     z_ = _mm256_add_epi64(z_, step_);
     return _mm256_min_ps(last_, _mm256_max_ps(first_, _mm256_set_m128(x1, x0)));
   }
@@ -567,11 +579,12 @@ void fused_degree(const Block& b, const QFormat4& vo, AccVec& a) {
     // Sampled inputs are finite (clamped into the range): ex2_finish8's NaN step is skipped.
     const __m256i yb = detail::ex2_finish8<D, true>(split);
     const __m256 y8 = _mm256_castsi256_ps(yb);
-    const __m256d yd[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(y8)), _mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1))};
+    const __m256d yd[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(y8)),
+                           _mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1))};
     acc_step8<false, false>(a, yb, yd,
                             _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
-                            _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
-                            _mm256_setzero_si256(), nullptr, vo, kBf16);
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)),
+                            ref, inv, _mm256_setzero_si256(), nullptr, vo, kBf16);
   }
 }
 
@@ -580,8 +593,9 @@ void fused_degree(const Block& b, const QFormat4& vo, bool out_bf16, AccVec& a) 
   with_flag(out_bf16, [&](auto bf16) { fused_degree<D, decltype(bf16)::value>(b, vo, a); });
 }
 
-void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& degrees, const QFormat& q32,
-                         const QFormat& qo, bool out_bf16, std::vector<Acc>& acc, uint64_t& fallbacks) {
+void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& degrees,
+                         const QFormat& q32, const QFormat& qo, bool out_bf16,
+                         std::vector<Acc>& acc, uint64_t& fallbacks) {
   const QFormat4 vo(qo);
   // Inputs (as fill_uniform_avx2 makes them) and references.
   Uniform8 gen(p, b.first);
@@ -603,7 +617,8 @@ void fused_uniform_block(const InputPlan& p, Block& b, const std::vector<int>& d
         }
   }
   for (size_t i = 0; i < b.n; i += 8) {
-    const detail::Ex2Split8 split = detail::ex2_split8(_mm256_load_si256(reinterpret_cast<const __m256i*>(b.x + i)));
+    const detail::Ex2Split8 split =
+        detail::ex2_split8(_mm256_load_si256(reinterpret_cast<const __m256i*>(b.x + i)));
     _mm256_store_si256(reinterpret_cast<__m256i*>(b.xr + i), split.xr);
     _mm256_store_ps(b.f + i, split.f);
   }
@@ -637,8 +652,10 @@ void fill_inputs(const InputPlan& p, Block& b) {
     size_t i = 0;
 #if FA4SIM_EXP2_AVX2
     {
-      const __m256i step = _mm256_set1_epi32(8), sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
-      __m256i k = _mm256_add_epi32(_mm256_set1_epi32(k0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      const __m256i step = _mm256_set1_epi32(8),
+                    sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+      __m256i k =
+          _mm256_add_epi32(_mm256_set1_epi32(k0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
       for (; i + 8 <= b.n + 2; i += 8, k = _mm256_add_epi32(k, step)) {
         const __m256i sg = _mm256_srai_epi32(k, 31);
         const __m256i bits = _mm256_or_si256(_mm256_xor_si256(k, sg), _mm256_and_si256(sg, sign));
@@ -733,8 +750,9 @@ void validate(const Exp2Config& c) {
     throw Error(fmt::format("--range {},{} is empty or not finite", c.lo, c.hi),
                 "give LO,HI with LO < HI, e.g. --range -20,8");
   if (c.lo < kExp2RangeMin || c.hi > kExp2RangeMax)
-    throw Error(fmt::format("--range {},{} leaves [{}, {}]", c.lo, c.hi, kExp2RangeMin, kExp2RangeMax),
-                "ex2_emulation is garbage by design for x >= 128 and the reference needs x >= -1022");
+    throw Error(
+        fmt::format("--range {},{} leaves [{}, {}]", c.lo, c.hi, kExp2RangeMin, kExp2RangeMax),
+        "ex2_emulation is garbage by design for x >= 128 and the reference needs x >= -1022");
   if (exp2_float_count(c.lo, c.hi) == 0)
     throw Error(fmt::format("--range {},{} contains no float32 value", c.lo, c.hi), "widen it");
   if (!c.exhaustive) {
@@ -751,22 +769,26 @@ void validate(const Exp2Config& c) {
   if (c.threads < 0) throw Error("--threads must be >= 0", "0 = all cores");
   if (!c.coeffs.empty()) {
     if (c.coeffs.size() > kExp2MaxDegree + 1)
-      throw Error(fmt::format("{} coefficients given", c.coeffs.size()), "give 1 to 6 (degrees 0 to 5)");
+      throw Error(fmt::format("{} coefficients given", c.coeffs.size()),
+                  "give 1 to 6 (degrees 0 to 5)");
     for (float v : c.coeffs)
-      if (!std::isfinite(v)) throw Error("a coefficient is not finite", "every coefficient must be finite");
+      if (!std::isfinite(v))
+        throw Error("a coefficient is not finite", "every coefficient must be finite");
     if (c.degrees.size() != 1 || c.degrees[0] != static_cast<int>(c.coeffs.size()) - 1)
-      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)",
+                  "leave --degree out");
   }
 }
 
 Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   validate(cfg);
   const std::vector<float> coeffs = cfg.coeffs;
-  const Exp2Function fn = fn_in           ? fn_in
-                          : coeffs.empty() ? exp2_emu_function()
-                                           : Exp2Function([coeffs](int, std::span<const float> x, std::span<float> y) {
-                                               ex2_emu_poly(x, y, coeffs);
-                                             });
+  const Exp2Function fn =
+      fn_in            ? fn_in
+      : coeffs.empty() ? exp2_emu_function()
+                       : Exp2Function([coeffs](int, std::span<const float> x, std::span<float> y) {
+                           ex2_emu_poly(x, y, coeffs);
+                         });
   InputPlan plan;
   plan.exhaustive = cfg.exhaustive;
   plan.sampling = cfg.sampling;
@@ -786,8 +808,9 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
   const bool mp = cfg.reference == Exp2Reference::mp;
   const bool out_bf16 = cfg.out_dtype == "bf16";
   // Note [Fused sampled pass]; `fused_sampling = false` (tests) forces the separate passes.
-  [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in && cfg.coeffs.empty() && !plan.exhaustive &&
-                     plan.sampling == Exp2Sampling::uniform && !mp;
+  [[maybe_unused]] const bool fused = kFusedPassAvailable && cfg.fused_sampling && !fn_in &&
+                                      cfg.coeffs.empty() && !plan.exhaustive &&
+                                      plan.sampling == Exp2Sampling::uniform && !mp;
 
   // Chunk results combined in chunk order (util/parallel_merge.h): the same sums for every
   // thread count.
@@ -824,7 +847,7 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
           if (mp)
             for (size_t i = 0; i < b.n_pad; ++i) b.ref[i] = exp2_mp_round_odd(b.x[i]);
           prepare(b, q32, qo, mp, ambiguous);
-          for (size_t i : ambiguous) {  // re-decide near-midpoint cases exactly
+          for (size_t i : ambiguous) {     // re-decide near-midpoint cases exactly
             if (i >= b.n || mp) continue;  // (mp: the reference is already exact)
             const double odd = exp2_mp_round_odd(b.x[i]);
             b.ridx32[i] = static_cast<int32_t>(rounded_index(odd, q32));
@@ -832,7 +855,8 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
             ++chunk_fallbacks;
           }
           for (size_t d = 0; d < nd; ++d) {
-            fn(cfg.degrees[d], std::span<const float>(b.x, b.n_pad), std::span<float>(b.y, b.n_pad));
+            fn(cfg.degrees[d], std::span<const float>(b.x, b.n_pad),
+               std::span<float>(b.y, b.n_pad));
             if (plan.exhaustive)
               accumulate<true>(b, qo, out_bf16, acc[d]);
             else
@@ -929,19 +953,21 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r) {
   const std::string od = cfg.out_dtype;
   auto table = [&](bool weighted) {
     Table t;
-    t.title = weighted
-        ? fmt::format("exp2 value-weighted over [{}, {}) (exact limit of uniform sampling)", cfg.lo, cfg.hi)
-        : fmt::format("exp2 emulation vs 2^x over [{}, {}): {} {} inputs{}", cfg.lo, cfg.hi, r.n,
-                      sampling_name(cfg),
-                      cfg.exhaustive ? "" : fmt::format(", seed {}", cfg.seed));
-    t.columns = {"degree", "FP32 max rel", "at x", "FP32 mean rel", "FP32 max ULP",
-                 od + " identical", od + " <=1 ULP", od + " max ULP"};
+    t.title = weighted ? fmt::format(
+                             "exp2 value-weighted over [{}, {}) (exact limit of uniform sampling)",
+                             cfg.lo, cfg.hi)
+                       : fmt::format("exp2 emulation vs 2^x over [{}, {}): {} {} inputs{}", cfg.lo,
+                                     cfg.hi, r.n, sampling_name(cfg),
+                                     cfg.exhaustive ? "" : fmt::format(", seed {}", cfg.seed));
+    t.columns = {"degree",       "FP32 max rel",    "at x",          "FP32 mean rel",
+                 "FP32 max ULP", od + " identical", od + " <=1 ULP", od + " max ULP"};
     for (const auto& d : r.degrees) {
       const Exp2Stats& s = weighted ? d.weighted : d.plain;
-      t.rows.push_back({std::to_string(d.degree), fmt_e(s.max_rel), fmt::format("{:.9g}", s.max_rel_at),
-                        fmt_e(s.mean_rel), fmt::format("{}", static_cast<int64_t>(s.max_ulp_f32)),
-                        fmt_percent(100.0 * s.identical / s.n, 3), fmt_percent(100.0 * s.within_1ulp / s.n, 3),
-                        fmt::format("{}", static_cast<int64_t>(s.max_ulp))});
+      t.rows.push_back(
+          {std::to_string(d.degree), fmt_e(s.max_rel), fmt::format("{:.9g}", s.max_rel_at),
+           fmt_e(s.mean_rel), fmt::format("{}", static_cast<int64_t>(s.max_ulp_f32)),
+           fmt_percent(100.0 * s.identical / s.n, 3), fmt_percent(100.0 * s.within_1ulp / s.n, 3),
+           fmt::format("{}", static_cast<int64_t>(s.max_ulp))});
     }
     return t;
   };

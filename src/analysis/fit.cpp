@@ -108,7 +108,6 @@ struct KnownPass {
   std::vector<Stats3> stats;
 };
 
-
 // Scores up to 6 polynomials in one exhaustive pass: run_exp2 computes the reference once per
 // block and calls the function under test once per "degree" entry, so each candidate rides on
 // one of the tags 0..5 (the tag is an index into `cands`, not a degree).
@@ -237,7 +236,9 @@ const std::vector<std::string>& fit_objective_names() {
   return k;
 }
 
-std::string fit_objective_name(FitObjective o) { return fit_objective_names()[static_cast<size_t>(o)]; }
+std::string fit_objective_name(FitObjective o) {
+  return fit_objective_names()[static_cast<size_t>(o)];
+}
 
 FitObjective parse_fit_objective(const std::string& s) {
   const auto& n = fit_objective_names();
@@ -248,8 +249,9 @@ FitObjective parse_fit_objective(const std::string& s) {
 
 void validate(const FitConfig& c) {
   if (c.degree < kFitMinDegree || c.degree > kFitMaxDegree)
-    throw Error(fmt::format("--degree {} is outside {}..{}", c.degree, kFitMinDegree, kFitMaxDegree),
-                "fit a polynomial of degree 1 to 5 (degree 0 is the constant 1)");
+    throw Error(
+        fmt::format("--degree {} is outside {}..{}", c.degree, kFitMinDegree, kFitMaxDegree),
+        "fit a polynomial of degree 1 to 5 (degree 0 is the constant 1)");
   Exp2Config e;
   e.lo = c.lo;
   e.hi = c.hi;
@@ -262,9 +264,9 @@ void validate(const FitConfig& c) {
 
 Minimax remez_exp2(int degree, bool fix_c0) {
   FA4_DASSERT(degree >= 1 && degree <= kFitMaxDegree);
-  const int first = fix_c0 ? 1 : 0;           // first free coefficient
-  const int m = degree + 1 - first;            // free coefficients
-  const int nref = m + 1;                      // reference points (m coefficients + E)
+  const int first = fix_c0 ? 1 : 0;  // first free coefficient
+  const int m = degree + 1 - first;  // free coefficients
+  const int nref = m + 1;            // reference points (m coefficients + E)
   const double pi = 3.14159265358979323846;
   std::vector<Mp> x(static_cast<size_t>(nref));
   for (int j = 0; j < nref; ++j) {  // Chebyshev extrema; with c0 fixed the error vanishes at 0
@@ -278,7 +280,8 @@ Minimax remez_exp2(int degree, bool fix_c0) {
   int it = 0;
   for (; it < 60; ++it) {
     // p(x_j) - 2^x_j = (-1)^j E 2^x_j.
-    std::vector<std::vector<Mp>> a(static_cast<size_t>(nref), std::vector<Mp>(static_cast<size_t>(nref)));
+    std::vector<std::vector<Mp>> a(static_cast<size_t>(nref),
+                                   std::vector<Mp>(static_cast<size_t>(nref)));
     std::vector<Mp> rhs(static_cast<size_t>(nref));
     for (int j = 0; j < nref; ++j) {
       const Mp& xj = x[static_cast<size_t>(j)];
@@ -303,14 +306,19 @@ Minimax remez_exp2(int degree, bool fix_c0) {
       const bool l = i == 0 || ai >= abs(eg[static_cast<size_t>(i - 1)]);
       const bool r = i == kGrid || ai > abs(eg[static_cast<size_t>(i + 1)]);
       if (!(l && r) || eg[static_cast<size_t>(i)] == 0) continue;
-      Mp xa = g[static_cast<size_t>(std::max(i - 1, 0))], xb = g[static_cast<size_t>(std::min(i + 1, kGrid))];
+      Mp xa = g[static_cast<size_t>(std::max(i - 1, 0))],
+         xb = g[static_cast<size_t>(std::min(i + 1, kGrid))];
       for (int s = 0; s < 80; ++s) {  // |e| is unimodal near an extremum
         const Mp m1 = xa + (xb - xa) / 3, m2 = xb - (xb - xa) / 3;
-        if (abs(rel_err(c, m1)) < abs(rel_err(c, m2))) xa = m1; else xb = m2;
+        if (abs(rel_err(c, m1)) < abs(rel_err(c, m2)))
+          xa = m1;
+        else
+          xb = m2;
       }
       Mp xm = (xa + xb) / 2;
       Mp em = rel_err(c, xm);
-      if (abs(em) < ai) xm = g[static_cast<size_t>(i)], em = eg[static_cast<size_t>(i)];  // endpoints
+      if (abs(em) < ai)
+        xm = g[static_cast<size_t>(i)], em = eg[static_cast<size_t>(i)];  // endpoints
       ext.emplace_back(xm, em);
     }
     // Alternating subsequence: merge same-sign neighbours (keep the larger), trim the ends.
@@ -323,7 +331,10 @@ Minimax remez_exp2(int degree, bool fix_c0) {
       }
     }
     while (static_cast<int>(alt.size()) > nref) {
-      if (abs(alt.front().second) < abs(alt.back().second)) alt.erase(alt.begin()); else alt.pop_back();
+      if (abs(alt.front().second) < abs(alt.back().second))
+        alt.erase(alt.begin());
+      else
+        alt.pop_back();
     }
     Mp emax = 0, emin = 1;
     for (auto& p : ext) emax = std::max(emax, Mp(abs(p.second)));
@@ -352,7 +363,8 @@ Minimax l1_fit_exp2(int degree, bool fix_c0) {
   std::vector<LD> c(static_cast<size_t>(degree + 1), 0.0L);
   if (fix_c0) c[0] = 1;
   for (int it = 0; it < 200; ++it) {
-    std::vector<std::vector<LD>> a(static_cast<size_t>(m), std::vector<LD>(static_cast<size_t>(m), 0.0L));
+    std::vector<std::vector<LD>> a(static_cast<size_t>(m),
+                                   std::vector<LD>(static_cast<size_t>(m), 0.0L));
     std::vector<LD> b(static_cast<size_t>(m), 0.0L);
     for (int i = 0; i < kN; ++i) {
       std::vector<LD> phi(static_cast<size_t>(m));
@@ -360,8 +372,10 @@ Minimax l1_fit_exp2(int degree, bool fix_c0) {
       for (int k = 0; k < m; ++k, pw *= f[static_cast<size_t>(i)]) phi[static_cast<size_t>(k)] = pw;
       for (int r = 0; r < m; ++r) {
         for (int s = 0; s < m; ++s)
-          a[static_cast<size_t>(r)][static_cast<size_t>(s)] += w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * phi[static_cast<size_t>(s)];
-        b[static_cast<size_t>(r)] += w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * t[static_cast<size_t>(i)];
+          a[static_cast<size_t>(r)][static_cast<size_t>(s)] +=
+              w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * phi[static_cast<size_t>(s)];
+        b[static_cast<size_t>(r)] +=
+            w[static_cast<size_t>(i)] * phi[static_cast<size_t>(r)] * t[static_cast<size_t>(i)];
       }
     }
     const std::vector<LD> sol = solve(a, b);
@@ -385,10 +399,9 @@ Minimax l1_fit_exp2(int degree, bool fix_c0) {
 
 namespace {
 
-
 // `known`: the stats of `cs` on one of the three passes, already computed (that pass is skipped).
-std::vector<PolyScore> score_polys_known(const std::vector<std::vector<float>>& cs, double lo, double hi,
-                                         int threads, const KnownPass* known) {
+std::vector<PolyScore> score_polys_known(const std::vector<std::vector<float>>& cs, double lo,
+                                         double hi, int threads, const KnownPass* known) {
   auto pass = [&](double a, double b, const char* od) {
     if (known && known->lo == a && known->hi == b && known->out_dtype == od) return known->stats;
     return run_batch(cs, a, b, od, threads);
@@ -416,7 +429,8 @@ std::vector<PolyScore> score_polys_known(const std::vector<std::vector<float>>& 
 
 }  // namespace
 
-std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi, int threads) {
+std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi,
+                                   int threads) {
   return score_polys_known(cs, lo, hi, threads, nullptr);
 }
 
@@ -451,7 +465,8 @@ struct Lattice {
 std::vector<LD> lattice_points() {
   std::vector<LD> t(kLatPts);
   for (int j = 0; j < kLatPts; ++j)
-    t[static_cast<size_t>(j)] = 0.5L - 0.5L * std::cos(3.14159265358979323846L * (j + 0.5L) / kLatPts);
+    t[static_cast<size_t>(j)] =
+        0.5L - 0.5L * std::cos(3.14159265358979323846L * (j + 0.5L) / kLatPts);
   return t;
 }
 
@@ -574,12 +589,15 @@ struct Search {
   std::vector<Key> keys(const std::string& label, const std::vector<std::vector<float>>& cands) {
     std::vector<std::vector<float>> fresh;
     for (const auto& c : cands)
-      if (!seen.count(c) && std::find(fresh.begin(), fresh.end(), c) == fresh.end()) fresh.push_back(c);
+      if (!seen.count(c) && std::find(fresh.begin(), fresh.end(), c) == fresh.end())
+        fresh.push_back(c);
     std::optional<Progress> bar;
     if (progress && !fresh.empty()) bar.emplace(label, fresh.size());
     for (size_t b = 0; b < fresh.size(); b += kExp2MaxDegree + 1) {
-      const std::vector<std::vector<float>> part(fresh.begin() + static_cast<std::ptrdiff_t>(b),
-                                                 fresh.begin() + static_cast<std::ptrdiff_t>(std::min(fresh.size(), b + kExp2MaxDegree + 1)));
+      const std::vector<std::vector<float>> part(
+          fresh.begin() + static_cast<std::ptrdiff_t>(b),
+          fresh.begin() +
+              static_cast<std::ptrdiff_t>(std::min(fresh.size(), b + kExp2MaxDegree + 1)));
       const auto k = ev.keys(part, false);
       for (size_t i = 0; i < part.size(); ++i) seen[part[i]] = k[i];
       if (bar) bar->update(std::min(fresh.size(), b + part.size()));
@@ -609,7 +627,9 @@ int pattern_search(Search& se, const std::vector<IntVec>& dirs, int first, int64
         if (c != best && plausible(c)) moves.push_back(c), tag.push_back(2 * d + (sign > 0));
       }
     const auto mk = se.keys(fmt::format("fit: moves of {} ulp", s), moves);
-    const size_t bi = moves.empty() ? 0 : static_cast<size_t>(std::min_element(mk.begin(), mk.end()) - mk.begin());
+    const size_t bi =
+        moves.empty() ? 0
+                      : static_cast<size_t>(std::min_element(mk.begin(), mk.end()) - mk.begin());
     if (!moves.empty() && mk[bi] < best_key) {
       best_key = mk[bi];
       best = moves[bi];
@@ -635,7 +655,8 @@ std::vector<std::vector<float>> roundings(const std::vector<double>& start, int 
   for (size_t i = 0; i < nc; ++i) rn[i] = round_f32(start[i]);
   std::vector<std::vector<float>> out = {rn};
   std::vector<LD> d(nc, 0);
-  for (size_t i = static_cast<size_t>(first); i < nc; ++i) d[i] = static_cast<LD>(start[i]) - static_cast<LD>(rn[i]);
+  for (size_t i = static_cast<size_t>(first); i < nc; ++i)
+    d[i] = static_cast<LD>(start[i]) - static_cast<LD>(rn[i]);
   out.push_back(moved(rn, first, babai(coefficient_lattice(rn, first), lattice_image(d)), 1));
   const int nfree = static_cast<int>(nc) - first;
   if (nfree <= 5)
@@ -645,7 +666,9 @@ std::vector<std::vector<float>> roundings(const std::vector<double>& start, int 
         const double v = start[static_cast<size_t>(i)];
         float dn = round_f32(v);
         if (static_cast<double>(dn) > v) dn = step_float(dn, -1);  // RD(v)
-        c[static_cast<size_t>(i)] = (mask >> (i - first)) & 1 ? (static_cast<double>(dn) == v ? dn : step_float(dn, 1)) : dn;
+        c[static_cast<size_t>(i)] = (mask >> (i - first)) & 1
+                                        ? (static_cast<double>(dn) == v ? dn : step_float(dn, 1))
+                                        : dn;
       }
       out.push_back(c);
     }
@@ -692,7 +715,8 @@ FitResult run_fit(const FitConfig& cfg) {
   for (const IntVec& u : coefficient_lattice(best, first).u) {
     IntVec neg(u);
     for (auto& v : neg) v = -v;
-    if (std::find(dirs.begin(), dirs.end(), u) == dirs.end() && std::find(dirs.begin(), dirs.end(), neg) == dirs.end())
+    if (std::find(dirs.begin(), dirs.end(), u) == dirs.end() &&
+        std::find(dirs.begin(), dirs.end(), neg) == dirs.end())
       dirs.push_back(u);
   }
   const bool coarse = ev.range_objective() || cfg.objective == FitObjective::fp32_meanrel;
@@ -706,7 +730,8 @@ FitResult run_fit(const FitConfig& cfg) {
   const size_t nc = static_cast<size_t>(cfg.degree + 1);
   const std::vector<float> up(kPolyEx2[cfg.degree], kPolyEx2[cfg.degree] + nc);
   std::vector<std::vector<float>> finalists;
-  for (size_t i = 0; i < ranked.size() && finalists.size() < kFitFinalists; ++i) finalists.push_back(ranked[i].second);
+  for (size_t i = 0; i < ranked.size() && finalists.size() < kFitFinalists; ++i)
+    finalists.push_back(ranked[i].second);
   finalists.push_back(up);
   std::optional<Progress> bar;
   if (cfg.progress) bar.emplace("fit: exhaustive scores of the finalists", 1);
@@ -757,15 +782,18 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
                 {"fix_c0", cfg.fix_c0},
                 {"minimax_only", cfg.minimax_only},
                 {"threads", cfg.threads}};
-  json mm = {{"coeffs", r.minimax.coeffs}, {"max_rel", r.minimax.max_rel},
+  json mm = {{"coeffs", r.minimax.coeffs},
+             {"max_rel", r.minimax.max_rel},
              {"iterations", r.minimax.iterations}};
   rep.results = {{"minimax", mm}};
   Table tm;
   tm.title = fmt::format("relative minimax of 2^f on [0, 1], degree {}{} (Remez, cpp_bin_float_50)",
                          cfg.degree, cfg.fix_c0 ? ", c0 = 1" : "");
   tm.columns = {"i", "c_i"};
-  for (size_t i = 0; i < r.minimax.coeffs.size(); ++i) tm.rows.push_back({std::to_string(i), r.minimax.coeffs[i]});
-  tm.notes.push_back(fmt::format("max relative error (equioscillation level): {:.6e}", r.minimax.max_rel));
+  for (size_t i = 0; i < r.minimax.coeffs.size(); ++i)
+    tm.rows.push_back({std::to_string(i), r.minimax.coeffs[i]});
+  tm.notes.push_back(
+      fmt::format("max relative error (equioscillation level): {:.6e}", r.minimax.max_rel));
   rep.tables.push_back(tm);
   if (cfg.minimax_only) return rep;
 
@@ -776,8 +804,10 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
   tc.columns = {"i", "fa4sim fit", "hex", "upstream POLY_EX2"};
   for (size_t i = 0; i < r.coeffs.size(); ++i) {
     const float v = r.coeffs[i];
-    cs.push_back({{"decimal", fmt::format("{:.9g}", v)}, {"exact", exact_decimal(v)},
-                  {"hex", fmt::format("{:a}", v)}, {"bits", fmt::format("0x{:08X}", f32_bits(v))}});
+    cs.push_back({{"decimal", fmt::format("{:.9g}", v)},
+                  {"exact", exact_decimal(v)},
+                  {"hex", fmt::format("{:a}", v)},
+                  {"bits", fmt::format("0x{:08X}", f32_bits(v))}});
     tc.rows.push_back({std::to_string(i), fmt::format("{:.9g}", v), fmt::format("{:a}", v),
                        fmt::format("{:.9g}", kPolyEx2[cfg.degree][i])});
   }
@@ -801,20 +831,32 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
   ts.title = fmt::format(
       "every objective, exhaustive (fp32: every float of [0, 1); bf16/fp16: value-weighted over [{}, {}))",
       cfg.lo, cfg.hi);
-  ts.columns = {"", "fp32 max rel", "fp32 mean rel", "bf16 identical", "bf16 <=1 ULP", "bf16 max ULP",
-                "fp16 identical", "fp16 <=1 ULP", "fp16 max ULP"};
+  ts.columns = {"",
+                "fp32 max rel",
+                "fp32 mean rel",
+                "bf16 identical",
+                "bf16 <=1 ULP",
+                "bf16 max ULP",
+                "fp16 identical",
+                "fp16 <=1 ULP",
+                "fp16 max ULP"};
   auto row = [](const std::string& name, const PolyScore& s) {
-    return std::vector<std::string>{name, fmt_e(s.fp32_max_rel), fmt_e(s.fp32_mean_rel),
-                                    fmt_percent(s.bf16_identical_pct, 4), fmt_percent(s.bf16_within_1ulp_pct, 4),
+    return std::vector<std::string>{name,
+                                    fmt_e(s.fp32_max_rel),
+                                    fmt_e(s.fp32_mean_rel),
+                                    fmt_percent(s.bf16_identical_pct, 4),
+                                    fmt_percent(s.bf16_within_1ulp_pct, 4),
                                     fmt::format("{}", static_cast<int64_t>(s.bf16_max_ulp)),
-                                    fmt_percent(s.fp16_identical_pct, 4), fmt_percent(s.fp16_within_1ulp_pct, 4),
+                                    fmt_percent(s.fp16_identical_pct, 4),
+                                    fmt_percent(s.fp16_within_1ulp_pct, 4),
                                     fmt::format("{}", static_cast<int64_t>(s.fp16_max_ulp))};
   };
   ts.rows.push_back(row("fa4sim fit", r.score));
   ts.rows.push_back(row("upstream", r.upstream));
-  ts.notes.push_back(fmt::format("{} candidate polynomials scored on the proxy ranges, {} exhaustively "
-                                 "(the figures above are exhaustive)",
-                                 r.proxy_candidates, r.exact_candidates));
+  ts.notes.push_back(
+      fmt::format("{} candidate polynomials scored on the proxy ranges, {} exhaustively "
+                  "(the figures above are exhaustive)",
+                  r.proxy_candidates, r.exact_candidates));
   rep.tables.push_back(ts);
   return rep;
 }
@@ -855,8 +897,9 @@ std::vector<float> parse_coeff_list(const std::string& what, const std::string& 
     char* end = nullptr;
     const double v = std::strtod(tok.c_str(), &end);
     if (end == tok.c_str() || end != tok.c_str() + tok.size())
-      throw Error(fmt::format("{}: '{}' is not a number", what, printable_text(tok)),
-                  "give c0,c1,... as decimal or hex floats, e.g. 1,0.695146143,0.227564394,0.0771190897");
+      throw Error(
+          fmt::format("{}: '{}' is not a number", what, printable_text(tok)),
+          "give c0,c1,... as decimal or hex floats, e.g. 1,0.695146143,0.227564394,0.0771190897");
     if (!std::isfinite(v))
       throw Error(fmt::format("{}: coefficient {} is '{}', not finite", what, out.size(), tok),
                   "every coefficient must be a finite float32 value");
@@ -867,8 +910,9 @@ std::vector<float> parse_coeff_list(const std::string& what, const std::string& 
     out.push_back(f);
   }
   if (out.size() < 2 || out.size() > static_cast<size_t>(kExp2MaxDegree + 1))
-    throw Error(fmt::format("{}: {} coefficient{} given", what, out.size(), out.size() == 1 ? "" : "s"),
-                "give 2 to 6 (c0,c1,... for degrees 1 to 5)");
+    throw Error(
+        fmt::format("{}: {} coefficient{} given", what, out.size(), out.size() == 1 ? "" : "s"),
+        "give 2 to 6 (c0,c1,... for degrees 1 to 5)");
   // A comma-separated field that is empty ("1,,2" or a trailing comma) is malformed.
   std::string fields;
   comment = false;
@@ -884,7 +928,8 @@ std::vector<float> parse_coeff_list(const std::string& what, const std::string& 
     size_t k = i;
     while (k > 0 && (fields[k - 1] == ' ' || fields[k - 1] == '\t' || fields[k - 1] == '\r')) --k;
     if (j >= fields.size() || fields[j] == ',' || k == 0)
-      throw Error(fmt::format("{}: an empty field in '{}'", what, text), "separate the numbers by single commas");
+      throw Error(fmt::format("{}: an empty field in '{}'", what, text),
+                  "separate the numbers by single commas");
   }
   check_coeff_range(what, out);
   return out;

@@ -48,8 +48,8 @@ Report formats_table_report() {
   r.command = "formats";
   Table t;
   t.title = "Number formats (parameters and limits derived from them, formats.h)";
-  t.columns = {"name", "bits s/e/m", "bias", "max finite", "log2(max)", "min normal",
-               "min subnormal", "epsilon", "inf", "NaN (canonical)"};
+  t.columns = {"name",       "bits s/e/m",    "bias",    "max finite", "log2(max)",
+               "min normal", "min subnormal", "epsilon", "inf",        "NaN (canonical)"};
   json list = json::array();
   for (const Format* f : all_formats()) {
     t.rows.push_back({f->name, fmt::format("{}/{}/{}", int(f->has_sign), f->exp_bits, f->man_bits),
@@ -103,8 +103,8 @@ QuantizedValue quantize_value(const QuantizeConfig& c, float x, uint64_t index) 
   // Probed in ieee mode on |x|, where an overflow shows as inf (or E4M3FN's NaN).
   const uint32_t rnd = c.stochastic_seed ? sr_random_bits(*c.stochastic_seed, index) : 0u;
   const float ax = std::fabs(x);
-  const uint32_t probe = c.stochastic_seed ? encode_sr(f, ax, Overflow::ieee, rnd)
-                                           : encode(f, ax, Overflow::ieee);
+  const uint32_t probe =
+      c.stochastic_seed ? encode_sr(f, ax, Overflow::ieee, rnd) : encode(f, ax, Overflow::ieee);
   // MX formats (no NaN, or no sign; round to nearest only): the rounding itself is probed, and
   // E8M0's zeros and negatives, out of its range below, count as out of range too.
   const bool mx = f.nan_encoding == NanEncoding::none || !f.has_sign;
@@ -143,22 +143,25 @@ void QuantizeAccumulator::add(std::span<const float> values,
     n_flush_ += q.flushed;
     n_nan_ += std::isnan(q.decoded) ? 1 : 0;
     if (std::isfinite(q.abs_err) && !q.saturated) max_abs_ = std::max(max_abs_, q.abs_err);
-    if (std::isfinite(q.rel_err) && !q.saturated && !q.flushed) max_rel_ = std::max(max_rel_, q.rel_err);
+    if (std::isfinite(q.rel_err) && !q.saturated && !q.flushed)
+      max_rel_ = std::max(max_rel_, q.rel_err);
     if (on_value) on_value(value_json(q));
     if (count_ + i < c_.max_table_rows) {
       std::string note;
       if (q.saturated)
-        note = std::isnan(q.decoded) ? "overflow -> NaN"
+        note = std::isnan(q.decoded)   ? "overflow -> NaN"
                : std::isinf(q.decoded) ? "overflow -> inf"
                                        : "saturated to max finite";
       if (q.flushed) note = "flushed to zero";
       if (std::isnan(q.input))
-        note = f.nan_encoding == NanEncoding::none ? "NaN -> +max (no NaN)" : "NaN -> canonical NaN";
+        note =
+            f.nan_encoding == NanEncoding::none ? "NaN -> +max (no NaN)" : "NaN -> canonical NaN";
       if (!f.has_sign && !std::isnan(q.input) && q.input <= 0.0f)
         note = std::isnan(q.decoded) ? "not positive -> NaN" : "not positive -> min";
-      table_.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits), bit_fields(f, q.bits),
-                             fmt::format("{:.9g}", q.decoded), fmt::format("{:.3g}", q.abs_err),
-                             fmt::format("{:.3g}", q.rel_err), note});
+      table_.rows.push_back({fmt::format("{:.9g}", q.input), hex_bits(f, q.bits),
+                             bit_fields(f, q.bits), fmt::format("{:.9g}", q.decoded),
+                             fmt::format("{:.3g}", q.abs_err), fmt::format("{:.3g}", q.rel_err),
+                             note});
     }
   }
   count_ += values.size();
@@ -167,9 +170,11 @@ void QuantizeAccumulator::add(std::span<const float> values,
 Table QuantizeAccumulator::table() const {
   const Format& f = *c_.format;
   Table t = table_;
-  t.title = fmt::format("{} values -> {} ({}, {})", count_, f.name, overflow_name(c_.overflow),
-                        c_.stochastic_seed ? fmt::format("stochastic rounding, seed {}", *c_.stochastic_seed)
-                         : std::string(f.has_sign ? "round to nearest even" : "round to nearest, ties up"));
+  t.title = fmt::format(
+      "{} values -> {} ({}, {})", count_, f.name, overflow_name(c_.overflow),
+      c_.stochastic_seed
+          ? fmt::format("stochastic rounding, seed {}", *c_.stochastic_seed)
+          : std::string(f.has_sign ? "round to nearest even" : "round to nearest, ties up"));
   if (count_ > c_.max_table_rows)
     t.notes.push_back(fmt::format("showing the first {} of {} values; --json has all of them",
                                   c_.max_table_rows, count_));
@@ -226,8 +231,9 @@ float parse_float32(const std::string& token, const std::string& where) {
     throw Error(fmt::format("{}: '{}' is not a number", where, printable_text(token)),
                 "give decimal or hex floats, nan, inf or -inf");
   if (std::isinf(v))
-    throw Error(fmt::format("{}: '{}' is beyond the float32 range (max 3.40282347e38)", where, token),
-                "write inf or -inf for an infinity");
+    throw Error(
+        fmt::format("{}: '{}' is beyond the float32 range (max 3.40282347e38)", where, token),
+        "write inf or -inf for an infinity");
   if (v == 0.0f) {
     // A literal like 1e-50 that reads as 0: say so instead of silently quantizing 0.
     const double d = std::strtod(token.c_str(), nullptr);
@@ -294,7 +300,8 @@ bool ValueReader::next(std::vector<float>& out, size_t max_values) {
       if (got == 0) continue;
     }
     const char ch = pending_[pos_++];
-    const bool sep = ch == '\n' || ch == ',' || ch == '#' || std::isspace(static_cast<unsigned char>(ch));
+    const bool sep =
+        ch == '\n' || ch == ',' || ch == '#' || std::isspace(static_cast<unsigned char>(ch));
     if (!in_comment_ && !sep) {
       after_comma_ = false;
       if (token_.size() >= kMaxToken)
@@ -380,7 +387,8 @@ size_t write_encoded_all_float32(const Format& f, Overflow ov, std::FILE* out, i
   const int workers = threads > 0 ? threads : default_threads();
   const uint64_t group = kChunk * uint64_t(workers);
   std::vector<std::vector<float>> in(static_cast<size_t>(workers), std::vector<float>(kChunk));
-  std::vector<std::vector<uint32_t>> codes(static_cast<size_t>(workers), std::vector<uint32_t>(kChunk));
+  std::vector<std::vector<uint32_t>> codes(static_cast<size_t>(workers),
+                                           std::vector<uint32_t>(kChunk));
   const size_t width = f.total_bits <= 8 ? 1 : (f.total_bits <= 16 ? 2 : 4);
   std::vector<unsigned char> buf(kChunk * width);
   size_t written = 0;

@@ -48,13 +48,15 @@ std::string hex(uint32_t v) { return fmt::format("0x{:08X}", v); }
 }  // namespace
 
 uint32_t ordered_float_bits(uint64_t k) {
-  return k < kNegatives ? static_cast<uint32_t>(0xFF800000u - k) : static_cast<uint32_t>(k - kNegatives);
+  return k < kNegatives ? static_cast<uint32_t>(0xFF800000u - k)
+                        : static_cast<uint32_t>(k - kNegatives);
 }
 
 MonotoneResult monotone_steps(const ArrayFn& fn, float domain_hi, int threads, uint64_t k_begin,
                               uint64_t k_end) {
   if (k_begin > k_end || k_end > kOrderedFloats - 1)
-    throw Error(fmt::format("monotone_steps: steps [{}, {}) outside [0, {})", k_begin, k_end, kOrderedFloats - 1),
+    throw Error(fmt::format("monotone_steps: steps [{}, {}) outside [0, {})", k_begin, k_end,
+                            kOrderedFloats - 1),
                 "give value-order indices of float32 inputs");
   const uint64_t n_steps = k_end - k_begin;
   std::vector<Part> parts(chunk_count(n_steps, kChunk));
@@ -88,30 +90,40 @@ Report ex2_emu_monotone_report(const std::vector<int>& degrees, int threads) {
   r.command = "ex2_emu monotonicity";
   r.threads = threads;
   r.params = {{"degree", degrees}};
-  Table t{"ex2_emu: steps between neighbouring float32 inputs (value order, all non-NaN inputs) "
-          "where the result goes down",
-          {"degree", "steps compared", "NaN steps", "down, x < 128", "down, x >= 128"},
-          {},
-          {}};
-  Table firsts{"First down-steps (x -> next float up: result bits)", {"degree", "x", "next", "ex2_emu(x)",
-                                                                       "ex2_emu(next)"}, {}, {}};
+  Table t{
+      "ex2_emu: steps between neighbouring float32 inputs (value order, all non-NaN inputs) "
+      "where the result goes down",
+      {"degree", "steps compared", "NaN steps", "down, x < 128", "down, x >= 128"},
+      {},
+      {}};
+  Table firsts{"First down-steps (x -> next float up: result bits)",
+               {"degree", "x", "next", "ex2_emu(x)", "ex2_emu(next)"},
+               {},
+               {}};
   json per = json::array();
   for (int d : degrees) {
     const MonotoneResult m = ex2_emu_monotone(d, threads);
     json first = json::array();
     for (const auto& s : m.first) {
-      first.push_back({{"x", hex(s.x)}, {"next", hex(s.next)}, {"y", hex(s.y)}, {"y_next", hex(s.y_next)}});
-      firsts.rows.push_back({std::to_string(d), fmt::format("{} ({:g})", hex(s.x), f32_from_bits(s.x)),
-                             hex(s.next), fmt::format("{} ({:g})", hex(s.y), f32_from_bits(s.y)),
+      first.push_back(
+          {{"x", hex(s.x)}, {"next", hex(s.next)}, {"y", hex(s.y)}, {"y_next", hex(s.y_next)}});
+      firsts.rows.push_back({std::to_string(d),
+                             fmt::format("{} ({:g})", hex(s.x), f32_from_bits(s.x)), hex(s.next),
+                             fmt::format("{} ({:g})", hex(s.y), f32_from_bits(s.y)),
                              fmt::format("{} ({:g})", hex(s.y_next), f32_from_bits(s.y_next))});
     }
-    per.push_back({{"degree", d}, {"steps", m.steps}, {"nan_steps", m.nan_steps}, {"down", m.down},
-                   {"down_below_128", m.down_below}, {"first_down", first}});
+    per.push_back({{"degree", d},
+                   {"steps", m.steps},
+                   {"nan_steps", m.nan_steps},
+                   {"down", m.down},
+                   {"down_below_128", m.down_below},
+                   {"first_down", first}});
     t.rows.push_back({std::to_string(d), std::to_string(m.steps), std::to_string(m.nan_steps),
                       std::to_string(m.down_below), std::to_string(m.down - m.down_below)});
   }
-  t.notes.push_back("x >= 128 lies outside the emulation's domain (exp2_emu.h: only floor(x) mod 512 "
-                    "survives the splice); NaN steps are not comparable.");
+  t.notes.push_back(
+      "x >= 128 lies outside the emulation's domain (exp2_emu.h: only floor(x) mod 512 "
+      "survives the splice); NaN steps are not comparable.");
   r.results = {{"degrees", per}};
   r.tables.push_back(std::move(t));
   if (!firsts.rows.empty()) r.tables.push_back(std::move(firsts));

@@ -291,7 +291,8 @@ OneShot run_oneshot(const std::vector<float>& V, const std::vector<float>& S,
 // rows whose every key is masked (-inf: softmax has no value there). Only a file's -inf is a mask:
 // a generated -inf (rise:-1e308) is an overflow like its mirror +inf.
 void check_score_range(const float* S, int rows, int keys, float scale_log2,
-                       const std::string& label, const std::optional<double>& scale, bool masks_allowed) {
+                       const std::string& label, const std::optional<double>& scale,
+                       bool masks_allowed) {
   double worst = 0;
   for (int r = 0; r < rows; ++r) {
     bool any = false;
@@ -300,24 +301,31 @@ void check_score_range(const float* S, int rows, int keys, float scale_log2,
       if (masks_allowed && x == -std::numeric_limits<float>::infinity()) continue;
       any = true;
       if (!std::isfinite(x))
-        throw Error(fmt::format("--dist {}: score [{}, {}] overflows float32 (|score| > 3.4e38)", label, r, k),
+        throw Error(fmt::format("--dist {}: score [{}, {}] overflows float32 (|score| > 3.4e38)",
+                                label, r, k),
                     "give scores of at most about 1e3, as attention logits are");
       worst = std::max(worst, std::fabs(double(x) * double(scale_log2)));
     }
     if (!any)
-      throw Error(fmt::format("--dist {}: every key of row {} is -inf (masked): softmax is undefined there", label, r),
-                  "leave at least one key unmasked per row");
+      throw Error(
+          fmt::format("--dist {}: every key of row {} is -inf (masked): softmax is undefined there",
+                      label, r),
+          "leave at least one key unmasked per row");
   }
   if (worst > kMaxScaledScore)
-    throw Error(fmt::format("--dist {}: scores{} reach {:.3g} in log2 units, beyond 2^24 = 16777216, where "
-                            "float32 keeps no fraction of the exponent",
-                            label, scale ? fmt::format(" x --softmax-scale {:g} x log2(e)", *scale) : std::string(), worst),
-                "scale the scores down: attention logits stay below ~1e3");
+    throw Error(
+        fmt::format(
+            "--dist {}: scores{} reach {:.3g} in log2 units, beyond 2^24 = 16777216, where "
+            "float32 keeps no fraction of the exponent",
+            label, scale ? fmt::format(" x --softmax-scale {:g} x log2(e)", *scale) : std::string(),
+            worst),
+        "scale the scores down: attention logits stay below ~1e3");
 }
 
 }  // namespace
 
-void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg, const std::string& label) {
+void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg,
+                       const std::string& label) {
   check_score_range(S, rows, keys, scale_log2_of(cfg), label, cfg.scale, true);
 }
 
@@ -339,9 +347,10 @@ FileScores read_file_scores(RescaleConfig& cfg) {
     const int fr = int(a.shape[0]), fk = int(a.shape[1]);
     if ((cfg.rows_set && fr != cfg.rows) || (cfg.keys_set && fk != cfg.keys))
       throw Error(fmt::format("{} has shape {} but {} given", dist.path, a.shape_string(),
-                              cfg.rows_set && cfg.keys_set ? fmt::format("--rows {} --keys {} were", cfg.rows, cfg.keys)
-                              : cfg.rows_set               ? fmt::format("--rows {} was", cfg.rows)
-                                                           : fmt::format("--keys {} was", cfg.keys)),
+                              cfg.rows_set && cfg.keys_set
+                                  ? fmt::format("--rows {} --keys {} were", cfg.rows, cfg.keys)
+                              : cfg.rows_set ? fmt::format("--rows {} was", cfg.rows)
+                                             : fmt::format("--keys {} was", cfg.keys)),
                   "leave out --rows/--keys to take the file's shape");
     if (!file_scores.empty() && (fr != rows || fk != keys))
       throw Error(fmt::format("{} has shape {}, another file has ({}, {})", dist.path,
@@ -384,8 +393,10 @@ std::vector<float> seed_scores(const RescaleConfig& cfg, const FileScores& files
 void record_run(const RowBlockRunResult& rr, bool counts_only, const std::vector<double>& O_ref,
                 const std::vector<double>& lse_ref, RescaleRunSamples& smp) {
   const auto& c = rr.counts;
-  smp.rows_pct.push_back(c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0);
-  smp.warps_pct.push_back(c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0);
+  smp.rows_pct.push_back(c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions)
+                                         : 0.0);
+  smp.warps_pct.push_back(
+      c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0);
   smp.saturated.push_back(double(c.saturated));
   smp.saturated_pct.push_back(c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0);
   if (!counts_only) {
@@ -405,7 +416,8 @@ void run_dist(const RescaleConfig& cfg, const FileScores& files, size_t di, Nump
   const bool numpy_rng = cfg.rng == RngChoice::Kind::numpy;
   const ScoreDist& dist = cfg.dists[di];
   const std::vector<float> S = seed_scores(cfg, files, di, np, seed, threads);
-  check_score_range(S.data(), rows, keys, scale_log2, dist.label, cfg.scale, dist.kind == ScoreDist::Kind::file);
+  check_score_range(S.data(), rows, keys, scale_log2, dist.label, cfg.scale,
+                    dist.kind == ScoreDist::Kind::file);
   std::vector<double> O_ref, lse_ref;
   if (!cfg.counts_only)
     softmax_reference(S.data(), rows, keys, scale_log2, in.V.data(), d, O_ref, lse_ref, threads);
@@ -480,8 +492,7 @@ void validate_rescale_config(const RescaleConfig& cfg) {
   for (const Format* n : cfg.dtypes) p_format(n);
   if (cfg.max_offset) check_log2_knob("--max-offset", *cfg.max_offset);
   if (cfg.block < 1) throw Error(fmt::format("--block-n {} must be >= 1", cfg.block), "e.g. 128");
-  if (cfg.rows < 1 || cfg.keys < 1 || cfg.d < 1)
-    throw Error("--rows, --keys and --d must be >= 1");
+  if (cfg.rows < 1 || cfg.keys < 1 || cfg.d < 1) throw Error("--rows, --keys and --d must be >= 1");
   if (cfg.block > cfg.keys)
     throw Error(fmt::format("--block-n {} is larger than --keys {}", cfg.block, cfg.keys),
                 "a row would be a single block: nothing to rescale");
@@ -517,7 +528,6 @@ void validate_rescale_config(const RescaleConfig& cfg) {
   }
 }
 
-
 RescaleResult compute_rescale(const RescaleConfig& cfg_in) {
   RescaleConfig cfg = cfg_in;
   if (cfg.dists.empty()) cfg.dists.push_back(parse_score_dist("normal:1.5"));
@@ -547,11 +557,13 @@ json rescale_params(const RescaleConfig& cfg, const RescaleResult& r) {
   for (const auto& x : r.dists) dists.push_back(x.label);
   for (double t : cfg.taus) taus.push_back(t);
   for (const Format* x : cfg.dtypes) dtypes.push_back(x->name);
-  const char* order_opt = cfg.order == OrderChoice::auto_ ? "auto"
-                          : cfg.order == OrderChoice::reverse ? "reverse" : "forward";
+  const char* order_opt = cfg.order == OrderChoice::auto_     ? "auto"
+                          : cfg.order == OrderChoice::reverse ? "reverse"
+                                                              : "forward";
   return {{"tau", taus},
           {"dtype", dtypes},
-          {"max_offset", cfg.max_offset ? json(*cfg.max_offset) : json("per dtype: 8 for FP8, 0 otherwise")},
+          {"max_offset",
+           cfg.max_offset ? json(*cfg.max_offset) : json("per dtype: 8 for FP8, 0 otherwise")},
           {"dist", dists},
           {"rows", r.rows},
           {"keys", r.keys},
@@ -565,7 +577,8 @@ json rescale_params(const RescaleConfig& cfg, const RescaleResult& r) {
           {"warp_rows", cfg.warp_rows},
           {"seed", cfg.seed},
           {"seeds", cfg.seeds},
-          {"rng", cfg.rng == RngChoice::Kind::numpy ? fmt::format("numpy:{}", cfg.seed) : std::string("fa4sim")},
+          {"rng", cfg.rng == RngChoice::Kind::numpy ? fmt::format("numpy:{}", cfg.seed)
+                                                    : std::string("fa4sim")},
           {"allow_saturation", cfg.allow_saturation},
           {"counts_only", cfg.counts_only}};
 }
@@ -579,15 +592,17 @@ json runs_table(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
                         cfg.seeds > 1 ? fmt::format("mean ± sd over {} seeds ({}..{})", cfg.seeds,
                                                     cfg.seed, cfg.seed + uint64_t(cfg.seeds) - 1)
                                       : fmt::format("seed {}", cfg.seed));
-  t.columns = {"scores", "order", "tau", "dtype", "max_off", "rows %", "warps %", "rel-L2",
-               "max abs", "LSE err", "saturated", "sat %"};
+  t.columns = {"scores",  "order",  "tau",     "dtype",   "max_off",   "rows %",
+               "warps %", "rel-L2", "max abs", "LSE err", "saturated", "sat %"};
   for (const RescaleRunSamples& s : r.runs) {
     const Format& f = p_format(cfg.dtypes[s.dtype]);
     const double mo = cfg.max_offset ? *cfg.max_offset : default_max_offset(f);
     const double tau = cfg.taus[s.tau];
     const SafetyCheck sc = safety_check(f, tau, mo);
     const BlockOrder order = resolve_order(cfg.order, r.dists[s.dist]);
-    auto metric = [&](const std::vector<double>& xs) { return xs.empty() ? json(nullptr) : stat(xs); };
+    auto metric = [&](const std::vector<double>& xs) {
+      return xs.empty() ? json(nullptr) : stat(xs);
+    };
     runs.push_back({{"dist", r.dists[s.dist].label},
                     {"tau", tau},
                     {"dtype", f.name},
@@ -607,10 +622,10 @@ json runs_table(const RescaleConfig& cfg, const RescaleResult& r, Table& t) {
                     {"saturated_pct", metric(s.saturated_pct)},
                     {"safe", sc.safe}});
     t.rows.push_back({r.dists[s.dist].label, block_order_name(order), num_label(tau), f.name,
-                      num_label(mo), fmt_stat(s.rows_pct, "{:.2f}"), fmt_stat(s.warps_pct, "{:.1f}"),
-                      fmt_stat(s.rel_l2, "{:.5f}"), fmt_stat(s.max_abs, "{:.2e}"),
-                      fmt_stat(s.lse_max_err, "{:.1e}"), fmt_stat(s.saturated, "{:.0f}"),
-                      fmt_stat(s.saturated_pct, "{:.3f}")});
+                      num_label(mo), fmt_stat(s.rows_pct, "{:.2f}"),
+                      fmt_stat(s.warps_pct, "{:.1f}"), fmt_stat(s.rel_l2, "{:.5f}"),
+                      fmt_stat(s.max_abs, "{:.2e}"), fmt_stat(s.lse_max_err, "{:.1e}"),
+                      fmt_stat(s.saturated, "{:.0f}"), fmt_stat(s.saturated_pct, "{:.3f}")});
   }
   return runs;
 }
@@ -631,7 +646,9 @@ json safety_checks(const RescaleConfig& cfg, Table& t) {
                         {"largest_safe_tau_below", sc.largest_safe_tau},
                         {"explanation", sc.explanation}});
       if (!sc.safe)
-        t.notes.push_back(fmt::format("UNSAFE (the kernel would assert; run because of --allow-saturation): {}", sc.explanation));
+        t.notes.push_back(
+            fmt::format("UNSAFE (the kernel would assert; run because of --allow-saturation): {}",
+                        sc.explanation));
     }
   }
   return safety;
@@ -646,9 +663,9 @@ void add_model_notes(const RescaleConfig& cfg, const RescaleResult& r, Table& t)
       "rows % = row rescales / (rows x (blocks - 1)) = / ({} x {}); warps % = warps with any row "
       "rescaling / (warps x (blocks - 1)) = / ({} x {}), warps of {} rows{}",
       rows, n_blocks - 1, n_warps, n_blocks - 1, cfg.warp_rows,
-      rows % cfg.warp_rows ? fmt::format(" (the last warp has only {} rows and votes once)",
-                                         rows % cfg.warp_rows)
-                           : ""));
+      rows % cfg.warp_rows
+          ? fmt::format(" (the last warp has only {} rows and votes once)", rows % cfg.warp_rows)
+          : ""));
   if (keys % block)
     t.notes.push_back(fmt::format(
         "ragged last block: {} keys; it is processed with its valid keys only (the kernel masks "
@@ -663,11 +680,16 @@ void add_model_notes(const RescaleConfig& cfg, const RescaleResult& r, Table& t)
       "(float32); peaked = N(0, 6^2); rise:T = N(0, 1.5^2) + T*k/keys; P cast with "
       "round-to-nearest-even, subnormals, satfinite; row_sum from float32 P; errors vs float64 "
       "softmax(S) @ V (rel-L2 = Frobenius norm ratio, max abs, LSE in natural log)",
-      cfg.v_dist == "normal" ? "N(0, 1)" : "U[-1, 1)", keys, cfg.d, cfg.scale ? "natural units x --scale" : "log2 units",
-      ""));
-  t.notes.push_back(fmt::format("generator: {}", cfg.rng == RngChoice::Kind::numpy
-      ? fmt::format("NumPy default_rng({}) (PCG64): V first, then the score matrices in --dist order", cfg.seed)
-      : std::string("fa4sim's own (counter-based, per row; --rng numpy:SEED draws NumPy's streams)")));
+      cfg.v_dist == "normal" ? "N(0, 1)" : "U[-1, 1)", keys, cfg.d,
+      cfg.scale ? "natural units x --scale" : "log2 units", ""));
+  t.notes.push_back(fmt::format(
+      "generator: {}",
+      cfg.rng == RngChoice::Kind::numpy
+          ? fmt::format(
+                "NumPy default_rng({}) (PCG64): V first, then the score matrices in --dist order",
+                cfg.seed)
+          : std::string(
+                "fa4sim's own (counter-based, per row; --rng numpy:SEED draws NumPy's streams)")));
 }
 
 // The one-shot table and its JSON (null when the experiment did not run).
@@ -677,7 +699,8 @@ json oneshot_table(const RescaleConfig& cfg, const RescaleResult& r, Report& rep
   o.title = "one-shot softmax (no online steps), bf16 P, peaked N(0, 6^2) scores";
   o.columns = {"dominant P", "rel-L2"};
   o.rows.push_back({"1.0 exactly (P = 2^(s - max))", fmt_stat(r.oneshot_p1, "{:.5f}")});
-  o.rows.push_back({"2^u, u ~ U[0,1) per row (P = 2^(s - max + u))", fmt_stat(r.oneshot_p2u, "{:.5f}")});
+  o.rows.push_back(
+      {"2^u, u ~ U[0,1) per row (P = 2^(s - max + u))", fmt_stat(r.oneshot_p2u, "{:.5f}")});
   o.notes.push_back("the lagging max's cost in bf16: the dominant P is no longer exactly 1.0");
   rep.tables.push_back(o);
   return {{"dtype", "bf16"},
@@ -705,13 +728,16 @@ Report rescale_report(const RescaleConfig& cfg, const RescaleResult& r) {
   const json oneshot = oneshot_table(cfg, r, rep);
   const int n_blocks = (r.keys + cfg.block - 1) / cfg.block;
   const int n_warps = (r.rows + cfg.warp_rows - 1) / cfg.warp_rows;
-  rep.results = {{"runs", runs},
-                 {"oneshot", oneshot},
-                 {"safety", {{"allow_saturation", cfg.allow_saturation}, {"checks", safety}}},
-                 {"denominators", {{"rows", fmt::format("rows * (blocks - 1) = {}", int64_t(r.rows) * (n_blocks - 1))},
-                                   {"warps", fmt::format("ceil(rows / warp_rows) * (blocks - 1) = {}", int64_t(n_warps) * (n_blocks - 1))}}},
-                 {"blocks", n_blocks},
-                 {"warps", n_warps}};
+  rep.results = {
+      {"runs", runs},
+      {"oneshot", oneshot},
+      {"safety", {{"allow_saturation", cfg.allow_saturation}, {"checks", safety}}},
+      {"denominators",
+       {{"rows", fmt::format("rows * (blocks - 1) = {}", int64_t(r.rows) * (n_blocks - 1))},
+        {"warps", fmt::format("ceil(rows / warp_rows) * (blocks - 1) = {}",
+                              int64_t(n_warps) * (n_blocks - 1))}}},
+      {"blocks", n_blocks},
+      {"warps", n_warps}};
   return rep;
 }
 

@@ -59,7 +59,8 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
       throw Error(fmt::format("the FlashAttention-4 backward pass has no {} path", to_string(t)),
                   "use --dtype bf16 with --direction bwd");
     if (!mma_rate_of(a, t))
-      throw Error(fmt::format("arch '{}' has no {} MMA", a.name, to_string(t)), "use --dtype bf16 for it");
+      throw Error(fmt::format("arch '{}' has no {} MMA", a.name, to_string(t)),
+                  "use --dtype bf16 for it");
     mma_rate = *mma_rate_of(a, t);
   }
   const double M = m, N = n, D = d;
@@ -69,7 +70,7 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
                    : t == OperandType::fp6 ? 0.75 + 1.0 / 32
                    : t == OperandType::fp4 ? 0.5 + 1.0 / 16
                                            : 2.0;
-  const double b_scale = cta_group == 2 ? 0.5 : 1.0;    // 2-CTA: each CTA loads half of B
+  const double b_scale = cta_group == 2 ? 0.5 : 1.0;  // 2-CTA: each CTA loads half of B
   TileCost c;
   c.arch = a.name;
   c.direction = dir;
@@ -85,10 +86,10 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
     smem_bytes = M * D * b + b_scale * 2 * N * D * b;
   } else {
     c.cycles_mma = 10 * M * N * D / mma_rate;
-    const double a_smem = (2 * N * D + M * N) * b;        // K, V, dS as A operands
-    const double b_smem = (4 * M * D + N * D) * b;        // Q, dO, dO, Q, K as B operands
-    const double ds_write = M * N * b;                    // dS stored for dQ = dS K
-    const double dq_fp32 = 2 * 4 * M * D;                 // dQ fp32 partial: write + TMA read
+    const double a_smem = (2 * N * D + M * N) * b;  // K, V, dS as A operands
+    const double b_smem = (4 * M * D + N * D) * b;  // Q, dO, dO, Q, K as B operands
+    const double ds_write = M * N * b;              // dS stored for dQ = dS K
+    const double dq_fp32 = 2 * 4 * M * D;           // dQ fp32 partial: write + TMA read
     smem_bytes = a_smem + b_scale * b_smem + ds_write + dq_fp32;
   }
   c.cycles_exp = M * N / a.mufu_ex2_per_clk_sm;
@@ -97,7 +98,8 @@ TileCost tile_cost(const ArchSpec& a, Direction dir, OperandType t, int cta_grou
   c.smem_over_mma = c.cycles_smem / c.cycles_mma;
   const double top = std::max({c.cycles_mma, c.cycles_exp, c.cycles_smem});
   for (const auto& [name, cyc] : {std::pair<const char*, double>{"mma", c.cycles_mma},
-                                  {"exp", c.cycles_exp}, {"smem", c.cycles_smem}})
+                                  {"exp", c.cycles_exp},
+                                  {"smem", c.cycles_smem}})
     if (cyc == top) c.bottleneck += (c.bottleneck.empty() ? "" : "=") + std::string(name);
   c.emu_fraction_to_tie = std::max(0.0, 1.0 - c.cycles_mma / c.cycles_exp);
   return c;
@@ -135,8 +137,8 @@ PipeLines pipe_lines(const PipeModelSpec& s, const ArchSpec& a, int degree, bool
   const PipeCounts emu = pipe_counts(s.emulated_exp2, a, degree);
   const PipeCounts oth = with_softmax ? pipe_counts(s.softmax_other, a, degree) : PipeCounts{};
   const double issue_rate = a.smsp_per_sm * a.issue_slots_per_clk_smsp * 32.0;
-  const double rate[4] = {a.fp32_fma_lanes_per_clk_sm, a.alu_lanes_per_clk_sm, a.mufu_ex2_per_clk_sm,
-                          issue_rate};
+  const double rate[4] = {a.fp32_fma_lanes_per_clk_sm, a.alu_lanes_per_clk_sm,
+                          a.mufu_ex2_per_clk_sm, issue_rate};
   const double h[4] = {hw.fma, hw.alu, hw.mufu, hw.issue};
   const double e[4] = {emu.fma, emu.alu, emu.mufu, emu.issue};
   const double o[4] = {oth.fma, oth.alu, oth.mufu, oth.issue};
@@ -156,7 +158,8 @@ PipePoint eval_lines(const PipeLines& l, double f) {
   pt.t_fma = t[0], pt.t_alu = t[1], pt.t_mufu = t[2], pt.t_issue = t[3];
   const double top = std::max({t[0], t[1], t[2], t[3]});
   for (int p = 0; p < 4; ++p)
-    if (t[p] >= top * (1 - 1e-12)) pt.bound += (pt.bound.empty() ? "" : "=") + std::string(kPipeNames[p]);
+    if (t[p] >= top * (1 - 1e-12))
+      pt.bound += (pt.bound.empty() ? "" : "=") + std::string(kPipeNames[p]);
   pt.exps_per_clk_sm = 1.0 / top;
   return pt;
 }
@@ -168,7 +171,8 @@ PipePoint pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree, doub
   return eval_lines(pipe_lines(s, a, degree, with_softmax), f);
 }
 
-PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree, bool with_softmax) {
+PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree,
+                          bool with_softmax) {
   const PipeLines l = pipe_lines(s, a, degree, with_softmax);
   // max_p (a_p + b_p f) is convex and piecewise linear: its minimum over [0, 1] is at an end or
   // where two lines cross. Try every candidate and keep the lowest (first on ties).
@@ -191,21 +195,26 @@ PipePoint best_pipe_point(const PipeModelSpec& s, const ArchSpec& a, int degree,
 // ---- schedule
 
 std::string tuning_key(const TuningEntry& e) {
-  return fmt::format("{},{},hd{},{},{}", e.use_2cta ? "2cta" : "1cta", e.causal ? "causal" : "noncausal",
-                     e.head_dim_padded, e.is_sm103 ? "sm103" : "sm100", e.dtype);
+  return fmt::format("{},{},hd{},{},{}", e.use_2cta ? "2cta" : "1cta",
+                     e.causal ? "causal" : "noncausal", e.head_dim_padded,
+                     e.is_sm103 ? "sm103" : "sm100", e.dtype);
 }
 
 ScheduleResult compute_schedule(int freq, int res, int start_frg, int row_width,
                                 const std::string& key) {
   if (row_width <= 0 || row_width % kExp2FragmentCols != 0)
-    throw Error(fmt::format("row width {} is not a positive multiple of {}", row_width, kExp2FragmentCols),
-                "the schedule works on fragments of 32 columns: use e.g. --tile 128x128");
-  if (freq < 0) throw Error(fmt::format("schedule freq = {} is negative", freq), "freq >= 0 (0 = no emulation)");
+    throw Error(
+        fmt::format("row width {} is not a positive multiple of {}", row_width, kExp2FragmentCols),
+        "the schedule works on fragments of 32 columns: use e.g. --tile 128x128");
+  if (freq < 0)
+    throw Error(fmt::format("schedule freq = {} is negative", freq),
+                "freq >= 0 (0 = no emulation)");
   if (freq > 0 && (res < 0 || res >= freq))
     throw Error(fmt::format("schedule res = {} must be in 0..freq-1 = 0..{}", res, freq - 1),
                 "res >= freq would emulate every pair: e.g. --schedule 10,4,1");
   if (start_frg < 0)
-    throw Error(fmt::format("schedule start_frg = {} is negative", start_frg), "e.g. --schedule 10,4,1");
+    throw Error(fmt::format("schedule start_frg = {} is negative", start_frg),
+                "e.g. --schedule 10,4,1");
   ScheduleResult r;
   r.key = key;
   r.freq = freq;
@@ -228,30 +237,30 @@ const ArchSpec* find_arch(const std::vector<ArchSpec>& archs, const std::string&
   return nullptr;
 }
 
-std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const PipeModelSpec& pm, int deg0,
-                                            std::vector<std::string>& skipped) {
+std::vector<RooflineTileRow> roofline_tiles(const RooflineOptions& o, const PipeModelSpec& pm,
+                                            int deg0, std::vector<std::string>& skipped) {
   std::vector<RooflineTileRow> rows;
   for (const auto& a : o.archs) {
     for (OperandType dtype : o.dtypes)
-    for (Direction dir : o.directions) {
-      if (dtype != OperandType::bf16 && (dir == Direction::bwd || !mma_rate_of(a, dtype))) {
-        skipped.push_back(fmt::format("{} {} {}", a.name, to_string(dir), to_string(dtype)));
-        continue;
-      }
-      for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
-        for (int d : o.ds) {
-          RooflineTileRow row;
-          row.cost = tile_cost(a, dir, dtype, cta, o.tile_m, o.tile_n, d);
-          // The tie under the pipe model: the softmax at f_tie (softmax_other included).
-          row.softmax_at_tie = pipe_point(pm, a, deg0, row.cost.emu_fraction_to_tie, true);
-          if (o.emu_fraction) {
-            row.exp_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, false);
-            row.softmax_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, true);
+      for (Direction dir : o.directions) {
+        if (dtype != OperandType::bf16 && (dir == Direction::bwd || !mma_rate_of(a, dtype))) {
+          skipped.push_back(fmt::format("{} {} {}", a.name, to_string(dir), to_string(dtype)));
+          continue;
+        }
+        for (int cta : dir == Direction::fwd ? std::vector<int>{1} : std::vector<int>{1, 2}) {
+          for (int d : o.ds) {
+            RooflineTileRow row;
+            row.cost = tile_cost(a, dir, dtype, cta, o.tile_m, o.tile_n, d);
+            // The tie under the pipe model: the softmax at f_tie (softmax_other included).
+            row.softmax_at_tie = pipe_point(pm, a, deg0, row.cost.emu_fraction_to_tie, true);
+            if (o.emu_fraction) {
+              row.exp_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, false);
+              row.softmax_at_f = pipe_point(pm, a, deg0, *o.emu_fraction, true);
+            }
+            rows.push_back(row);
           }
-          rows.push_back(row);
         }
       }
-    }
   }
   if (rows.empty())
     throw Error(fmt::format("no tile to model: {} (no such path)", fmt::join(skipped, ", ")),
@@ -281,14 +290,16 @@ void roofline_pipe(const RooflineOptions& o, const PipeModelSpec& pm, RooflineRe
       const int steps = static_cast<int>(std::lround(1.0 / o.f_step));
       for (int i = 0; i <= steps; ++i) {
         const double f = static_cast<double>(i) / steps;
-        r.curve.push_back({a.name, deg, pipe_point(pm, a, deg, f, false), pipe_point(pm, a, deg, f, true)});
+        r.curve.push_back(
+            {a.name, deg, pipe_point(pm, a, deg, f, false), pipe_point(pm, a, deg, f, true)});
       }
     }
   r.arch_pipe.assign(o.archs.size(), {});
   for (int ws = 0; ws < 2; ++ws)
     for (size_t k = 0; k < o.archs.size(); ++k) {
       for (int i = 0; i <= 8; ++i)
-        r.arch_pipe[k].eighths[ws].push_back(pipe_point(pm, o.archs[k], r.degree, i / 8.0, ws == 1));
+        r.arch_pipe[k].eighths[ws].push_back(
+            pipe_point(pm, o.archs[k], r.degree, i / 8.0, ws == 1));
       r.arch_pipe[k].best[ws] = best_pipe_point(pm, o.archs[k], r.degree, ws == 1);
     }
   for (const auto& a : o.archs)
@@ -298,7 +309,8 @@ void roofline_pipe(const RooflineOptions& o, const PipeModelSpec& pm, RooflineRe
                           pipe_point(pm, a, deg, 0.0, with_softmax)});
 }
 
-std::vector<RooflineScheduleRow> roofline_schedule(const RooflineOptions& o, std::string& tuning_source) {
+std::vector<RooflineScheduleRow> roofline_schedule(const RooflineOptions& o,
+                                                   std::string& tuning_source) {
   std::vector<RooflineScheduleRow> rows;
   if (o.schedule) rows.push_back({*o.schedule, std::nullopt, "", false});
   if (o.schedule_table) {
@@ -317,14 +329,17 @@ std::vector<RooflineScheduleRow> roofline_schedule(const RooflineOptions& o, std
   return rows;
 }
 
-std::optional<RooflineMeasured> roofline_measured(const RooflineOptions& o, const PipeModelSpec& pm) {
+std::optional<RooflineMeasured> roofline_measured(const RooflineOptions& o,
+                                                  const PipeModelSpec& pm) {
   if (!o.measured_path) return std::nullopt;
   RooflineMeasured m;
   m.file = load_measured(*o.measured_path);
-  const auto it = std::find_if(o.archs.begin(), o.archs.end(), [&](const ArchSpec& a) { return a.name == m.file.arch; });
+  const auto it = std::find_if(o.archs.begin(), o.archs.end(),
+                               [&](const ArchSpec& a) { return a.name == m.file.arch; });
   const ArchSpec arch = it != o.archs.end() ? *it : load_known_arch(m.file.arch);
   m.arch = arch.name;
-  for (const auto& p : m.file.points) m.predicted.push_back(pipe_point(pm, arch, p.degree, p.f, false));
+  for (const auto& p : m.file.points)
+    m.predicted.push_back(pipe_point(pm, arch, p.degree, p.f, false));
   return m;
 }
 
@@ -360,7 +375,8 @@ std::vector<ExcessReading> excess_readings() {
       {"forward, bf16, d = 256", "b200", Direction::fwd, OperandType::bf16, 1, 256},
       {"forward, fp8 operands, d = 192", "b200", Direction::fwd, OperandType::fp8, 1, 192},
       {"forward, fp8 operands, d = 256", "b200", Direction::fwd, OperandType::fp8, 1, 256},
-      {"forward 2-CTA, bf16, d = 128 (B operands halved)", "b200", Direction::fwd, OperandType::bf16, 2, 128},
+      {"forward 2-CTA, bf16, d = 128 (B operands halved)", "b200", Direction::fwd,
+       OperandType::bf16, 2, 128},
       {"backward 1-CTA, d = 64", "b200", Direction::bwd, OperandType::bf16, 1, 64},
       {"backward 2-CTA, d = 64", "b200", Direction::bwd, OperandType::bf16, 2, 64},
       {"B300 forward, bf16, d = 128", "b300", Direction::fwd, OperandType::bf16, 1, 128},
@@ -368,7 +384,8 @@ std::vector<ExcessReading> excess_readings() {
       {"B300 backward 1-CTA, d = 128", "b300", Direction::bwd, OperandType::bf16, 1, 128},
       {"backward 1-CTA, d = 96", "b200", Direction::bwd, OperandType::bf16, 1, 96},
       {"backward 1-CTA, d = 32", "b200", Direction::bwd, OperandType::bf16, 1, 32},
-      {"forward, bf16, d = 80 (not an FA4 head dim)", "b200", Direction::fwd, OperandType::bf16, 1, 80},
+      {"forward, bf16, d = 80 (not an FA4 head dim)", "b200", Direction::fwd, OperandType::bf16, 1,
+       80},
   };
 }
 
@@ -425,18 +442,24 @@ ExcessInvestigation compute_excess_investigation(const std::vector<ArchSpec>& ar
     rd.in_range = rd.largest_excess >= 0.25 - 1e-9 && rd.largest_excess <= 0.60 + 1e-9;
     // Exact hits (to 0.5 %) of either end of the claim, on any of the three readings of "exceed".
     for (const auto& [what, v] : {std::pair<const char*, double>{"exp", rd.exp_excess},
-                                  {"smem", rd.smem_excess}, {"exp+smem", rd.serial_excess}}) {
-      if (std::fabs(v - 0.60) < 5e-3) x.hit60.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
-      if (std::fabs(v - 0.25) < 5e-3) x.hit25.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
+                                  {"smem", rd.smem_excess},
+                                  {"exp+smem", rd.serial_excess}}) {
+      if (std::fabs(v - 0.60) < 5e-3)
+        x.hit60.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
+      if (std::fabs(v - 0.25) < 5e-3)
+        x.hit25.push_back(fmt::format("{} of {} ({})", what, rd.reading, rd.arch));
     }
     x.readings.push_back(rd);
   }
   x.solved = excess_solve(archs);
-  x.finding = x.hit60.empty() ? "no reading gives +60 %" : fmt::format("+60 % comes only from: {}", fmt::join(x.hit60, "; "));
-  x.finding += x.hit25.empty() ? ". No reading gives +25 %" : fmt::format(". +25 % comes from: {}", fmt::join(x.hit25, "; "));
-  x.finding += ". So the range is not derivable from one consistent reading at the head dims FA4 tunes for "
-               "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
-               "(backward 1-/2-CTA), which the table above reproduces.";
+  x.finding = x.hit60.empty() ? "no reading gives +60 %"
+                              : fmt::format("+60 % comes only from: {}", fmt::join(x.hit60, "; "));
+  x.finding += x.hit25.empty() ? ". No reading gives +25 %"
+                               : fmt::format(". +25 % comes from: {}", fmt::join(x.hit25, "; "));
+  x.finding +=
+      ". So the range is not derivable from one consistent reading at the head dims FA4 tunes for "
+      "(d = 128, 192, 256; fwd and bwd); the paper's own tile figures give 0 % (forward), +30 % and +5 % "
+      "(backward 1-/2-CTA), which the table above reproduces.";
   return x;
 }
 

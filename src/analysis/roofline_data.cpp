@@ -32,7 +32,9 @@ std::string roofline_data_dir() {
 }
 
 // The schedule model's files are read through the one JSON reader too (Note [JSON input depth]).
-json read_json_file(const std::string& path, const std::string& what) { return read_json_input(path, what); }
+json read_json_file(const std::string& path, const std::string& what) {
+  return read_json_input(path, what);
+}
 
 namespace {
 
@@ -47,23 +49,27 @@ struct Fields {
     throw Error(fmt::format("{}: field '{}' {}", origin, at(key), what), hint);
   }
   const json& need(const std::string& key) const {
-    if (!obj.is_object() || !obj.contains(key)) fail(key, "is missing", "see data/archs/b200.json for the format");
+    if (!obj.is_object() || !obj.contains(key))
+      fail(key, "is missing", "see data/archs/b200.json for the format");
     return obj.at(key);
   }
   std::string str(const std::string& key, bool required = true) const {
     if (!required && !obj.contains(key)) return {};
     const json& v = need(key);
-    if (!v.is_string()) fail(key, fmt::format("must be a string, got {}", v.type_name()), "quote it");
+    if (!v.is_string())
+      fail(key, fmt::format("must be a string, got {}", v.type_name()), "quote it");
     return v.get<std::string>();
   }
   bool boolean(const std::string& key) const {
     const json& v = need(key);
-    if (!v.is_boolean()) fail(key, fmt::format("must be true or false, got {}", v.type_name()), "e.g. false");
+    if (!v.is_boolean())
+      fail(key, fmt::format("must be true or false, got {}", v.type_name()), "e.g. false");
     return v.get<bool>();
   }
   double number(const std::string& key) const {
     const json& v = need(key);
-    if (!v.is_number()) fail(key, fmt::format("must be a number, got {}", v.type_name()), "e.g. 16");
+    if (!v.is_number())
+      fail(key, fmt::format("must be a number, got {}", v.type_name()), "e.g. 16");
     const double x = v.get<double>();
     if (!std::isfinite(x)) fail(key, "must be finite", "e.g. 16");
     return x;
@@ -74,7 +80,8 @@ struct Fields {
     const double x = number(key);
     if (!(x > 0)) fail(key, fmt::format("must be > 0, got {}", x), "rates and counts are positive");
     if (x < 1e-3 || x > 1e9)
-      fail(key, fmt::format("must be in 0.001..1e9, got {:g}", x), "rates are per clock per SM, e.g. 16");
+      fail(key, fmt::format("must be in 0.001..1e9, got {:g}", x),
+           "rates are per clock per SM, e.g. 16");
     return x;
   }
   int positive_int(const std::string& key, int hi) const {
@@ -85,13 +92,19 @@ struct Fields {
   }
 };
 
-
-constexpr const char* kArchFields[] = {
-    "sm_count",          "sm_clock_mhz",         "mma_bf16_flop_per_clk_sm",
-    "mma_fp8_flop_per_clk_sm", "mufu_ex2_per_clk_sm", "fp32_fma_lanes_per_clk_sm",
-    "alu_lanes_per_clk_sm",    "packed_f32x2",      "smsp_per_sm",
-    "issue_slots_per_clk_smsp", "smem_bytes_per_clk_sm", "mma_fp6_flop_per_clk_sm",
-    "mma_fp4_flop_per_clk_sm"};
+constexpr const char* kArchFields[] = {"sm_count",
+                                       "sm_clock_mhz",
+                                       "mma_bf16_flop_per_clk_sm",
+                                       "mma_fp8_flop_per_clk_sm",
+                                       "mufu_ex2_per_clk_sm",
+                                       "fp32_fma_lanes_per_clk_sm",
+                                       "alu_lanes_per_clk_sm",
+                                       "packed_f32x2",
+                                       "smsp_per_sm",
+                                       "issue_slots_per_clk_smsp",
+                                       "smem_bytes_per_clk_sm",
+                                       "mma_fp6_flop_per_clk_sm",
+                                       "mma_fp4_flop_per_clk_sm"};
 
 }  // namespace
 
@@ -114,14 +127,17 @@ ArchSpec parse_arch(const json& j, const std::string& origin) {
   a.full_name = top.str("full_name", false);
   a.sm_arch = top.str("sm_arch", false);
   const json& fields = top.need("fields");
-  if (!fields.is_object()) top.fail("fields", fmt::format("must be an object, got {}", fields.type_name()), "see data/archs/b200.json");
+  if (!fields.is_object())
+    top.fail("fields", fmt::format("must be an object, got {}", fields.type_name()),
+             "see data/archs/b200.json");
   for (const auto& [key, v] : fields.items()) {
     bool known = false;
     for (const char* k : kArchFields) known = known || key == k;
     if (!known) {
       std::string list;
       for (const char* k : kArchFields) list += (list.empty() ? "" : ", ") + std::string(k);
-      throw Error(fmt::format("{}: unknown field 'fields.{}'", where, key), "known fields: " + list);
+      throw Error(fmt::format("{}: unknown field 'fields.{}'", where, key),
+                  "known fields: " + list);
     }
   }
   Fields fs{fields, where, "fields"};
@@ -129,10 +145,13 @@ ArchSpec parse_arch(const json& j, const std::string& origin) {
   auto entry = [&](const char* key) {
     const json& e = fs.need(key);
     if (!e.is_object())
-      fs.fail(key, fmt::format("must be an object {{\"value\", \"source\", \"assumption\"}}, got {}", e.type_name()),
+      fs.fail(key,
+              fmt::format("must be an object {{\"value\", \"source\", \"assumption\"}}, got {}",
+                          e.type_name()),
               "every number carries its source");
     Fields f{e, where, fs.at(key)};
-    if (f.str("source").empty()) f.fail("source", "must not be empty", "say where the number comes from");
+    if (f.str("source").empty())
+      f.fail("source", "must not be empty", "say where the number comes from");
     if (f.boolean("assumption")) a.assumptions.push_back(key);
     return f;
   };
@@ -205,7 +224,8 @@ PipeModelSpec parse_pipe_model(const json& j, const std::string& origin) {
       op.op = f.str("op");
       op.pipe = f.str("pipe");
       if (op.pipe != "fma" && op.pipe != "alu" && op.pipe != "mufu")
-        f.fail("pipe", fmt::format("must be fma, alu or mufu, got \"{}\"", op.pipe), "see the note in the file");
+        f.fail("pipe", fmt::format("must be fma, alu or mufu, got \"{}\"", op.pipe),
+               "see the note in the file");
       const json& c = f.need("count");
       if (c.is_string() && c.get<std::string>() == "degree") {
         op.per_degree = true;
@@ -215,7 +235,8 @@ PipeModelSpec parse_pipe_model(const json& j, const std::string& origin) {
       }
       if (arr[i].contains("min_degree")) {
         const double md = f.number("min_degree");
-        if (md != std::floor(md) || md < 0 || md > 5) f.fail("min_degree", "must be an integer 0..5", "e.g. 1");
+        if (md != std::floor(md) || md < 0 || md > 5)
+          f.fail("min_degree", "must be an integer 0..5", "e.g. 1");
         op.min_degree = static_cast<int>(md);
       }
       op.packable = f.boolean("packable");
@@ -261,7 +282,8 @@ TuningTable load_tuning() {
     if (arr[i].contains("seed_fraction")) e.seed_fraction = f.number("seed_fraction");
     e.seed_case = f.str("seed_case", false);
     if (!schedule_valid(t.row_width, e.freq, e.res, e.start_frg))
-      f.fail("freq", fmt::format("({}, {}, {}) is not a valid schedule", e.freq, e.res, e.start_frg),
+      f.fail("freq",
+             fmt::format("({}, {}, {}) is not a valid schedule", e.freq, e.res, e.start_frg),
              "need freq >= 0 and 0 <= res < freq");
     t.entries.push_back(e);
   }
@@ -272,7 +294,8 @@ TuningTable load_tuning() {
 
 MeasuredFile parse_measured(const json& j, const std::string& origin) {
   const std::string where = fmt::format("measured file '{}'", origin);
-  if (!j.is_object()) throw Error(fmt::format("{}: must be a JSON object", where), "see fa4sim roofline --help");
+  if (!j.is_object())
+    throw Error(fmt::format("{}: must be a JSON object", where), "see fa4sim roofline --help");
   Fields top{j, where, ""};
   if (top.str("schema") != "fa4sim/bench-exp-v1")
     top.fail("schema", "must be \"fa4sim/bench-exp-v1\"", "see README, fa4sim roofline --measured");
@@ -282,15 +305,18 @@ MeasuredFile parse_measured(const json& j, const std::string& origin) {
   m.arch = top.str("arch");
   m.provenance = j.contains("provenance") ? j.at("provenance") : json::object();
   const json& pts = top.need("points");
-  if (!pts.is_array() || pts.empty()) top.fail("points", "must be a non-empty array", "one entry per (degree, f)");
+  if (!pts.is_array() || pts.empty())
+    top.fail("points", "must be a non-empty array", "one entry per (degree, f)");
   for (size_t i = 0; i < pts.size(); ++i) {
     Fields f{pts[i], where, fmt::format("points[{}]", i)};
     MeasuredPoint p;
     const double deg = f.number("degree");
-    if (deg != std::floor(deg) || deg < 0 || deg > 5) f.fail("degree", fmt::format("must be an integer 0..5, got {}", deg), "e.g. 3");
+    if (deg != std::floor(deg) || deg < 0 || deg > 5)
+      f.fail("degree", fmt::format("must be an integer 0..5, got {}", deg), "e.g. 3");
     p.degree = static_cast<int>(deg);
     p.f = f.number("f");
-    if (p.f < 0 || p.f > 1) f.fail("f", fmt::format("must be in [0, 1], got {}", p.f), "the emulated fraction");
+    if (p.f < 0 || p.f > 1)
+      f.fail("f", fmt::format("must be in [0, 1], got {}", p.f), "the emulated fraction");
     p.exps_per_clk_sm = f.positive("exps_per_clk_sm");
     m.points.push_back(p);
   }

@@ -52,13 +52,13 @@ void quantize_p(const Format& f, Overflow ov, const float* P, float* out, int n)
       // fast lanes: sign clear and not NaN, i.e. bits (as signed) in [0, 0x7F800000]
       const int slow = _mm256_movemask_ps(_mm256_castsi256_ps(
           _mm256_or_si256(_mm256_cmpgt_epi32(b, inf_bits), b)));  // NaN, or the sign bit set
-      const __m256i rn = _mm256_and_si256(
-          _mm256_add_epi32(_mm256_add_epi32(b, half_m1),
-                           _mm256_and_si256(_mm256_srli_epi32(b, sh), one)),
-          keep);
+      const __m256i rn =
+          _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(b, half_m1),
+                                            _mm256_and_si256(_mm256_srli_epi32(b, sh), one)),
+                           keep);
       const __m256 sub = _mm256_sub_ps(_mm256_add_ps(x, c), c);
-      __m256 y = _mm256_blendv_ps(_mm256_castsi256_ps(rn), sub,
-                                  _mm256_cmp_ps(x, min_normal, _CMP_LT_OQ));
+      __m256 y =
+          _mm256_blendv_ps(_mm256_castsi256_ps(rn), sub, _mm256_cmp_ps(x, min_normal, _CMP_LT_OQ));
       y = _mm256_min_ps(y, max_finite);  // satfinite (y is never NaN here)
       _mm256_storeu_ps(out + k, y);
       if (slow)
@@ -68,7 +68,8 @@ void quantize_p(const Format& f, Overflow ov, const float* P, float* out, int n)
   }
 #endif
   if (k < n)
-    quantize_array(f, std::span<const float>(P + k, size_t(n - k)), std::span<float>(out + k, size_t(n - k)), ov);
+    quantize_array(f, std::span<const float>(P + k, size_t(n - k)),
+                   std::span<float>(out + k, size_t(n - k)), ov);
 }
 
 RescaleCounts& RescaleCounts::operator+=(const RescaleCounts& o) {
@@ -113,8 +114,8 @@ float tile_sum(const float* p, int n) {
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-void accumulate_pv_avx2(float* O, size_t ldo, const float* Pc, size_t ldp, int rows,
-                        const float* V, size_t ldv, int n, int d);
+void accumulate_pv_avx2(float* O, size_t ldo, const float* Pc, size_t ldp, int rows, const float* V,
+                        size_t ldv, int n, int d);
 #endif
 
 // O[r][0..d) = fma(Pc[r][k], V[k][j], O[r][j]) for k = 0..n-1 in key order, every row r of the
@@ -151,8 +152,8 @@ void accumulate_pv(float* O, size_t ldo, const float* Pc, size_t ldp, int rows, 
 // Each 16-column chunk of the V block is first copied to a contiguous n x 16 panel: with V's row
 // stride (512 B at d = 128) the chunk's 128 cache lines would fall into 8 of L1's 64 sets and evict
 // each other while the row groups sweep them.
-void accumulate_pv_avx2(float* O, size_t ldo, const float* Pc, size_t ldp, int rows,
-                        const float* V, size_t ldv, int n, int d) {
+void accumulate_pv_avx2(float* O, size_t ldo, const float* Pc, size_t ldp, int rows, const float* V,
+                        size_t ldv, int n, int d) {
   thread_local std::vector<float> panel;
   panel.resize(size_t(n) * 16);
   for (int j = 0; j + 16 <= d; j += 16) {
@@ -167,7 +168,6 @@ void accumulate_pv_avx2(float* O, size_t ldo, const float* Pc, size_t ldp, int r
   }
 }
 #endif
-
 
 // max over s[0..n) as the scalar `bm = s[k] > bm ? s[k] : bm` (scores are never NaN). Only the sign
 // of a zero maximum may differ, and every later step treats -0 and +0 alike.
@@ -247,7 +247,8 @@ void p_row(const float* s, int n, float row_max, const SoftmaxParams& p, const c
       exp2_to_f32x4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), P + k + 4);
     }
   } else if (p.exp2.mode == Exp2Mode::exact) {
-    const __m256d sc = _mm256_set1_pd(double(p.scale_log2)), mo = _mm256_set1_pd(double(p.max_offset)),
+    const __m256d sc = _mm256_set1_pd(double(p.scale_log2)),
+                  mo = _mm256_set1_pd(double(p.max_offset)),
                   c = _mm256_set1_pd(static_cast<double>(row_max_safe(row_max)) * p.scale_log2);
     for (; k + 4 <= n; k += 4) {
       const __m256d x = _mm256_sub_pd(
@@ -295,8 +296,9 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
   std::vector<char> emu_col(size_t(n), 0);
   if (p_.exp2.mode == Exp2Mode::schedule)
     for (int k = 0; k < n; ++k)
-      emu_col[size_t(k)] = p_.exp2.tile_mask != 0 ? char((p_.exp2.tile_mask >> ((k / 8) % 32)) & 1u)
-                                                  : char(emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg));
+      emu_col[size_t(k)] = p_.exp2.tile_mask != 0
+                               ? char((p_.exp2.tile_mask >> ((k / 8) % 32)) & 1u)
+                               : char(emulated(k, n, p_.exp2.freq, p_.exp2.res, p_.exp2.start_frg));
   SoftmaxParams pr = p_;  // this row's parameters (its own max_offset in the one-shot experiment)
   if (counts_only_) {
     // Only saturations are counted: P can reach the threshold only where its argument is at least

@@ -40,14 +40,16 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
 EmulationSchedule parse_emulation_schedule(const std::string& what, const std::string& text) {
   const std::vector<std::string> parts = split_on(text, ',');
   if (parts.size() > 3)
-    throw Error(fmt::format("{} expects freq[,res[,start_frg]], got '{}'", what, text), "e.g. 10,4,1");
+    throw Error(fmt::format("{} expects freq[,res[,start_frg]], got '{}'", what, text),
+                "e.g. 10,4,1");
   const char* names[] = {"freq", "res", "start_frg"};
   const std::string valid = "valid: 0..2^20";
   int v[3] = {0, 4, 0};
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::optional<double> x = strtod_whole(trim_blanks(parts[i]));
     if (!x || *x != std::floor(*x))
-      throw Error(fmt::format("{} {} expects an integer, got '{}'", what, names[i], parts[i]), valid);
+      throw Error(fmt::format("{} {} expects an integer, got '{}'", what, names[i], parts[i]),
+                  valid);
     if (*x < 0 || *x > kMaxScheduleValue)
       throw Error(fmt::format("{} {} = {} is out of range", what, names[i], parts[i]), valid);
     v[i] = int(*x);
@@ -57,8 +59,9 @@ EmulationSchedule parse_emulation_schedule(const std::string& what, const std::s
     throw Error(fmt::format("{} {}: res = {} must be below freq = {}", what, text, v[1], v[0]),
                 "res of every freq columns are emulated: e.g. 10,4,1 (upstream uses res 4 or 6)");
   if (v[0] == 0 && (v[1] != 0 || v[2] != 0))
-    throw Error(fmt::format("{} {}: freq = 0 emulates nothing, so res and start_frg must be 0", what, text),
-                "e.g. 0 (no emulation) or 10,4,1");
+    throw Error(
+        fmt::format("{} {}: freq = 0 emulates nothing, so res and start_frg must be 0", what, text),
+        "e.g. 0 (no emulation) or 10,4,1");
   return {v[0], v[1], v[2]};
 }
 
@@ -98,9 +101,9 @@ void check_scores(const float* s, int rows, int keys, const std::string& label) 
   const size_t n = size_t(rows) * size_t(keys);
   for (size_t j = 0; j < n; ++j)
     if (std::isnan(s[j]) || s[j] == std::numeric_limits<float>::infinity())
-      throw Error(fmt::format("{}: score [{}, {}] is {}", label, j / size_t(keys), j % size_t(keys),
-                              s[j]),
-                  "scores must be finite; -inf marks a masked key");
+      throw Error(
+          fmt::format("{}: score [{}, {}] is {}", label, j / size_t(keys), j % size_t(keys), s[j]),
+          "scores must be finite; -inf marks a masked key");
 }
 
 RowBlockRunResult simulate_rows(const SoftmaxParams& params, const float* S, int rows, int keys,

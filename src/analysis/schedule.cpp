@@ -26,13 +26,16 @@ using sched::Program;
 
 namespace {
 
-double num_field(const json& j, const std::string& origin, const std::string& path, double lo, double hi) {
+double num_field(const json& j, const std::string& origin, const std::string& path, double lo,
+                 double hi) {
   const json* cur = &j;
   size_t start = 0;
   while (true) {
     const size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool index = cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool index =
+        cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
     if (index ? std::stoul(key) >= cur->size() : !cur->is_object() || !cur->contains(key))
       throw Error(fmt::format("schedule file '{}': missing field '{}'", origin, path),
                   "see data/schedule/sm90.json for the format");
@@ -54,12 +57,15 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
 void parse_tma(const json& j, const std::string& origin, ScheduleSpec& s) {
   s.tma_rows = static_cast<int>(num_field(j, origin, "tma.rows_per_tile", 1, 256));
   if (!j["tma"].contains("clocks") || !j["tma"]["clocks"].is_array())
-    throw Error(fmt::format("schedule file '{}': missing field 'tma.clocks'", origin), "a list of measured tiles");
+    throw Error(fmt::format("schedule file '{}': missing field 'tma.clocks'", origin),
+                "a list of measured tiles");
   for (size_t i = 0; i < j["tma"]["clocks"].size(); ++i) {
     TmaClocks c;
     c.d = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.d", i), 8, 256));
-    c.tile_d = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.tile_d", i), 16, 256));
-    c.swizzle = static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.swizzle", i), 32, 128));
+    c.tile_d =
+        static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.tile_d", i), 16, 256));
+    c.swizzle =
+        static_cast<int>(num_field(j, origin, fmt::format("tma.clocks.{}.swizzle", i), 32, 128));
     c.clocks = num_field(j, origin, fmt::format("tma.clocks.{}.clocks", i), 1, 1e6);
     s.tma.push_back(c);
   }
@@ -75,10 +81,12 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   s.name = j.value("name", "");
   s.kernel = j.value("kernel", "");
   if (s.kernel != "sm90" && s.kernel != "sm100")
-    throw Error(fmt::format("schedule file '{}': field 'kernel' must be \"sm90\" or \"sm100\"", origin),
-                "the two kernels fa4sim models");
+    throw Error(
+        fmt::format("schedule file '{}': field 'kernel' must be \"sm90\" or \"sm100\"", origin),
+        "the two kernels fa4sim models");
   if (!j.contains("tiles") || !j["tiles"].is_array() || j["tiles"].empty())
-    throw Error(fmt::format("schedule file '{}': missing field 'tiles'", origin), "a list of tile rules");
+    throw Error(fmt::format("schedule file '{}': missing field 'tiles'", origin),
+                "a list of tile rules");
   for (size_t i = 0; i < j["tiles"].size(); ++i) {
     const json& t = j["tiles"][i];
     TileRule r;
@@ -87,9 +95,11 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
     r.tile_n = static_cast<int>(num_field(j, origin, fmt::format("tiles.{}.tile_n", i), 16, 256));
     r.causal = t.contains("causal") ? (t["causal"].get<bool>() ? 1 : 0) : -1;
     r.rs = t.value("rs", true);
-    if (t.contains("stock_tau")) r.stock_tau = num_field(j, origin, fmt::format("tiles.{}.stock_tau", i), 0, 64);
+    if (t.contains("stock_tau"))
+      r.stock_tau = num_field(j, origin, fmt::format("tiles.{}.stock_tau", i), 0, 64);
     if (t.contains("stock_emu_fraction"))
-      r.stock_emu_fraction = num_field(j, origin, fmt::format("tiles.{}.stock_emu_fraction", i), 0, 1);
+      r.stock_emu_fraction =
+          num_field(j, origin, fmt::format("tiles.{}.stock_emu_fraction", i), 0, 1);
     s.tiles.push_back(r);
   }
   if (j.contains("tma")) parse_tma(j, origin, s);
@@ -105,16 +115,21 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   s.tau_cycles = num_field(j, origin, "calibrated.tau_cycles", 0, 1e5);
   // Optional calibrated terms (absent: the values that leave earlier spec files' predictions as they were).
   const json& cal = j["calibrated"];
-  if (cal.contains("tau_cycles_fixed")) s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
-  if (cal.contains("smem_p_cycles")) s.smem_p_cycles = num_field(j, origin, "calibrated.smem_p_cycles", 0, 1e5);
-  if (cal.contains("fma_tensor_stall")) s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
-  if (cal.contains("mask_instructions")) s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
+  if (cal.contains("tau_cycles_fixed"))
+    s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
+  if (cal.contains("smem_p_cycles"))
+    s.smem_p_cycles = num_field(j, origin, "calibrated.smem_p_cycles", 0, 1e5);
+  if (cal.contains("fma_tensor_stall"))
+    s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
+  if (cal.contains("mask_instructions"))
+    s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
   if (cal.contains("cta_fixed_cycles_per_d"))
     s.cta_fixed_cycles_per_d = num_field(j, origin, "calibrated.cta_fixed_cycles_per_d", 0, 1e5);
   if (j.contains("clock_from_stock")) {
     if (!j["clock_from_stock"].is_boolean())
-      throw Error(fmt::format("schedule file '{}': field 'clock_from_stock' must be true or false", origin),
-                  "see data/schedule/sm90.json for the format");
+      throw Error(
+          fmt::format("schedule file '{}': field 'clock_from_stock' must be true or false", origin),
+          "see data/schedule/sm90.json for the format");
     s.clock_from_stock = j["clock_from_stock"].get<bool>();
   }
   s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
@@ -130,21 +145,25 @@ ScheduleSpec parse_schedule_spec(const json& j, const std::string& origin) {
   try {
     return parse_schedule_fields(j, origin);
   } catch (const json::exception& e) {
-    throw Error(fmt::format("schedule file '{}': {}", origin, e.what()), "see data/schedule/sm90.json for the format");
+    throw Error(fmt::format("schedule file '{}': {}", origin, e.what()),
+                "see data/schedule/sm90.json for the format");
   }
 }
 
 ScheduleSpec load_schedule_spec(const std::string& name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
-  const std::string path = is_path ? name_or_path : roofline_data_dir() + "/schedule/" + name_or_path + ".json";
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  const std::string path =
+      is_path ? name_or_path : roofline_data_dir() + "/schedule/" + name_or_path + ".json";
   return parse_schedule_spec(read_json_file(path, "schedule file"), path);
 }
 
 std::string schedule_spec_for_arch(const ArchSpec& a) {
   if (a.sm_arch == "sm_90") return "sm90";
   if (a.sm_arch == "sm_100" || a.sm_arch == "sm_103") return "sm100";
-  throw Error(fmt::format("no schedule model for {} ({})", a.name, a.sm_arch),
-              "the schedule model covers FA4's sm90 and sm100 forward kernels: h100_sxm, h200, b200, b300");
+  throw Error(
+      fmt::format("no schedule model for {} ({})", a.name, a.sm_arch),
+      "the schedule model covers FA4's sm90 and sm100 forward kernels: h100_sxm, h200, b200, b300");
 }
 
 // ---- instruction streams (thread view of one warp, one iteration)
@@ -218,7 +237,8 @@ Program softmax_stream(const StreamSpec& s) {
   Builder b;
   const Tricks& tr = *s.tricks;
   int ld = -1;
-  for (int i = 0; s.tmem && i < 4; ++i) ld = b.add(sched::kShfl, ld);  // tcgen05.ld of S, 32 columns each
+  for (int i = 0; s.tmem && i < 4; ++i)
+    ld = b.add(sched::kShfl, ld);  // tcgen05.ld of S, 32 columns each
   std::vector<std::vector<int>> src(s.rows, std::vector<int>(s.cols, ld));
   if (s.masked) {
     long e = 0;
@@ -251,7 +271,8 @@ Program softmax_stream(const StreamSpec& s) {
         f[c - c0] = b.add(sched::kFma, scaled_max[r], src[r][c], step);
       for (int c = c0; c < c1; c += step)
         x[c - c0] = add_exp(b, f[c - c0], emulated(c, tr.emu_fraction), tr.degree, step);
-      for (int c = c0; c < c1; c += step) acc[(c / step) % 4] = b.add(sched::kFma, acc[(c / step) % 4], x[c - c0], step);
+      for (int c = c0; c < c1; c += step)
+        acc[(c / step) % 4] = b.add(sched::kFma, acc[(c / step) % 4], x[c - c0], step);
     }
   }
   return std::move(b.p);
@@ -290,7 +311,8 @@ Program issue_stream(int n_instr) {
 namespace {
 
 struct Kernel {
-  int tile_m = 0, tile_n = 0, warps = 0, d = 0;  // d: the tile's head dim (padded to a multiple of 16)
+  int tile_m = 0, tile_n = 0, warps = 0,
+      d = 0;  // d: the tile's head dim (padded to a multiple of 16)
   bool rs = true, turn_barrier = true;
   double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
   double tma_clocks = 0;   // TMA's clocks for one iteration's K and V tiles (0: not modelled)
@@ -299,18 +321,24 @@ struct Kernel {
 void check_input(const ScheduleInput& in) {
   const AttnShape& a = in.shape;
   if (a.d < 8 || a.d > 256 || a.d % 8 != 0)
-    throw Error(fmt::format("head dim {} cannot run in FA4's forward", a.d), "d must be a multiple of 8 in 8..256");
+    throw Error(fmt::format("head dim {} cannot run in FA4's forward", a.d),
+                "d must be a multiple of 8 in 8..256");
   if (a.seq_q < 1 || a.seq_k < 1) throw Error("seq must be at least 1", "give --seq >= 1");
-  if (a.batch < 1 || a.heads < 1 || a.heads_kv < 1) throw Error("batch and heads must be at least 1", "give positive sizes");
+  if (a.batch < 1 || a.heads < 1 || a.heads_kv < 1)
+    throw Error("batch and heads must be at least 1", "give positive sizes");
   if (a.heads % a.heads_kv != 0)
     throw Error(fmt::format("heads {} is not a multiple of kv heads {}", a.heads, a.heads_kv),
                 "GQA needs heads = kv_heads * group size");
   const Tricks& t = in.tricks;
   if (!(t.emu_fraction >= 0 && t.emu_fraction <= 1))
-    throw Error(fmt::format("emulated fraction {} is outside [0, 1]", t.emu_fraction), "give a share of the exps");
-  if (t.degree < 0 || t.degree > 5) throw Error("degree must be 0..5", "the polynomials of ex2_emulation");
-  if (!(t.tau >= 0 && t.tau <= 64)) throw Error(fmt::format("tau {} is outside [0, 64]", t.tau), "tau is in log2 units");
-  if (!(t.rescale_share >= 0 && t.rescale_share <= 1)) throw Error("rescale share outside [0, 1]", "a share");
+    throw Error(fmt::format("emulated fraction {} is outside [0, 1]", t.emu_fraction),
+                "give a share of the exps");
+  if (t.degree < 0 || t.degree > 5)
+    throw Error("degree must be 0..5", "the polynomials of ex2_emulation");
+  if (!(t.tau >= 0 && t.tau <= 64))
+    throw Error(fmt::format("tau {} is outside [0, 64]", t.tau), "tau is in log2 units");
+  if (!(t.rescale_share >= 0 && t.rescale_share <= 1))
+    throw Error("rescale share outside [0, 1]", "a share");
 }
 
 }  // namespace
@@ -330,7 +358,8 @@ double tma_tile_clocks(const ScheduleSpec& s, int d, int rows) {
     if (!near || std::abs(c.tile_d - tile_d) < std::abs(near->tile_d - tile_d)) near = &c;
   }
   if (!near) return 0;
-  return near->clocks / std::floor(boxes(near->tile_d)) * std::floor(boxes(tile_d)) * rows / s.tma_rows;
+  return near->clocks / std::floor(boxes(near->tile_d)) * std::floor(boxes(tile_d)) * rows /
+         s.tma_rows;
 }
 
 const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal) {
@@ -348,7 +377,8 @@ Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInp
   k.tile_m = in.tile_m > 0 ? in.tile_m : rule->tile_m;
   k.tile_n = in.tile_n > 0 ? in.tile_n : rule->tile_n;
   k.rs = rule->rs;
-  if (k.tile_m % 64 != 0 || k.tile_m < 64 || k.tile_m > 256 || k.tile_n % 16 != 0 || k.tile_n < 16 || k.tile_n > 256)
+  if (k.tile_m % 64 != 0 || k.tile_m < 64 || k.tile_m > 256 || k.tile_n % 16 != 0 ||
+      k.tile_n < 16 || k.tile_n > 256)
     throw Error(fmt::format("tile {}x{} is not one the kernel can run", k.tile_m, k.tile_n),
                 "M a multiple of 64 in 64..256, N a multiple of 16 in 16..256");
   const int wg_rows = s.kernel == "sm100" ? 128 : 64;
@@ -388,17 +418,20 @@ struct CtaTime {
 int simulated_iters(int n, int masked) { return std::min(n, std::max(masked + 6, 10)); }
 
 // One CTA of n iterations whose first `masked` iterations apply the causal mask.
-CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, const Tricks& tr, bool packed,
-                 int n, int masked) {
+CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, const Tricks& tr,
+                 bool packed, int n, int masked) {
   const sched::SimConfig c = sim_config(a, s, k);
   const bool sm100 = s.kernel == "sm100";
-  const int rows = sm100 ? 1 : 2;  // per thread: sm100 a row of the 128-row tile, sm90 2 rows of a wgmma m64 tile
+  const int rows =
+      sm100 ? 1
+            : 2;  // per thread: sm100 a row of the 128-row tile, sm90 2 rows of a wgmma m64 tile
   const int cols = sm100 ? k.tile_n : k.tile_n / 4;
   StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr, sm100};
   StreamSpec mask = plain;
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;
-  const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask), post = post_stream(plain);
+  const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
+                post = post_stream(plain);
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
   const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
@@ -420,12 +453,14 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   t.sim = sched::simulate(c, iters, work);
   t.sim_iters = iters;
   const int lo = std::max(masked, iters / 2), hi = iters - 1;
-  t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo) : t.sim.end / std::max(1, iters);
+  t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo)
+                     : t.sim.end / std::max(1, iters);
   // The loads bound the period from below: TMA streams K and V ahead of the consumers.
   t.sim_period = t.period;
   t.period = std::max(t.period, k.tma_clocks);
   const double body = std::max(t.sim.end, iters * k.tma_clocks);
-  t.cycles = body + s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
+  t.cycles = body + s.cta_fixed_cycles +
+             s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
   return t;
 }
 
@@ -448,8 +483,9 @@ double makespan(std::vector<double> ctas, int sms) {
 }
 
 const char* state_name(int st) {
-  static const char* names[] = {"turn barrier", "MMA issue", "wait S = QK^T", "softmax", "tau vote/branch",
-                                "wait O += PV", "P convert + O rescale", "done"};
+  static const char* names[] = {
+      "turn barrier",    "MMA issue",    "wait S = QK^T",         "softmax",
+      "tau vote/branch", "wait O += PV", "P convert + O rescale", "done"};
   return names[st];
 }
 
@@ -458,11 +494,13 @@ const char* state_name(int st) {
 namespace {
 
 // The grid's cycles and the per-CTA breakdown; predict_schedule adds the clock.
-SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s,
+                                 const ScheduleInput& in) {
   const Kernel k = choose_kernel(a, s, in);
   const AttnShape& sh = in.shape;
   const int qpk = sh.heads / sh.heads_kv;
-  const long rows = static_cast<long>(sh.seq_q) * qpk;  // pack_gqa: a KV head's query heads share a tile
+  const long rows =
+      static_cast<long>(sh.seq_q) * qpk;  // pack_gqa: a KV head's query heads share a tile
   const long m_blocks = (rows + k.tile_m - 1) / k.tile_m;
   const int n_all = (sh.seq_k + k.tile_n - 1) / k.tile_n;
   std::map<std::pair<int, int>, CtaTime> cache;
@@ -472,7 +510,8 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
   for (long m = 0; m < m_blocks; ++m) {
     int n = n_all, masked = 0;
     if (sh.causal) {
-      const long first = m * k.tile_m / qpk, last = std::min<long>(rows - 1, (m + 1) * k.tile_m - 1) / qpk;
+      const long first = m * k.tile_m / qpk,
+                 last = std::min<long>(rows - 1, (m + 1) * k.tile_m - 1) / qpk;
       const long off = sh.seq_k - sh.seq_q;
       n = static_cast<int>(std::clamp<long>((last + off + 1 + k.tile_n - 1) / k.tile_n, 0, n_all));
       const int n_full = static_cast<int>(std::clamp<long>((first + off + 1) / k.tile_n, 0, n));
@@ -482,7 +521,10 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
     const int iters = simulated_iters(n, masked);
     auto it = cache.find({iters, masked});
     if (it == cache.end())
-      it = cache.emplace(std::make_pair(iters, masked), cta_time(a, s, k, in.tricks, a.packed_f32x2, iters, masked)).first;
+      it = cache
+               .emplace(std::make_pair(iters, masked),
+                        cta_time(a, s, k, in.tricks, a.packed_f32x2, iters, masked))
+               .first;
     const double cycles = cta_cycles(it->second, n);
     if (cycles > longest_cycles) longest = &it->second, longest_cycles = cycles;
     for (long r = 0; r < static_cast<long>(sh.batch) * sh.heads_kv; ++r) ctas.push_back(cycles);
@@ -501,7 +543,8 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
   const CtaTime& t = *longest;
   p.iter_cycles = t.period;
   p.cta_cycles = longest_cycles;
-  const double span = t.sim.end * (t.period / std::max(t.sim_period, 1e-9));  // stretched when the loads bind
+  const double span =
+      t.sim.end * (t.period / std::max(t.sim_period, 1e-9));  // stretched when the loads bind
   p.util_tensor = t.sim.tensor_busy / span;
   p.util_fma = t.sim.pipe_busy[sched::kFma] / span;
   p.util_alu = t.sim.pipe_busy[sched::kAlu] / span;
@@ -510,15 +553,20 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
   p.util_tma = t.period > 0 ? k.tma_clocks / t.period : 0;
-  const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma},
-                                                {"alu", p.util_alu}, {"issue", p.util_issue}, {"tma", p.util_tma}};
-  p.binding = std::max_element(std::begin(res), std::end(res), [](auto& x, auto& y) { return x.second < y.second; })->first;
+  const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu},
+                                                {"fma", p.util_fma},       {"alu", p.util_alu},
+                                                {"issue", p.util_issue},   {"tma", p.util_tma}};
+  p.binding = std::max_element(std::begin(res), std::end(res), [](auto& x, auto& y) {
+                return x.second < y.second;
+              })->first;
   p.path_breakdown = json::object();
   int worst = 0;
   for (int st = 0; st < sched::kDone; ++st) {
     const double per_iter = t.sim.state_clocks[st] / (k.warps * static_cast<double>(t.sim_iters));
     p.path_breakdown[state_name(st)] = per_iter;
-    if (st != sched::kSoftmax && st != sched::kPost && per_iter > t.sim.state_clocks[worst] / (k.warps * double(t.sim_iters))) worst = st;
+    if (st != sched::kSoftmax && st != sched::kPost &&
+        per_iter > t.sim.state_clocks[worst] / (k.warps * double(t.sim_iters)))
+      worst = st;
   }
   p.critical_path = state_name(worst);
   return p;
@@ -526,7 +574,8 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s, const
 
 }  // namespace
 
-SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
+                                    const ScheduleInput& in) {
   check_input(in);
   SchedulePrediction p = simulate_grid(a, s, in);
   // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]); with
@@ -550,13 +599,31 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, co
 }
 
 json to_json(const SchedulePrediction& p) {
-  return json{{"tile_m", p.tile_m}, {"tile_n", p.tile_n}, {"consumer_warps_per_smsp", p.warps}, {"p_from_registers", p.rs},
-              {"ctas", p.ctas}, {"waves", p.waves}, {"iteration_cycles", p.iter_cycles}, {"cta_cycles", p.cta_cycles},
-              {"total_cycles", p.total_cycles}, {"clock_mhz", p.clock_mhz}, {"ms", p.ms}, {"tflops", p.tflops},
+  return json{{"tile_m", p.tile_m},
+              {"tile_n", p.tile_n},
+              {"consumer_warps_per_smsp", p.warps},
+              {"p_from_registers", p.rs},
+              {"ctas", p.ctas},
+              {"waves", p.waves},
+              {"iteration_cycles", p.iter_cycles},
+              {"cta_cycles", p.cta_cycles},
+              {"total_cycles", p.total_cycles},
+              {"clock_mhz", p.clock_mhz},
+              {"ms", p.ms},
+              {"tflops", p.tflops},
               {"flops", p.flops},
-              {"busy", {{"tensor", p.util_tensor}, {"mufu", p.util_mufu}, {"fma", p.util_fma}, {"alu", p.util_alu},
-                        {"issue", p.util_issue}, {"tma", p.util_tma}}},
-              {"instructions_per_warp_iteration", p.instructions_per_iteration}, {"tensor_share_grid", p.tensor_share_grid}, {"binding", p.binding}, {"critical_path", p.critical_path}, {"clocks_per_iteration_by_state", p.path_breakdown}};
+              {"busy",
+               {{"tensor", p.util_tensor},
+                {"mufu", p.util_mufu},
+                {"fma", p.util_fma},
+                {"alu", p.util_alu},
+                {"issue", p.util_issue},
+                {"tma", p.util_tma}}},
+              {"instructions_per_warp_iteration", p.instructions_per_iteration},
+              {"tensor_share_grid", p.tensor_share_grid},
+              {"binding", p.binding},
+              {"critical_path", p.critical_path},
+              {"clocks_per_iteration_by_state", p.path_breakdown}};
 }
 
 }  // namespace fa4sim

@@ -17,7 +17,8 @@ namespace {
 constexpr double kSearchTaus[] = {0, 4, 8};
 constexpr int kSearchEighths = 8;
 
-ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, ScheduleInput in, double stock_tflops) {
+ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, ScheduleInput in,
+                         double stock_tflops) {
   ScheduleBest best{0, 0, stock_tflops, 0};
   for (double tau : kSearchTaus)
     for (int e = 0; e <= kSearchEighths; ++e) {
@@ -32,8 +33,10 @@ ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, ScheduleInput
 
 }  // namespace
 
-ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where) {
-  if (!e.is_object()) throw Error(fmt::format("{} is not an object", where), "give {\"d\": 64, ...}");
+ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults,
+                                       const std::string& where) {
+  if (!e.is_object())
+    throw Error(fmt::format("{} is not an object", where), "give {\"d\": 64, ...}");
   ScheduleInput in = defaults;
   AttnShape& s = in.shape;
   try {
@@ -53,7 +56,8 @@ ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defau
       in.tile_n = e["tile"].at(1).get<int>();
     }
   } catch (const json::exception& ex) {
-    throw Error(fmt::format("{}: {}", where, ex.what()), "numbers, booleans and a [m, n] tile only");
+    throw Error(fmt::format("{}: {}", where, ex.what()),
+                "numbers, booleans and a [m, n] tile only");
   }
   return in;
 }
@@ -61,16 +65,19 @@ ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defau
 ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
   ScheduleModelResult r;
   for (const ArchSpec& a : o.archs) {
-    const ScheduleSpec s = load_schedule_spec(o.spec_path.empty() ? schedule_spec_for_arch(a) : o.spec_path);
+    const ScheduleSpec s =
+        load_schedule_spec(o.spec_path.empty() ? schedule_spec_for_arch(a) : o.spec_path);
     ScheduleModelRow row;
     row.arch = a.name;
-    ScheduleInput stock = o.input;  // upstream's own setting: sm90 none, sm100 tau 8 and its emulation table
+    ScheduleInput stock =
+        o.input;  // upstream's own setting: sm90 none, sm100 tau 8 and its emulation table
     const TileRule& rule = tile_rule(s, o.input.shape.d, o.input.shape.causal);
     stock.tricks.tau = rule.stock_tau;
     stock.tricks.emu_fraction = rule.stock_emu_fraction;
     row.stock = predict_schedule(a, s, stock);
     row.with_tricks = predict_schedule(a, s, o.input);
-    row.best = o.search ? search_best(a, s, o.input, row.stock.tflops) : ScheduleBest{0, 0, row.stock.tflops, 0};
+    row.best = o.search ? search_best(a, s, o.input, row.stock.tflops)
+                        : ScheduleBest{0, 0, row.stock.tflops, 0};
     r.rows.push_back(std::move(row));
   }
   return r;
@@ -78,8 +85,8 @@ ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
 
 namespace {
 
-std::vector<std::string> prediction_cells(const std::string& arch, const std::string& what, const SchedulePrediction& p,
-                                          double stock_tflops) {
+std::vector<std::string> prediction_cells(const std::string& arch, const std::string& what,
+                                          const SchedulePrediction& p, double stock_tflops) {
   return {arch,
           what,
           fmt::format("{}x{}", p.tile_m, p.tile_n),
@@ -90,7 +97,8 @@ std::vector<std::string> prediction_cells(const std::string& arch, const std::st
           fmt::format("{:.1f}", p.tflops),
           fmt::format("{:+.1f} %", 100 * (p.tflops / stock_tflops - 1)),
           fmt::format("{} ({:.0f} %)", p.binding,
-                      100 * std::max({p.util_tensor, p.util_mufu, p.util_fma, p.util_alu, p.util_issue, p.util_tma})),
+                      100 * std::max({p.util_tensor, p.util_mufu, p.util_fma, p.util_alu,
+                                      p.util_issue, p.util_tma})),
           p.critical_path};
 }
 
@@ -102,34 +110,44 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
   rep.params = o.params;
   const AttnShape& sh = o.input.shape;
   Table t;
-  t.title = fmt::format("FA4 forward, schedule model: B{} H{}/{} S{}x{} d{}{}", sh.batch, sh.heads, sh.heads_kv, sh.seq_q,
-                        sh.seq_k, sh.d, sh.causal ? " causal" : "");
-  t.columns = {"arch", "setting", "tile", "CTAs (waves)", "clk/iter", "MHz", "ms", "TFLOP/s", "vs stock", "binding (busy)",
-               "longest wait"};
+  t.title = fmt::format("FA4 forward, schedule model: B{} H{}/{} S{}x{} d{}{}", sh.batch, sh.heads,
+                        sh.heads_kv, sh.seq_q, sh.seq_k, sh.d, sh.causal ? " causal" : "");
+  t.columns = {"arch", "setting", "tile",     "CTAs (waves)",   "clk/iter",    "MHz",
+               "ms",   "TFLOP/s", "vs stock", "binding (busy)", "longest wait"};
   json rows = json::array();
   for (const ScheduleModelRow& row : r.rows) {
     const double st = row.stock.tflops;
     t.rows.push_back(prediction_cells(row.arch, "stock", row.stock, st));
     const Tricks& tr = o.input.tricks;
-    t.rows.push_back(prediction_cells(row.arch, fmt::format("tau {:g}, {:.3g} emulated (deg {})", tr.tau, tr.emu_fraction, tr.degree),
-                                      row.with_tricks, st));
+    t.rows.push_back(prediction_cells(
+        row.arch,
+        fmt::format("tau {:g}, {:.3g} emulated (deg {})", tr.tau, tr.emu_fraction, tr.degree),
+        row.with_tricks, st));
     rows.push_back(json{{"arch", row.arch},
                         {"stock", to_json(row.stock)},
                         {"with_tricks", to_json(row.with_tricks)},
-                        {"best", {{"tau", row.best.tau}, {"emu_fraction", row.best.emu_fraction},
-                                  {"tflops", row.best.tflops}, {"gain_vs_stock", row.best.gain}}}});
+                        {"best",
+                         {{"tau", row.best.tau},
+                          {"emu_fraction", row.best.emu_fraction},
+                          {"tflops", row.best.tflops},
+                          {"gain_vs_stock", row.best.gain}}}});
     if (o.search)
-      t.notes.push_back(row.best.gain > 0
-                            ? fmt::format("{}: best of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}}: tau {:g}, {:.3g} "
-                                          "emulated, {:.1f} TFLOP/s ({:+.1f} % vs stock)",
-                                          row.arch, row.best.tau, row.best.emu_fraction, row.best.tflops, 100 * row.best.gain)
-                            : fmt::format("{}: no (tau, fraction) of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}} is "
-                                          "predicted faster than stock",
-                                          row.arch));
+      t.notes.push_back(
+          row.best.gain > 0
+              ? fmt::format(
+                    "{}: best of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}}: tau {:g}, {:.3g} "
+                    "emulated, {:.1f} TFLOP/s ({:+.1f} % vs stock)",
+                    row.arch, row.best.tau, row.best.emu_fraction, row.best.tflops,
+                    100 * row.best.gain)
+              : fmt::format(
+                    "{}: no (tau, fraction) of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}} is "
+                    "predicted faster than stock",
+                    row.arch));
   }
-  t.notes.push_back("clk/iter: one main-loop iteration (one K/V block) of a CTA in steady state, SM clocks; busy: share "
-                    "of the CTA's clocks the resource is busy, per SM sub-partition; longest wait: where a warp "
-                    "waits longest per iteration (docs/schedule.md)");
+  t.notes.push_back(
+      "clk/iter: one main-loop iteration (one K/V block) of a CTA in steady state, SM clocks; busy: share "
+      "of the CTA's clocks the resource is busy, per SM sub-partition; longest wait: where a warp "
+      "waits longest per iteration (docs/schedule.md)");
   rep.results = json{{"rows", rows}};
   rep.tables.push_back(std::move(t));
   return rep;

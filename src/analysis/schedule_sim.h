@@ -13,7 +13,7 @@ enum Pipe : uint8_t { kIssue = 0, kFma, kAlu, kMufu, kShfl, kPipes };
 struct Instr {
   Pipe pipe = kIssue;
   int dep1 = -1, dep2 = -1;  // indices of earlier instructions of the same program
-  int width = 1;             // 2: a packed f32x2 instruction (one issue slot, twice the pipe's lanes)
+  int width = 1;  // 2: a packed f32x2 instruction (one issue slot, twice the pipe's lanes)
 };
 
 using Program = std::vector<Instr>;
@@ -25,28 +25,39 @@ struct PipeRates {
 
 // What one warp does in one main-loop iteration. GEMM jobs are in clocks of the tensor unit.
 struct IterationWork {
-  Program issue_gemms;   // instructions that issue the iteration's MMAs
-  double gemm0 = 0;      // S = Q K^T (this iteration)
-  double gemm1 = 0;      // O += P V (the previous iteration's P; 0 on the first)
-  Program softmax;       // after GEMM0 completes
-  Program post;          // after GEMM1 completes (convert P, rescale O)
-  double extra_wait = 0; // exposed clocks after the softmax (calibrated: tau's vote and branch)
+  Program issue_gemms;    // instructions that issue the iteration's MMAs
+  double gemm0 = 0;       // S = Q K^T (this iteration)
+  double gemm1 = 0;       // O += P V (the previous iteration's P; 0 on the first)
+  Program softmax;        // after GEMM0 completes
+  Program post;           // after GEMM1 completes (convert P, rescale O)
+  double extra_wait = 0;  // exposed clocks after the softmax (calibrated: tau's vote and branch)
 };
 
 struct SimConfig {
   int warps = 1;             // consumer warps per SMSP
   bool turn_barrier = true;  // warps issue their MMAs in turn (upstream's scheduler barrier)
-  bool pv_first = false;     // O += P V enters the tensor unit before the next S (sm100: P aliases S)
+  bool pv_first = false;  // O += P V enters the tensor unit before the next S (sm100: P aliases S)
   int window = 8;
-  double gemm_latency = 0;   // clocks from an MMA's end to the waiting warp's wake-up
-  double fma_tensor_stall = 0;  // tensor clocks lost per FMA-pipe warp instruction issued while it runs
+  double gemm_latency = 0;  // clocks from an MMA's end to the waiting warp's wake-up
+  double fma_tensor_stall =
+      0;  // tensor clocks lost per FMA-pipe warp instruction issued while it runs
   PipeRates rates;
 };
 
-enum State : int { kBarrier = 0, kIssueGemm, kWaitG0, kSoftmax, kExtra, kWaitG1, kPost, kDone, kStates };
+enum State : int {
+  kBarrier = 0,
+  kIssueGemm,
+  kWaitG0,
+  kSoftmax,
+  kExtra,
+  kWaitG1,
+  kPost,
+  kDone,
+  kStates
+};
 
 struct SimResult {
-  double end = 0;             // clock at which the last warp finished the last MMA
+  double end = 0;                  // clock at which the last warp finished the last MMA
   std::vector<double> iter_start;  // warp 0's clock at the start of each iteration
   std::array<double, kPipes> pipe_busy{};
   double tensor_busy = 0, issued = 0;

@@ -15,9 +15,9 @@ struct WarpState {
   int iter = 0;
   double wait_until = 0, state_since = 0;
   const Program* prog = nullptr;
-  int pc = 0;                    // first instruction not yet issued
-  std::vector<double> ready;     // result time per instruction of prog (kNever: not issued)
-  double drain = 0;              // latest result time of prog
+  int pc = 0;                 // first instruction not yet issued
+  std::vector<double> ready;  // result time per instruction of prog (kNever: not issued)
+  double drain = 0;           // latest result time of prog
   double g0_done = 0, g1_done = 0;
 };
 
@@ -160,7 +160,13 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
           [[fallthrough]];
         case kWaitG1:
           if (!detail::Sim::reached(t, s.wait_until, next)) break;
-          if (last) { sim.enter(s, kDone, t); ++done; sim.r.end = std::max(sim.r.end, t); moved = true; break; }
+          if (last) {
+            sim.enter(s, kDone, t);
+            ++done;
+            sim.r.end = std::max(sim.r.end, t);
+            moved = true;
+            break;
+          }
           sim.enter(s, kPost, t);
           sim.start_prog(s, wk.post);
           moved = true;
@@ -171,13 +177,14 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
           sim.enter(s, kBarrier, t);
           moved = true;
           break;
-        default:
-          break;
+        default: break;
       }
       if (issued) sim.rr = (k + 1) % c.warps;
     }
-    if (issued || moved) t += issued ? 1 : 0;
-    else t = std::max(t + 1, next == detail::kNever ? t + 1 : next);
+    if (issued || moved)
+      t += issued ? 1 : 0;
+    else
+      t = std::max(t + 1, next == detail::kNever ? t + 1 : next);
   }
   if (iters > 0) sim.r.iter_start[iters] = sim.r.end;
   return sim.r;

@@ -44,35 +44,41 @@ CLI::Option* checked(CLI::Option* o, const std::string& range, ValueCheck check)
 }
 
 CLI::Option* int_in(CLI::Option* o, int64_t lo, int64_t hi) {
-  return checked(o, range_text(lo, hi),
-                 [lo, hi](const std::string& opt, const std::string& v) { parse_int(opt, v, lo, hi); });
+  return checked(o, range_text(lo, hi), [lo, hi](const std::string& opt, const std::string& v) {
+    parse_int(opt, v, lo, hi);
+  });
 }
 
 CLI::Option* ints_in(CLI::Option* o, int64_t lo, int64_t hi) {
-  return checked(o, range_text(lo, hi),
-                 [lo, hi](const std::string& opt, const std::string& v) { parse_int_list(opt, v, lo, hi); });
+  return checked(o, range_text(lo, hi), [lo, hi](const std::string& opt, const std::string& v) {
+    parse_int_list(opt, v, lo, hi);
+  });
 }
 
 CLI::Option* zero_ones(CLI::Option* o) {
-  return checked(o, "", [](const std::string& opt, const std::string& v) { parse_int_list(opt, v, 0, 1); })
+  return checked(o, "",
+                 [](const std::string& opt, const std::string& v) { parse_int_list(opt, v, 0, 1); })
       ->type_name("0|1[,0|1...]");
 }
 
 CLI::Option* log2_knob(CLI::Option* o) {
-  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
-    check_log2_knob(opt, parse_double(opt, v));
-  });
+  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob),
+                 [](const std::string& opt, const std::string& v) {
+                   check_log2_knob(opt, parse_double(opt, v));
+                 });
 }
 
 CLI::Option* log2_knobs(CLI::Option* o) {
-  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob), [](const std::string& opt, const std::string& v) {
-    for (double x : parse_double_list(opt, v)) check_log2_knob(opt, x);
-  });
+  return checked(o, fmt::format("0..{:g}", kMaxLog2Knob),
+                 [](const std::string& opt, const std::string& v) {
+                   for (double x : parse_double_list(opt, v)) check_log2_knob(opt, x);
+                 });
 }
 
 CLI::Option* positive(CLI::Option* o, const std::string& hint) {
   return checked(o, ">0", [hint](const std::string& opt, const std::string& v) {
-    if (!(parse_double(opt, v) > 0)) throw Error(fmt::format("{} must be finite and > 0, got {}", opt, v), hint);
+    if (!(parse_double(opt, v) > 0))
+      throw Error(fmt::format("{} must be finite and > 0, got {}", opt, v), hint);
   });
 }
 
@@ -108,12 +114,13 @@ void refuse_empty_values(CLI::App& app) {
         },
         ""));
   }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    refuse_empty_values(*sub);
 }
 
 void warn_ignored(const std::string& option, const std::string& with, const std::string& why) {
-  std::fprintf(stderr, "fa4sim: warning: %s has no effect with %s (%s)\n", option.c_str(), with.c_str(),
-               why.c_str());
+  std::fprintf(stderr, "fa4sim: warning: %s has no effect with %s (%s)\n", option.c_str(),
+               with.c_str(), why.c_str());
 }
 
 void add_common_options(CLI::App* sub, CommonOptions& o) {
@@ -121,7 +128,8 @@ void add_common_options(CLI::App* sub, CommonOptions& o) {
                   "Write the JSON report to FILE (atomically), or to stdout with '-'")
       ->type_name("FILE|-")
       ->check(non_empty_path());
-  int_in(sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)"), 0, 1024)->type_name("T");
+  int_in(sub->add_option("--threads", o.threads, "Worker threads (0 = all cores)"), 0, 1024)
+      ->type_name("T");
 }
 
 OptionGiven given_in(const CLI::App* sub) {

@@ -41,10 +41,12 @@ namespace {
 
 // `fa4sim check --p-format`: the block-scaled P's rows (block_check.cpp); exit 1 when unsafe.
 void run_block_check(const std::string& p_format, const std::string& scale_rule,
-                     const std::string& p_rule, const std::string& dtype, const std::string& preset_in,
-                     const std::string& tau, const std::string& max_offset, const std::string& json_path) {
+                     const std::string& p_rule, const std::string& dtype,
+                     const std::string& preset_in, const std::string& tau,
+                     const std::string& max_offset, const std::string& json_path) {
   if (!dtype.empty())
-    throw Error("--dtype and --p-format check different things", "give one: --dtype for an element-wise P, --p-format for a block-scaled one");
+    throw Error("--dtype and --p-format check different things",
+                "give one: --dtype for an element-wise P, --p-format for a block-scaled one");
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);
   const std::string preset = parse_choice("--preset", preset_in, presets);
@@ -52,18 +54,21 @@ void run_block_check(const std::string& p_format, const std::string& scale_rule,
   if (!scale_rule.empty())
     for (const auto& r : list_items("--scale-rule", scale_rule, "a name"))
       rules.push_back(scale_rule_by_name(parse_choice("--scale-rule", r, scale_rule_names())));
-  const PRule pr = parse_choice("--p-rule", p_rule, {"max-offset", "two-level"}) == "two-level" ? PRule::two_level
-                                                                                                  : PRule::max_offset;
+  const PRule pr = parse_choice("--p-rule", p_rule, {"max-offset", "two-level"}) == "two-level"
+                       ? PRule::two_level
+                       : PRule::max_offset;
   std::vector<double> taus;
   std::optional<double> mo;
   if (!tau.empty()) taus = parse_double_list("--tau", tau);
   if (!max_offset.empty()) mo = parse_double("--max-offset", max_offset);
   check_report_path(json_path);
   Stopwatch sw;
-  const BlockCheckResult res = compute_block_check(list_items("--p-format", p_format, "a name"), rules, pr, preset, taus, mo);
+  const BlockCheckResult res = compute_block_check(list_items("--p-format", p_format, "a name"),
+                                                   rules, pr, preset, taus, mo);
   emit(block_check_report(res), json_path, sw.seconds());
   if (!res.all_safe)
-    throw Error("unsafe block-scaled P", "a block scale saturates: P clips; see the table", kExitCheckFailed);
+    throw Error("unsafe block-scaled P", "a block scale saturates: P clips; see the table",
+                kExitCheckFailed);
 }
 
 }  // namespace
@@ -81,34 +86,43 @@ void add_check(CLI::App& root) {
       "safe tau. Exits 1 when unsafe (for CI scripts)");
   sub->add_option("--dtype", o.dtype, "Input dtype(s): bf16, fp16, e4m3, e5m2 (default: all four)")
       ->type_name("DTYPE[,DTYPE...]");
-  log2_knobs(sub->add_option("--tau", o.tau, "Rescale threshold(s) in log2 units (default: the preset's per dtype)"))
+  log2_knobs(
+      sub->add_option("--tau", o.tau,
+                      "Rescale threshold(s) in log2 units (default: the preset's per dtype)"))
       ->type_name("T[,T...]");
-  log2_knob(sub->add_option("--max-offset", o.max_offset, "P offset in log2 units (default: the preset's per dtype)"))
+  log2_knob(sub->add_option("--max-offset", o.max_offset,
+                            "P offset in log2 units (default: the preset's per dtype)"))
       ->type_name("M");
   sub->add_option("--preset", o.preset, "upstream (current) or fp8-tau4 (before issue #2716)")
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option("--p-format", o.p_format,
-                  "Check a block-scaled P instead: mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4 "
-                  "(when its block scale saturates or flushes, per scale rule)")
+  sub->add_option(
+         "--p-format", o.p_format,
+         "Check a block-scaled P instead: mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e3m2, mxfp4, nvfp4 "
+         "(when its block scale saturates or flushes, per scale rule)")
       ->type_name("NAME[,NAME...]");
   sub->add_option("--scale-rule", o.scale_rule,
                   "With --p-format: the scale rules to check (default all the scale can hold)")
       ->type_name("RULE[,RULE...]");
-  sub->add_option("--p-rule", o.p_rule, "With --p-format: max-offset (FA4) or two-level (SageAttention3)")
+  sub->add_option("--p-rule", o.p_rule,
+                  "With --p-format: max-offset (FA4) or two-level (SageAttention3)")
       ->type_name("max-offset|two-level")
       ->capture_default_str();
-  sub->add_option("--json", common.json_path, "Write the JSON report to FILE (atomically), or to stdout with '-'")
+  sub->add_option("--json", common.json_path,
+                  "Write the JSON report to FILE (atomically), or to stdout with '-'")
       ->type_name("FILE|-")
       ->check(non_empty_path());
   sub->callback([sub] {
-    if (!o.p_format.empty()) return run_block_check(o.p_format, o.scale_rule, o.p_rule, o.dtype, o.preset,
-                                                    o.tau, o.max_offset, common.json_path);
+    if (!o.p_format.empty())
+      return run_block_check(o.p_format, o.scale_rule, o.p_rule, o.dtype, o.preset, o.tau,
+                             o.max_offset, common.json_path);
     for (const char* opt : {"--scale-rule", "--p-rule"})
       if (sub->count(opt) > 0)
-        throw Error(fmt::format("{} applies to a block-scaled P", opt), "give --p-format (e.g. --p-format nvfp4)");
+        throw Error(fmt::format("{} applies to a block-scaled P", opt),
+                    "give --p-format (e.g. --p-format nvfp4)");
     std::vector<const Format*> dtypes;
-    if (!o.dtype.empty()) dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::attention_input);
+    if (!o.dtype.empty())
+      dtypes = parse_dtype_list("--dtype", o.dtype, FormatRole::attention_input);
     std::vector<std::string> presets;
     for (const auto& p : attention_presets()) presets.push_back(p.name);
     const std::string preset = parse_choice("--preset", o.preset, presets);
@@ -123,7 +137,8 @@ void add_check(CLI::App& root) {
     if (!r.results["safe"].get<bool>()) {
       std::vector<std::string> unsafe;  // each dtype once, however many of its taus are unsafe
       for (const auto& row : r.results["rows"])
-        if (!row["safe"].get<bool>() && std::find(unsafe.begin(), unsafe.end(), row["dtype"]) == unsafe.end())
+        if (!row["safe"].get<bool>() &&
+            std::find(unsafe.begin(), unsafe.end(), row["dtype"]) == unsafe.end())
           unsafe.push_back(row["dtype"].get<std::string>());
       std::string which;
       for (const auto& d : unsafe) which += (which.empty() ? "" : ", ") + d;

@@ -26,23 +26,26 @@ void add_exp2(CLI::App& root) {
       "exp2",
       "Error of the emulated exp2 (FA4's ex2_emulation, degrees 0-5) vs 2^x, in float32 and after "
       "rounding to bf16/fp16");
-  ints_in(sub->add_option("--degree", o.degree, "Polynomial degrees, comma-separated, each 0..5"), 0, 5)
+  ints_in(sub->add_option("--degree", o.degree, "Polynomial degrees, comma-separated, each 0..5"),
+          0, 5)
       ->type_name("N[,N...]")
       ->capture_default_str();
-  checked(sub->add_option("--range", o.range,
-                          "Inputs x of 2^x in [LO, HI), within [-1022, 128] (write --range=-20,8 or "
-                          "--range -20,8)"),
-          fmt::format("{:g}..{:g}", kExp2RangeMin, kExp2RangeMax),
-          [](const std::string& opt, const std::string& v) {
-            Exp2Config e;  // the defaults with this range, checked by the analysis' own rules
-            std::tie(e.lo, e.hi) = parse_range(opt, v);
-            validate(e);
-          })
+  checked(
+      sub->add_option("--range", o.range,
+                      "Inputs x of 2^x in [LO, HI), within [-1022, 128] (write --range=-20,8 or "
+                      "--range -20,8)"),
+      fmt::format("{:g}..{:g}", kExp2RangeMin, kExp2RangeMax),
+      [](const std::string& opt, const std::string& v) {
+        Exp2Config e;  // the defaults with this range, checked by the analysis' own rules
+        std::tie(e.lo, e.hi) = parse_range(opt, v);
+        validate(e);
+      })
       ->type_name("LO,HI")
       ->capture_default_str();
   checked(sub->add_option("--samples", o.samples,
                           "Number of sampled inputs, 1 .. 1e11; ignored with --exhaustive"),
-          "1..1e11", [](const std::string&, const std::string& v) {
+          "1..1e11",
+          [](const std::string&, const std::string& v) {
             Exp2Config e;
             e.samples = parse_exp2_samples(v);
             validate(e);
@@ -57,7 +60,8 @@ void add_exp2(CLI::App& root) {
   sub->add_flag("--exhaustive", o.exhaustive,
                 "Every float32 in the range, with plain and value-weighted (exact limit of uniform "
                 "sampling) statistics");
-  sub->add_option("--out-dtype", o.out_dtype, "Format the results are rounded to (P's MMA input type)")
+  sub->add_option("--out-dtype", o.out_dtype,
+                  "Format the results are rounded to (P's MMA input type)")
       ->type_name("bf16|fp16")
       ->capture_default_str();
   int_in(sub->add_option("--seed", o.seed, "Seed of the counter-based input generator"), 0,
@@ -69,9 +73,10 @@ void add_exp2(CLI::App& root) {
                   "Boost multiprecision for every input (slow, for audits)")
       ->type_name("f64|mp")
       ->capture_default_str();
-  sub->add_flag("--hardware", o.hardware,
-                "Also run the MUFU (ex2.approx.ftz.f32) on the GPU: MUFU vs exact, and the emulation vs "
-                "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
+  sub->add_flag(
+      "--hardware", o.hardware,
+      "Also run the MUFU (ex2.approx.ftz.f32) on the GPU: MUFU vs exact, and the emulation vs "
+      "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
   auto* coeffs = sub->add_option(
       "--coeffs", o.coeffs,
       "Analyse this float32 polynomial instead of upstream's: c0,c1,... (2 to 6 numbers, decimal "
@@ -85,7 +90,8 @@ void add_exp2(CLI::App& root) {
     const Exp2Config cfg = parse_exp2_options(o);
     if (o.exhaustive)  // docs/input-policy.md: an ignored option is named
       for (const char* opt : {"--seed", "--sampling", "--samples"})
-        if (sub->count(opt) > 0) warn_ignored(opt, "--exhaustive", "every float32 of the range is evaluated once");
+        if (sub->count(opt) > 0)
+          warn_ignored(opt, "--exhaustive", "every float32 of the range is evaluated once");
     check_report_path(o.common.json_path);
     if (o.hardware && !cfg.coeffs.empty())
       throw Error("--hardware compares upstream's polynomials with the MUFU", "leave --coeffs out");

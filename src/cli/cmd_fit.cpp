@@ -54,9 +54,10 @@ void add_fit(CLI::App& root) {
                   "fp16-identical | bf16-max-ulp (value-weighted over --range)")
       ->type_name("NAME")
       ->capture_default_str();
-  checked(sub->add_option("--range", o.range,
-                          "Inputs x of 2^x in [LO, HI) of the bf16/fp16 objectives, within [-1022, 128] "
-                          "(write --range=-20,8 or --range -20,8)"),
+  checked(sub->add_option(
+              "--range", o.range,
+              "Inputs x of 2^x in [LO, HI) of the bf16/fp16 objectives, within [-1022, 128] "
+              "(write --range=-20,8 or --range -20,8)"),
           fmt::format("{:g}..{:g}", kExp2RangeMin, kExp2RangeMax),
           [](const std::string& opt, const std::string& v) {
             FitConfig f;  // the defaults with this range, checked by the fit's own rules
@@ -73,7 +74,8 @@ void add_fit(CLI::App& root) {
     const FitConfig cfg = parse(o);
     // docs/input-policy.md: an option the chosen mode ignores is named.
     if (sub->count("--range") > 0 && o.objective.rfind("fp32-", 0) == 0 && !o.minimax_only)
-      warn_ignored("--range", "--objective " + o.objective, "the fp32 objectives score every float32 of [0, 1)");
+      warn_ignored("--range", "--objective " + o.objective,
+                   "the fp32 objectives score every float32 of [0, 1)");
     if (o.minimax_only && sub->count("--objective") > 0)
       warn_ignored("--objective", "--minimax-only", "the minimax fit has no objective");
     if (o.minimax_only && sub->count("--range") > 0)

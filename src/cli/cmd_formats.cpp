@@ -11,8 +11,9 @@ namespace fa4sim::cli {
 void add_formats(CLI::App& root) {
   static CommonOptions c;
   auto* sub = root.add_subcommand(
-      "formats", "Table of the number formats (fp32, bf16, fp16, e4m3, e5m2): bits, bias, limits, "
-                 "log2(max finite)");
+      "formats",
+      "Table of the number formats (fp32, bf16, fp16, e4m3, e5m2): bits, bias, limits, "
+      "log2(max finite)");
   add_common_options(sub, c);
   sub->callback([] {
     Stopwatch sw;

@@ -49,7 +49,8 @@ void run_verify(const GpuCliOptions& o) {
   v.degrees = to_ints(parse_int_list("--degree", o.verify_degree, 0, 5));
   if (!o.verify_coeffs.empty()) {
     if (o.verify_degree_given)
-      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)",
+                  "leave --degree out");
     if (v.what == "formats" || v.what == "mufu")
       throw Error("--coeffs needs --what exp2 or all", "the coefficients are exp2's");
     v.coeffs = load_coeffs("--coeffs", o.verify_coeffs);
@@ -63,9 +64,10 @@ void run_verify(const GpuCliOptions& o) {
   emit(rep, o.verify_common.json_path, sw.seconds());
   const uint64_t total = rep.results.at("total_mismatches").get<uint64_t>();
   if (total != 0)
-    throw Error(fmt::format("gpu verify: {} mismatches between the GPU and the CPU emulators", total),
-                "the CPU emulator is wrong where they differ: see the first mismatches above",
-                kExitCheckFailed);
+    throw Error(
+        fmt::format("gpu verify: {} mismatches between the GPU and the CPU emulators", total),
+        "the CPU emulator is wrong where they differ: see the first mismatches above",
+        kExitCheckFailed);
 }
 
 void run_bench(const GpuCliOptions& o, const std::string& command) {
@@ -74,7 +76,8 @@ void run_bench(const GpuCliOptions& o, const std::string& command) {
   b.reps = static_cast<int>(parse_int("--reps", o.reps, 1, 101));
   if (!o.bench_coeffs.empty()) {
     if (o.bench_degree_given)
-      throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
+      throw Error("--coeffs sets the degree (the number of coefficients - 1)",
+                  "leave --degree out");
     b.coeffs = load_coeffs("--coeffs", o.bench_coeffs);
     b.degrees = {static_cast<int>(b.coeffs.size()) - 1};
   }
@@ -92,7 +95,8 @@ void run_bench(const GpuCliOptions& o, const std::string& command) {
   emit(gpu_bench_report(b, r), o.bench_common.json_path, sw.seconds());
   if (out != "none") {
     write_file_atomic(out, gpu_bench_measured_json(r, command).dump(2) + "\n");
-    std::fprintf(stderr, "fa4sim gpu bench-exp: wrote %s (read it with 'fa4sim roofline --measured %s')\n",
+    std::fprintf(stderr,
+                 "fa4sim gpu bench-exp: wrote %s (read it with 'fa4sim roofline --measured %s')\n",
                  out.c_str(), out.c_str());
   }
 }
@@ -113,8 +117,9 @@ void add_gpu(CLI::App& root) {
       "gpu", "The CUDA backend (sm_90a): device info, bit-exact verification, exp2 throughput");
   gpu->require_subcommand(1);
 
-  auto* info = gpu->add_subcommand("info", "Print the CUDA device, SM count, clocks and driver "
-                                           "(exit code 3 when there is no CUDA device)");
+  auto* info = gpu->add_subcommand("info",
+                                   "Print the CUDA device, SM count, clocks and driver "
+                                   "(exit code 3 when there is no CUDA device)");
   add_common_options(info, o.info_common);
   info->callback([] { run_info(o); });
 
@@ -122,16 +127,20 @@ void add_gpu(CLI::App& root) {
       "verify",
       "Run the GPU's own exp2, conversion and MUFU reciprocal instructions on all 2^32 float32 inputs "
       "and compare every result bit with the CPU emulators (exit code 1 on any mismatch)");
-  verify->add_option("--what", o.what, "Which functions: exp2 (the emulation, per degree), formats "
-                                       "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), mufu "
-                                       "(rcp.approx.ftz.f32 against the measured table), all")
+  verify
+      ->add_option("--what", o.what,
+                   "Which functions: exp2 (the emulation, per degree), formats "
+                   "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), mufu "
+                   "(rcp.approx.ftz.f32 against the measured table), all")
       ->type_name("SET")
       ->capture_default_str();
-  auto* vdeg = ints_in(verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees"), 0, 5);
+  auto* vdeg =
+      ints_in(verify->add_option("--degree", o.verify_degree, "exp2 emulation degrees"), 0, 5);
   vdeg->type_name("N[,N...]")->capture_default_str();
-  verify->add_option("--coeffs", o.verify_coeffs,
-                     "Verify the emulation with these float32 coefficients (c0,c1,... or a file, as "
-                     "`fa4sim exp2 --coeffs`) instead of POLY_EX2; sets the degree")
+  verify
+      ->add_option("--coeffs", o.verify_coeffs,
+                   "Verify the emulation with these float32 coefficients (c0,c1,... or a file, as "
+                   "`fa4sim exp2 --coeffs`) instead of POLY_EX2; sets the degree")
       ->type_name("FILE|c0,c1,...");
   add_common_options(verify, o.verify_common);
   verify->callback([vdeg] {
@@ -145,16 +154,19 @@ void add_gpu(CLI::App& root) {
       "steps and the upstream interleaving rule; writes the roofline's measured-data file");
   auto* bdeg = ints_in(bench->add_option("--degree", o.bench_degree, "Emulation degrees"), 0, 5);
   bdeg->type_name("N[,N...]")->capture_default_str();
-  bench->add_option("--coeffs", o.bench_coeffs,
-                    "Time the emulation with these float32 coefficients at f = 0..1 (the mix points; "
-                    "the interleaving-rule points keep POLY_EX2); sets the degree")
+  bench
+      ->add_option(
+          "--coeffs", o.bench_coeffs,
+          "Time the emulation with these float32 coefficients at f = 0..1 (the mix points; "
+          "the interleaving-rule points keep POLY_EX2); sets the degree")
       ->type_name("FILE|c0,c1,...");
   int_in(bench->add_option("--reps", o.reps, "Timed launches per point (median)"), 1, 101)
       ->type_name("N")
       ->capture_default_str();
-  bench->add_option("--out", o.out,
-                    "Measured-data file for 'fa4sim roofline --measured' (default "
-                    "data/gpu/<device>-bench-exp.json; 'none' to skip)")
+  bench
+      ->add_option("--out", o.out,
+                   "Measured-data file for 'fa4sim roofline --measured' (default "
+                   "data/gpu/<device>-bench-exp.json; 'none' to skip)")
       ->type_name("FILE")
       ->check(non_empty_path());
   add_common_options(bench, o.bench_common);

@@ -19,12 +19,12 @@ struct UpstreamCli {
   // exp2
   std::string degrees = "0,1,2,3,4,5", inputs_log2 = "32";
   // check
-  std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024", seq_k,
-              q_scale = "1", seed = default_seed_text(), tau, max_offset, emu;
+  std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024",
+              seq_k, q_scale = "1", seed = default_seed_text(), tau, max_offset, emu;
   bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false;
   // bench
-  std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1", b_tau = "0,4,8",
-              b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
+  std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1",
+              b_tau = "0,4,8", b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
   CommonOptions info_common, exp2_common, check_common, bench_common;
 };
 
@@ -40,7 +40,8 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.shape.d = int(parse_int("--d", c.head_dim, 1, 4096));
   r.shape.batch = int(parse_int("--batch", c.batch, 1, 65535));
   r.shape.heads = int(parse_int("--heads", c.heads, 1, 65535));
-  r.shape.kv_heads = c.kv_heads.empty() ? r.shape.heads : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
+  r.shape.kv_heads =
+      c.kv_heads.empty() ? r.shape.heads : int(parse_int("--kv-heads", c.kv_heads, 1, 65535));
   r.shape.seq_q = int(parse_int("--seq", c.seq, 1, 1 << 20));
   r.shape.seq_k = c.seq_k.empty() ? r.shape.seq_q : int(parse_int("--seq-k", c.seq_k, 1, 1 << 20));
   r.shape.causal = c.causal;
@@ -53,11 +54,12 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   r.tricks.variant = c.variant || !c.tau.empty() || !c.max_offset.empty() || !c.emu.empty();
   if (r.tricks.variant) {
     r.tricks.tau = c.tau.empty() ? 0.f : float(parse_double("--tau", c.tau));
-    r.tricks.max_offset = c.max_offset.empty() ? 0.f : float(parse_double("--max-offset", c.max_offset));
+    r.tricks.max_offset =
+        c.max_offset.empty() ? 0.f : float(parse_double("--max-offset", c.max_offset));
     r.tricks.emu_eighths = c.emu.empty() ? 0 : int(parse_int("--emu", c.emu, 0, 8));
     upstream_validate_tricks(r.tricks, r.dtype);
-    r.label = fmt::format("variant tau {:g} offset {:g} emu {}/8", r.tricks.tau, r.tricks.max_offset,
-                          r.tricks.emu_eighths);
+    r.label = fmt::format("variant tau {:g} offset {:g} emu {}/8", r.tricks.tau,
+                          r.tricks.max_offset, r.tricks.emu_eighths);
   }
   return r;
 }
@@ -84,14 +86,16 @@ void check_variant_knobs(const std::string& opt, const std::string& v) {
 }
 
 void add_python_option(CLI::App* s, UpstreamCli& c) {
-  s->add_option("--python", c.python, "Python with torch and flash-attn-4 (runs scripts/drivers/fa4_upstream.py)")
+  s->add_option("--python", c.python,
+                "Python with torch and flash-attn-4 (runs scripts/drivers/fa4_upstream.py)")
       ->type_name("PATH")
       ->capture_default_str();
 }
 
 void add_info(CLI::App* up, UpstreamCli& c) {
-  auto* info = up->add_subcommand("info", "Versions of the pinned upstream packages, torch and the device "
-                                          "(exit 3 without a GPU, 2 when upstream is not installed)");
+  auto* info = up->add_subcommand("info",
+                                  "Versions of the pinned upstream packages, torch and the device "
+                                  "(exit 3 without a GPU, 2 when upstream is not installed)");
   add_python_option(info, c);
   add_common_options(info, c.info_common);
   info->callback([&c] {
@@ -105,9 +109,12 @@ void add_info(CLI::App* up, UpstreamCli& c) {
     const json packages = env.value("packages", json::object());  // items() must not outlive it
     for (const auto& [k, v] : packages.items())
       t.rows.push_back({k, v.is_null() ? std::string("not installed") : v.get<std::string>()});
-    t.rows.push_back({"torch", env.value("torch", json(nullptr)).is_null() ? "not importable" : env["torch"].get<std::string>()});
+    t.rows.push_back({"torch", env.value("torch", json(nullptr)).is_null()
+                                   ? "not importable"
+                                   : env["torch"].get<std::string>()});
     t.rows.push_back({"device", env.value("device", std::string("none"))});
-    t.rows.push_back({"flash_attn.cute imports", env.value("upstream_importable", false) ? "yes" : "no"});
+    t.rows.push_back(
+        {"flash_attn.cute imports", env.value("upstream_importable", false) ? "yes" : "no"});
     r.tables.push_back(t);
     // The table always (it is how an install is diagnosed); the JSON report only when usable.
     bool usable = true;
@@ -123,12 +130,15 @@ void add_info(CLI::App* up, UpstreamCli& c) {
 
 void add_exp2(CLI::App* up, UpstreamCli& c) {
   auto* ex = up->add_subcommand(
-      "exp2", "Upstream's own ex2_emulation, compiled by the CuTe DSL on the GPU, against fa4sim's ex2_emu on "
-              "every float32 input, per degree (exit 1 on any mismatch)");
+      "exp2",
+      "Upstream's own ex2_emulation, compiled by the CuTe DSL on the GPU, against fa4sim's ex2_emu on "
+      "every float32 input, per degree (exit 1 on any mismatch)");
   ints_in(ex->add_option("--degree", c.degrees, "Degrees of upstream's POLY_EX2"), 0, 5)
       ->type_name("N[,N...]")
       ->capture_default_str();
-  int_in(ex->add_option("--inputs-log2", c.inputs_log2, "Compare inputs 0 .. 2^K-1 (32 = every bit pattern)"), 8, 32)
+  int_in(ex->add_option("--inputs-log2", c.inputs_log2,
+                        "Compare inputs 0 .. 2^K-1 (32 = every bit pattern)"),
+         8, 32)
       ->type_name("K")
       ->capture_default_str();
   add_python_option(ex, c);
@@ -145,7 +155,8 @@ void add_exp2(CLI::App* up, UpstreamCli& c) {
     Report r = run_upstream_exp2(o);
     emit(r, c.exp2_common.json_path, sw.seconds());
     if (!r.results.value("bit_exact", false))
-      throw Error("upstream's ex2_emulation and fa4sim's ex2_emu differ", "see the mismatches above", kExitCheckFailed);
+      throw Error("upstream's ex2_emulation and fa4sim's ex2_emu differ",
+                  "see the mismatches above", kExitCheckFailed);
   });
 }
 
@@ -153,17 +164,26 @@ void add_check_shape_options(CLI::App* ck, UpstreamCli& c) {
   ck->add_option("--dtype", c.dtype, "Q/K/V type: bf16 or fp16 (FP8 is sm100-only upstream)")
       ->type_name("DTYPE")
       ->capture_default_str();
-  checked(ck->add_option("--d", c.head_dim, "Head dimension, a multiple of 8"), "8..256", check_head_dims)
+  checked(ck->add_option("--d", c.head_dim, "Head dimension, a multiple of 8"), "8..256",
+          check_head_dims)
       ->type_name("D")
       ->capture_default_str();
   add_hidden_alias(ck, "--head-dim", c.head_dim);
-  int_in(ck->add_option("--batch", c.batch, "Batch size"), 1, kMaxGrid)->type_name("N")->capture_default_str();
-  int_in(ck->add_option("--heads", c.heads, "Query heads"), 1, kMaxGrid)->type_name("N")->capture_default_str();
-  int_in(ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)"), 1, kMaxGrid)->type_name("N");
-  int_in(ck->add_option("--seq", c.seq, "Query length in tokens (and key length unless --seq-k)"), 1, kMaxSeq)
+  int_in(ck->add_option("--batch", c.batch, "Batch size"), 1, kMaxGrid)
       ->type_name("N")
       ->capture_default_str();
-  int_in(ck->add_option("--seq-k", c.seq_k, "Key length in tokens (default = --seq)"), 1, kMaxSeq)->type_name("N");
+  int_in(ck->add_option("--heads", c.heads, "Query heads"), 1, kMaxGrid)
+      ->type_name("N")
+      ->capture_default_str();
+  int_in(ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)"), 1,
+         kMaxGrid)
+      ->type_name("N");
+  int_in(ck->add_option("--seq", c.seq, "Query length in tokens (and key length unless --seq-k)"),
+         1, kMaxSeq)
+      ->type_name("N")
+      ->capture_default_str();
+  int_in(ck->add_option("--seq-k", c.seq_k, "Key length in tokens (default = --seq)"), 1, kMaxSeq)
+      ->type_name("N");
   ck->add_flag("--causal", c.causal, "Causal mask, bottom-right aligned as upstream's");
   checked(ck->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)"), "(0,1e6]",
           [](const std::string&, const std::string& v) { parse_q_scale(v); })
@@ -175,25 +195,31 @@ void add_check_shape_options(CLI::App* ck, UpstreamCli& c) {
 }
 
 void add_check_variant_options(CLI::App* ck, UpstreamCli& c) {
-  ck->add_flag("--variant", c.variant, "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
-                                       "(scripts/drivers/fa4_tricks.py); implied by --tau/--max-offset/--emu");
-  checked(ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (FA4 uses 8)"), "0..64",
-          check_variant_knobs)
+  ck->add_flag("--variant", c.variant,
+               "Run fa4sim's variant of upstream's kernel with FA4's softmax tricks "
+               "(scripts/drivers/fa4_tricks.py); implied by --tau/--max-offset/--emu");
+  checked(ck->add_option("--tau", c.tau, "Variant: rescale threshold in log2 units (FA4 uses 8)"),
+          "0..64", check_variant_knobs)
       ->type_name("T");
-  checked(ck->add_option("--max-offset", c.max_offset, "Variant: P offset in log2 units (FA4 uses 0 for 16-bit)"),
+  checked(ck->add_option("--max-offset", c.max_offset,
+                         "Variant: P offset in log2 units (FA4 uses 0 for 16-bit)"),
           "0..64", check_variant_knobs)
       ->type_name("M");
-  int_in(ck->add_option("--emu", c.emu, "Variant: eighths of each key block's n8 tiles through ex2_emulation"), 0, 8)
+  int_in(ck->add_option("--emu", c.emu,
+                        "Variant: eighths of each key block's n8 tiles through ex2_emulation"),
+         0, 8)
       ->type_name("K");
-  ck->add_flag("--count-rescales", c.count_rescales,
-               "Variant runs also count their rescale decisions on the GPU (returned in place of the LSE, so the "
-               "LSE criteria are skipped) and compare the shares with the CPU model's");
+  ck->add_flag(
+      "--count-rescales", c.count_rescales,
+      "Variant runs also count their rescale decisions on the GPU (returned in place of the LSE, so the "
+      "LSE criteria are skipped) and compare the shares with the CPU model's");
 }
 
 void run_check(const UpstreamCli& c) {
   Stopwatch sw;
   UpstreamCheckOptions o;
-  if (c.suite && c.suite_tricks) throw Error("--suite and --suite-tricks exclude each other", "run one, then the other");
+  if (c.suite && c.suite_tricks)
+    throw Error("--suite and --suite-tricks exclude each other", "run one, then the other");
   if (c.suite) {
     o.runs = upstream_suite();
   } else if (c.suite_tricks) {
@@ -207,7 +233,9 @@ void run_check(const UpstreamCli& c) {
       run.tricks.count = run.tricks.variant;
       any = any || run.tricks.variant;
     }
-    if (!any) throw Error("--count-rescales counts in fa4sim's variant only", "add --variant, --tau or --emu, or --suite-tricks");
+    if (!any)
+      throw Error("--count-rescales counts in fa4sim's variant only",
+                  "add --variant, --tau or --emu, or --suite-tricks");
   }
   o.python = c.python;
   o.threads = resolved_threads(c.check_common);
@@ -215,19 +243,23 @@ void run_check(const UpstreamCli& c) {
   Report r = run_upstream_check(o);
   emit(r, c.check_common.json_path, sw.seconds());
   if (!r.results.value("pass", false))
-    throw Error("a criterion failed for upstream vs the CPU model", "see the table above", kExitCheckFailed);
+    throw Error("a criterion failed for upstream vs the CPU model", "see the table above",
+                kExitCheckFailed);
 }
 
 void add_check(CLI::App* up, UpstreamCli& c) {
   auto* ck = up->add_subcommand(
-      "check", "Upstream's forward (flash_attn_func; sm90 path on Hopper) on seeded inputs against float64 and the "
-               "CPU model configured as that kernel (exit 1 when a criterion fails)");
-  ck->add_flag("--suite", c.suite, "Run the standard 19 configurations (bf16/fp16, d 64/128, causal, GQA, "
-                                   "ragged 300x333, seq 8192) instead of the shape options");
+      "check",
+      "Upstream's forward (flash_attn_func; sm90 path on Hopper) on seeded inputs against float64 and the "
+      "CPU model configured as that kernel (exit 1 when a criterion fails)");
+  ck->add_flag("--suite", c.suite,
+               "Run the standard 19 configurations (bf16/fp16, d 64/128, causal, GQA, "
+               "ragged 300x333, seq 8192) instead of the shape options");
   add_check_shape_options(ck, c);
   add_check_variant_options(ck, c);
-  ck->add_flag("--suite-tricks", c.suite_tricks, "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
-                                                 "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
+  ck->add_flag("--suite-tricks", c.suite_tricks,
+               "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
+               "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
   add_python_option(ck, c);
   add_common_options(ck, c.check_common);
   ck->callback([&c] { run_check(c); });
@@ -235,10 +267,15 @@ void add_check(CLI::App* up, UpstreamCli& c) {
 
 void add_bench(CLI::App* up, UpstreamCli& c) {
   auto* bn = up->add_subcommand(
-      "bench", "Time upstream's sm90 forward with FA4's softmax tricks (tau x emulated fraction) next to the stock "
-               "kernel and SDPA cuDNN, bf16, in one run");
-  int_in(bn->add_option("--batch", c.b_batch, "Batch size"), 1, kMaxGrid)->type_name("N")->capture_default_str();
-  int_in(bn->add_option("--heads", c.b_heads, "Heads"), 1, kMaxGrid)->type_name("N")->capture_default_str();
+      "bench",
+      "Time upstream's sm90 forward with FA4's softmax tricks (tau x emulated fraction) next to the stock "
+      "kernel and SDPA cuDNN, bf16, in one run");
+  int_in(bn->add_option("--batch", c.b_batch, "Batch size"), 1, kMaxGrid)
+      ->type_name("N")
+      ->capture_default_str();
+  int_in(bn->add_option("--heads", c.b_heads, "Heads"), 1, kMaxGrid)
+      ->type_name("N")
+      ->capture_default_str();
   ints_in(bn->add_option("--seq", c.b_seq, "Sequence lengths in tokens"), 1, kMaxSeq)
       ->type_name("N[,N...]")
       ->capture_default_str();
@@ -247,11 +284,16 @@ void add_bench(CLI::App* up, UpstreamCli& c) {
       ->capture_default_str();
   add_hidden_alias(bn, "--head-dim", c.b_d);
   zero_ones(bn->add_option("--causal", c.b_causal, "Causal values"))->capture_default_str();
-  checked(bn->add_option("--tau", c.b_tau, "Variant thresholds in log2 units"), "0..64", check_variant_knobs)
+  checked(bn->add_option("--tau", c.b_tau, "Variant thresholds in log2 units"), "0..64",
+          check_variant_knobs)
       ->type_name("T[,T...]")
       ->capture_default_str();
-  ints_in(bn->add_option("--emu", c.b_emu, "Variant emulated eighths"), 0, 8)->type_name("K[,K...]")->capture_default_str();
-  int_in(bn->add_option("--warmup", c.b_warmup, "Untimed calls per point"), 0, 1000)->type_name("N")->capture_default_str();
+  ints_in(bn->add_option("--emu", c.b_emu, "Variant emulated eighths"), 0, 8)
+      ->type_name("K[,K...]")
+      ->capture_default_str();
+  int_in(bn->add_option("--warmup", c.b_warmup, "Untimed calls per point"), 0, 1000)
+      ->type_name("N")
+      ->capture_default_str();
   int_in(bn->add_option("--iters", c.b_iters, "Timed calls per point (median)"), 1, 10000)
       ->type_name("N")
       ->capture_default_str();

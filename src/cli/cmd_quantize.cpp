@@ -93,22 +93,27 @@ struct StreamedEnvelope {
 // ---- the options, the values, the checks
 
 void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
-  sub->add_option("--dtype", c.dtype,
-                  "Target format: fp32, bf16, fp16, e4m3 (E4M3FN), e5m2, or the OCP MX formats e2m1 "
-                  "(FP4), e2m3, e3m2 (FP6), e8m0 (the MX scale)")
+  sub->add_option(
+         "--dtype", c.dtype,
+         "Target format: fp32, bf16, fp16, e4m3 (E4M3FN), e5m2, or the OCP MX formats e2m1 "
+         "(FP4), e2m3, e3m2 (FP6), e8m0 (the MX scale)")
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option("--overflow", c.overflow,
-                  "satfinite: overflow and +-inf -> max finite (the GPU's cvt.rn.satfinite); ieee: -> "
-                  "inf (E4M3FN, E8M0: NaN). NaN -> canonical NaN in both. e2m1/e2m3/e3m2 have no "
-                  "inf or NaN: satfinite only, NaN -> +max")
+  sub->add_option(
+         "--overflow", c.overflow,
+         "satfinite: overflow and +-inf -> max finite (the GPU's cvt.rn.satfinite); ieee: -> "
+         "inf (E4M3FN, E8M0: NaN). NaN -> canonical NaN in both. e2m1/e2m3/e3m2 have no "
+         "inf or NaN: satfinite only, NaN -> +max")
       ->type_name("satfinite|ieee")
       ->capture_default_str();
   sub->add_option("--rounding", c.rounding,
                   "nearest (ties to even, the hardware's) or stochastic (seeded, see --seed)")
       ->type_name("nearest|stochastic")
       ->capture_default_str();
-  int_in(sub->add_option("--seed", c.seed, fmt::format("Seed of the stochastic rounding stream (default {})", kDefaultSeed)), 0, INT64_MAX)
+  int_in(sub->add_option(
+             "--seed", c.seed,
+             fmt::format("Seed of the stochastic rounding stream (default {})", kDefaultSeed)),
+         0, INT64_MAX)
       ->type_name("S");
   // VALUES are taken from the unparsed arguments, in order, so that -inf, -nan and negative
   // numbers work anywhere (a CLI11 positional would read "-inf" as an unknown option).
@@ -117,16 +122,18 @@ void add_quantize_options(CLI::App* sub, QuantizeCliOptions& c) {
       "VALUES: decimal or hex floats, nan, inf, -inf, in any order with the options, e.g.\n"
       "  fa4sim quantize --dtype e4m3 1.5 -inf 500 nan\n"
       "  echo '1 2 3' | fa4sim quantize --dtype bf16 --stdin --json -");
-  sub->add_flag("--stdin", c.from_stdin,
-                "Read values from stdin: whitespace- or comma-separated text ('#' comments), or raw "
-                "little-endian float32 with --binary");
+  sub->add_flag(
+      "--stdin", c.from_stdin,
+      "Read values from stdin: whitespace- or comma-separated text ('#' comments), or raw "
+      "little-endian float32 with --binary");
   sub->add_flag("--binary", c.binary, "With --stdin: read raw little-endian float32");
   sub->add_flag("--all-float32", c.all_float32,
                 "Convert all 2^32 float32 bit patterns in order (needs --binary-out; for "
                 "scripts/check/check_ml_dtypes.py)");
-  sub->add_option("--binary-out", c.binary_out,
-                  "Write the encodings as raw little-endian integers of the format's width (1, 2 or 4 "
-                  "bytes) to FILE, or to stdout with '-'")
+  sub->add_option(
+         "--binary-out", c.binary_out,
+         "Write the encodings as raw little-endian integers of the format's width (1, 2 or 4 "
+         "bytes) to FILE, or to stdout with '-'")
       ->type_name("FILE|-")
       ->check(non_empty_path());
 }
@@ -159,11 +166,13 @@ std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions
   if (!c.seed.empty() && rounding != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (rounding == "stochastic")
-    qc.stochastic_seed = c.seed.empty() ? kDefaultSeed : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
+    qc.stochastic_seed =
+        c.seed.empty() ? kDefaultSeed : uint64_t(parse_int("--seed", c.seed, 0, INT64_MAX));
   if (c.binary && !c.from_stdin) throw Error("--binary describes stdin", "add --stdin");
   const int sources = int(!c.values.empty()) + int(c.from_stdin) + int(c.all_float32);
   if (sources == 0)
-    throw Error("nothing to quantize", "give VALUES, --stdin or --all-float32, e.g. fa4sim quantize --dtype e4m3 1.5 500");
+    throw Error("nothing to quantize",
+                "give VALUES, --stdin or --all-float32, e.g. fa4sim quantize --dtype e4m3 1.5 500");
   if (sources > 1)
     throw Error("give the values one way: VALUES, --stdin or --all-float32", "drop all but one");
   if (c.all_float32 && c.binary_out.empty())
@@ -172,7 +181,8 @@ std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions
   if (c.all_float32 && qc.stochastic_seed)
     throw Error("--all-float32 converts with round to nearest only", "drop --rounding stochastic");
   if (!c.binary_out.empty() && qc.stochastic_seed)
-    throw Error("--binary-out writes round-to-nearest encodings only", "drop --rounding stochastic");
+    throw Error("--binary-out writes round-to-nearest encodings only",
+                "drop --rounding stochastic");
   if (same_output_target(c.binary_out, c.common.json_path))
     throw Error(fmt::format("--binary-out '{}' and --json '{}' name the same file", c.binary_out,
                             c.common.json_path),
@@ -183,18 +193,20 @@ std::pair<QuantizeConfig, std::string> validate_options(const QuantizeCliOptions
 }
 
 // --all-float32: every float32 bit pattern in order, raw encodings only.
-void write_all_float32(const QuantizeCliOptions& c, const QuantizeConfig& qc, int threads, const Stopwatch& sw) {
-  write_output(c.binary_out, [&](std::FILE* f) {
-    write_encoded_all_float32(*qc.format, qc.overflow, f, threads);
-  }, "--binary-out");
+void write_all_float32(const QuantizeCliOptions& c, const QuantizeConfig& qc, int threads,
+                       const Stopwatch& sw) {
+  write_output(
+      c.binary_out,
+      [&](std::FILE* f) { write_encoded_all_float32(*qc.format, qc.overflow, f, threads); },
+      "--binary-out");
   std::fprintf(stderr, "fa4sim quantize: wrote 2^32 %s encodings (%s) to %s in %.1f s\n",
                qc.format->name, overflow_name(qc.overflow), c.binary_out.c_str(), sw.seconds());
 }
 
 // ---- one pass over the values, in chunks: the raw encodings, the JSON values and the summary
 // are written as the values arrive (Note [Output targets] for where they go).
-void quantize_values(const QuantizeCliOptions& c, const QuantizeConfig& qc, const std::string& rounding,
-                     const Stopwatch& sw) {
+void quantize_values(const QuantizeCliOptions& c, const QuantizeConfig& qc,
+                     const std::string& rounding, const Stopwatch& sw) {
   std::vector<float> arg_values;
   for (size_t i = 0; i < c.values.size(); ++i)
     arg_values.push_back(parse_float32(c.values[i], fmt::format("value {}", i + 1)));
@@ -211,12 +223,15 @@ void quantize_values(const QuantizeCliOptions& c, const QuantizeConfig& qc, cons
     return reader.next(chunk, kChunk);
   };
   if (!next())  // read before any output is opened: an empty input writes nothing
-    throw Error("stdin holds no values", c.binary ? "pipe raw float32 bytes" : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
-  const json params = {{"dtype", qc.format->name},
-                       {"overflow", overflow_name(qc.overflow)},
-                       {"rounding", rounding},
-                       {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
-                       {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"}};
+    throw Error("stdin holds no values",
+                c.binary ? "pipe raw float32 bytes"
+                         : "pipe numbers, e.g. echo 1.5 | fa4sim quantize --stdin");
+  const json params = {
+      {"dtype", qc.format->name},
+      {"overflow", overflow_name(qc.overflow)},
+      {"rounding", rounding},
+      {"seed", qc.stochastic_seed ? json(*qc.stochastic_seed) : json(nullptr)},
+      {"source", c.from_stdin ? (c.binary ? "stdin-binary" : "stdin-text") : "arguments"}};
   QuantizeAccumulator acc(qc);
   std::vector<uint8_t> codes;
   const size_t width = qc.format->total_bits <= 8 ? 1 : (qc.format->total_bits <= 16 ? 2 : 4);
@@ -229,25 +244,38 @@ void quantize_values(const QuantizeCliOptions& c, const QuantizeConfig& qc, cons
       if (bin) {
         codes.resize(chunk.size() * width);
         const std::span<const float> in(chunk);
-        if (width == 1) encode_array(*qc.format, in, std::span<uint8_t>(codes.data(), chunk.size()), qc.overflow);
-        if (width == 2) encode_array(*qc.format, in, std::span<uint16_t>(reinterpret_cast<uint16_t*>(codes.data()), chunk.size()), qc.overflow);
-        if (width == 4) encode_array(*qc.format, in, std::span<uint32_t>(reinterpret_cast<uint32_t*>(codes.data()), chunk.size()), qc.overflow);
+        if (width == 1)
+          encode_array(*qc.format, in, std::span<uint8_t>(codes.data(), chunk.size()), qc.overflow);
+        if (width == 2)
+          encode_array(*qc.format, in,
+                       std::span<uint16_t>(reinterpret_cast<uint16_t*>(codes.data()), chunk.size()),
+                       qc.overflow);
+        if (width == 4)
+          encode_array(*qc.format, in,
+                       std::span<uint32_t>(reinterpret_cast<uint32_t*>(codes.data()), chunk.size()),
+                       qc.overflow);
         if (std::fwrite(codes.data(), 1, codes.size(), bin) != codes.size())
           throw Error("writing the encoded values failed", std::strerror(errno));
       }
       if (want_report) {
-        if (js) acc.add(chunk, [&](const json& v) { env.value(js, v); });
-        else acc.add(chunk);
+        if (js)
+          acc.add(chunk, [&](const json& v) { env.value(js, v); });
+        else
+          acc.add(chunk);
       }
     } while (next());
     if (js) env.finish(js, acc.summary(), provenance(1, sw.seconds()));
   };
   auto with_json = [&](std::FILE* bin) {
-    if (want_json) write_output(c.common.json_path, [&](std::FILE* js) { run(bin, js); });
-    else run(bin, nullptr);
+    if (want_json)
+      write_output(c.common.json_path, [&](std::FILE* js) { run(bin, js); });
+    else
+      run(bin, nullptr);
   };
-  if (!c.binary_out.empty()) write_output(c.binary_out, with_json, "--binary-out");
-  else with_json(nullptr);
+  if (!c.binary_out.empty())
+    write_output(c.binary_out, with_json, "--binary-out");
+  else
+    with_json(nullptr);
   if (!want_report || is_stdout_target(c.common.json_path)) return;
   std::fputs(render_text(acc.table()).c_str(), stdout);
   std::fflush(stdout);

@@ -35,7 +35,9 @@ bool inside_new_folder(const std::string& path, const std::string& dir) {
   std::error_code ec;
   const fs::path parent = fs::path(path).parent_path();
   if (parent.empty() || fs::exists(dir, ec)) return false;
-  const auto norm = [&](const fs::path& p) { return (fs::absolute(p, ec) / "").lexically_normal(); };
+  const auto norm = [&](const fs::path& p) {
+    return (fs::absolute(p, ec) / "").lexically_normal();
+  };
   return norm(parent) == norm(dir);
 }
 
@@ -58,7 +60,9 @@ void add_report(CLI::App& root) {
           ""))
       ->capture_default_str();
   refuses_empty_itself(
-      sub->add_option("--only", o.only, fmt::format("Comma-separated sections to run, of: {} (default: all)", fmt::join(names, ", ")))
+      sub->add_option("--only", o.only,
+                      fmt::format("Comma-separated sections to run, of: {} (default: all)",
+                                  fmt::join(names, ", ")))
           ->type_name("SECTION[,SECTION...]"));
   sub->add_option("--baseline", o.baseline,
                   "A previous report's --out folder: compare every result with it; exit 1 when one "
@@ -66,8 +70,9 @@ void add_report(CLI::App& root) {
                   "1e-9 relative)")
       ->type_name("DIR");
   add_common_options(sub, o.common);
-  sub->footer("--json writes the index of what was written (index.json's content).\n"
-              "Data files are read from FA4SIM_DATA_DIR when it is set (docs/install.md).");
+  sub->footer(
+      "--json writes the index of what was written (index.json's content).\n"
+      "Data files are read from FA4SIM_DATA_DIR when it is set (docs/install.md).");
   sub->callback([sub, names] {
     ReportJobOptions job;
     job.out_dir = o.out;
@@ -75,9 +80,11 @@ void add_report(CLI::App& root) {
     job.sections = names;
     if (sub->count("--only")) {
       if (o.only.empty())
-        throw Error("--only needs at least one section", fmt::format("valid: {}", fmt::join(names, ", ")));
+        throw Error("--only needs at least one section",
+                    fmt::format("valid: {}", fmt::join(names, ", ")));
       job.sections.clear();
-      for (const auto& w : list_items("--only", o.only, "a section")) job.sections.push_back(parse_choice("section", w, names));
+      for (const auto& w : list_items("--only", o.only, "a section"))
+        job.sections.push_back(parse_choice("section", w, names));
     }
     job.command = report_command(o, sub->count("--only") > 0);
     if (sub->count("--baseline")) {
@@ -91,11 +98,12 @@ void add_report(CLI::App& root) {
     // --json inside an --out folder that does not exist yet: the job makes the folder first.
     if (!inside_new_folder(o.common.json_path, o.out)) check_report_path(o.common.json_path);
     const ReportJobResult res = run_report_job(job);
-    if (!o.common.json_path.empty()) write_file_atomic(o.common.json_path, res.index.dump(2) + "\n");
+    if (!o.common.json_path.empty())
+      write_file_atomic(o.common.json_path, res.index.dump(2) + "\n");
     if (!is_stdout_target(o.common.json_path)) {
       std::printf("%s\n", res.markdown.c_str());
-      std::printf("fa4sim report: wrote %s and %zu JSON reports in %.1f s\n", res.markdown_path.c_str(),
-                  res.reports, res.elapsed_s);
+      std::printf("fa4sim report: wrote %s and %zu JSON reports in %.1f s\n",
+                  res.markdown_path.c_str(), res.reports, res.elapsed_s);
     }
     if (!o.baseline.empty() && compare_with_baseline(o.baseline, res.index["sections"], o.out) > 0)
       throw Error("results moved beyond their tolerance against the baseline",

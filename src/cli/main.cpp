@@ -53,7 +53,8 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     const std::string where = path.empty() ? "" : fmt::format(" for 'fa4sim{}'", path);
     std::string hint = "commands: " + list;
-    if (auto m = fa4sim::did_you_mean(argv[i], names)) hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
+    if (auto m = fa4sim::did_you_mean(argv[i], names))
+      hint = fmt::format("did you mean '{}'? commands: {}", *m, list);
     return fmt::format("unknown command '{}'{} ({})", argv[i], where, hint);
   }
   return {};
@@ -62,13 +63,14 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 // `fa4sim --threads 2 exp2`: options belong to a command and go after it.
 std::string option_before_command(CLI::App& app, int argc, char** argv) {
   const std::string first = argv[1];
-  if (first.empty() || first[0] != '-' || first == "-h" || first == "--help" || first == "-V" || first == "--version")
+  if (first.empty() || first[0] != '-' || first == "-h" || first == "--help" || first == "-V" ||
+      first == "--version")
     return {};
   for (int i = 2; i < argc; ++i)
     for (CLI::App* s : subcommands_of(&app))
       if (s->get_name() == argv[i])
-        return fmt::format("{} goes after the command (fa4sim {} {} ...)", first.substr(0, first.find('=')),
-                           argv[i], first);
+        return fmt::format("{} goes after the command (fa4sim {} {} ...)",
+                           first.substr(0, first.find('=')), argv[i], first);
   return {};
 }
 
@@ -96,8 +98,10 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
         found = s->get_option_no_throw(a) != nullptr;
       if (found) continue;
       std::string hint = fmt::format("see '{}'", where);
-      if (auto m = fa4sim::did_you_mean(a, known)) hint = fmt::format("did you mean '{}'? {}", *m, hint);
-      return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint), fa4sim::kExitUsage);
+      if (auto m = fa4sim::did_you_mean(a, known))
+        hint = fmt::format("did you mean '{}'? {}", *m, hint);
+      return fail(fmt::format("unknown option '{}' for 'fa4sim{}' ({})", a, path, hint),
+                  fa4sim::kExitUsage);
     }
   }
   return fail(fmt::format("{} (see '{}')", e.what(), where), fa4sim::kExitUsage);
@@ -105,10 +109,12 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
 
 int run(int argc, char** argv) {
   using namespace fa4sim;
-  CLI::App app{"fa4sim: FlashAttention-4 softmax numerics and speed, emulated bit for bit.\n"
-               "Run 'fa4sim help <command>' (or 'fa4sim <command> --help') for the options of a command."};
+  CLI::App app{
+      "fa4sim: FlashAttention-4 softmax numerics and speed, emulated bit for bit.\n"
+      "Run 'fa4sim help <command>' (or 'fa4sim <command> --help') for the options of a command."};
   app.name("fa4sim");
-  app.set_version_flag("-V,--version", std::string("fa4sim ") + version() + " (" + git_describe() + ")");
+  app.set_version_flag("-V,--version",
+                       std::string("fa4sim ") + version() + " (" + git_describe() + ")");
   app.require_subcommand(1);
   app.fallthrough(false);
   for (const auto& c : cli::commands()) c.add(app);
@@ -130,12 +136,18 @@ int run(int argc, char** argv) {
   }
   // Unknown (sub)command or an option before the command: say so before CLI11 calls it an
   // extra argument or asks for "a subcommand".
-  if (const std::string m = unknown_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
-  if (const std::string m = option_before_command(app, argc, argv); !m.empty()) return fail(m, kExitUsage);
+  if (const std::string m = unknown_command(app, argc, argv); !m.empty())
+    return fail(m, kExitUsage);
+  if (const std::string m = option_before_command(app, argc, argv); !m.empty())
+    return fail(m, kExitUsage);
   // A copied binary reads the source tree it was built from: say so (Note [Install layout]).
-  if (const std::string cmd = argv[1]; (cmd == "roofline" || cmd == "report") && data_from_foreign_source_tree())
-    std::fprintf(stderr, "fa4sim: warning: no installed data next to this binary: reading %s/data, the source tree it "
-                         "was built from (install fa4sim, or set FA4SIM_DATA_DIR)\n", FA4SIM_SOURCE_DIR);
+  if (const std::string cmd = argv[1];
+      (cmd == "roofline" || cmd == "report") && data_from_foreign_source_tree())
+    std::fprintf(
+        stderr,
+        "fa4sim: warning: no installed data next to this binary: reading %s/data, the source tree it "
+        "was built from (install fa4sim, or set FA4SIM_DATA_DIR)\n",
+        FA4SIM_SOURCE_DIR);
 
   try {
     app.parse(argc, argv);
@@ -152,7 +164,8 @@ int run(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return fail("out of memory (try fewer samples, threads or a smaller problem)", kExitUsage);
   } catch (const std::exception& e) {
-    return fail(fmt::format("{} (this is a bug in fa4sim: please report it)", e.what()), kExitUsage);
+    return fail(fmt::format("{} (this is a bug in fa4sim: please report it)", e.what()),
+                kExitUsage);
   }
   return kExitOk;
 }

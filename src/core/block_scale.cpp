@@ -83,25 +83,29 @@ void validate_block_format(const BlockFormat& f) {
   bool elem_ok = false;
   for (const Format* e : elems) elem_ok = elem_ok || e == f.elem;
   if (!elem_ok)
-    throw Error(fmt::format("--elem {}: not an element format of a block-scaled type", f.elem->name),
-                "use e4m3, e5m2, e2m3, e3m2 or e2m1");
+    throw Error(
+        fmt::format("--elem {}: not an element format of a block-scaled type", f.elem->name),
+        "use e4m3, e5m2, e2m3, e3m2 or e2m1");
   if (f.block_size < 1 || f.block_size > 4096)
-    throw Error(fmt::format("--block {} is outside 1..4096", f.block_size),
-                "MX uses 32, NVFP4 16");
+    throw Error(fmt::format("--block {} is outside 1..4096", f.block_size), "MX uses 32, NVFP4 16");
   const Format& s = *f.scale;
   if (s.total_bits > 8)
     throw Error(fmt::format("--scale-format {}: a {}-bit scale is not stored by fa4sim's block "
-                            "codes (uint8)", s.name, s.total_bits),
+                            "codes (uint8)",
+                            s.name, s.total_bits),
                 "use e8m0 (MX) or e4m3 (NVFP4)");
   const char* rule = scale_rule_name(f.rule);
   if (is_power_of_two_rule(f.rule) && &s != &kE8M0)
     throw Error(fmt::format("--scale-format {} cannot hold the '{}' rule's scales, powers of two "
-                            "from 2^-127 to 2^127", s.name, rule),
+                            "from 2^-127 to 2^127",
+                            s.name, rule),
                 "use --scale-format e8m0, or --rule nearest for a scale with a mantissa");
   if (!is_power_of_two_rule(f.rule) && (!s.has_sign || s.man_bits == 0))
-    throw Error(fmt::format("--scale-format {} cannot hold the '{}' rule's scale amax / {}, "
-                            "which is not a power of two", s.name, rule, f.elem->max_finite),
-                "use --scale-format e4m3 (NVFP4), or a power-of-two rule: floor, ceil, even, rceil");
+    throw Error(
+        fmt::format("--scale-format {} cannot hold the '{}' rule's scale amax / {}, "
+                    "which is not a power of two",
+                    s.name, rule, f.elem->max_finite),
+        "use --scale-format e4m3 (NVFP4), or a power-of-two rule: floor, ceil, even, rceil");
   if (f.tensor_scale != 1.0f && is_power_of_two_rule(f.rule))
     throw Error(fmt::format("--tensor-scale is for the 'nearest' rule (NVFP4), not '{}'", rule),
                 "drop --tensor-scale, or use --rule nearest");
@@ -235,8 +239,8 @@ uint64_t block_round(const BlockFormat& f, const float* x, size_t n, float* out)
   std::vector<uint32_t> codes(bs);
   const Format& e = *f.elem;
   // max_elem + half an ulp at max_elem: every |y| from here clips (Note [MX scale rules]).
-  const float clip = float(e.max_finite + std::ldexp(1.0, int(std::floor(std::log2(e.max_finite))) -
-                                                                e.man_bits - 1));
+  const float clip = float(
+      e.max_finite + std::ldexp(1.0, int(std::floor(std::log2(e.max_finite))) - e.man_bits - 1));
   uint64_t saturated = 0;
   for (size_t b = 0; b < n; b += bs) {
     const size_t m = n - b < bs ? n - b : bs;
@@ -255,9 +259,9 @@ float tensor_scale_from_amax(const BlockFormat& f, std::span<const float> in) {
   const float amax = block_detail::max_abs(in.data(), in.size());
   const float t = amax / float(f.scale->max_finite * f.elem->max_finite);
   if (!(std::isfinite(t) && t > 0.0f))
-    throw Error(fmt::format("--tensor-scale auto: the tensor's amax {} gives the tensor scale {}",
-                            amax, t),
-                "give --tensor-scale VALUE, or leave it out for one-level scaling");
+    throw Error(
+        fmt::format("--tensor-scale auto: the tensor's amax {} gives the tensor scale {}", amax, t),
+        "give --tensor-scale VALUE, or leave it out for one-level scaling");
   return t;
 }
 

@@ -40,7 +40,8 @@ void ex2_emu_avx2(const float* in, float* out, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), detail::ex2_finish8<D>(detail::ex2_split8(u)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        detail::ex2_finish8<D>(detail::ex2_split8(u)));
   }
   ex2_emu_scalar(in + i, out + i, n - i, D);
 }

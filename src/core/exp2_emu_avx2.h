@@ -70,7 +70,8 @@ template <int D, bool kFiniteInput = false>
 
 // ex2_finish8 with run-time coefficients c[0..degree] (fa4sim fit, exp2 --coeffs): the same op
 // sequence, with the NaN canonicalisation kept (degree >= 1).
-[[gnu::always_inline]] inline __m256i ex2_finish8_poly(const Ex2Split8& s, const float* c, int degree) {
+[[gnu::always_inline]] inline __m256i ex2_finish8_poly(const Ex2Split8& s, const float* c,
+                                                       int degree) {
   __m256 p = _mm256_set1_ps(c[degree]);
   for (int k = degree - 1; k >= 0; --k) p = _mm256_fmadd_ps(p, s.f, _mm256_set1_ps(c[k]));
   __m256i pb = _mm256_castps_si256(p);

@@ -46,7 +46,8 @@ size_t ex2_emu_poly_avx2_lanes(const float* in, float* out, size_t n, const floa
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), ex2_finish8_poly(ex2_split8(u), c, degree));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        ex2_finish8_poly(ex2_split8(u), c, degree));
   }
   return i;
 }

@@ -15,8 +15,10 @@
 
 namespace fa4sim::simd {
 
-template <class T> struct Vec;
-template <> struct Vec<float> {
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
   using V = __m256;
   static constexpr int kW = 8;
   static V load(const float* p) { return _mm256_loadu_ps(p); }
@@ -24,7 +26,8 @@ template <> struct Vec<float> {
   static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 };
-template <> struct Vec<double> {
+template <>
+struct Vec<double> {
   using V = __m256d;
   static constexpr int kW = 4;
   static V load(const double* p) { return _mm256_loadu_pd(p); }
@@ -56,10 +59,14 @@ inline void fma_panel(T* C, size_t ldc, const T* A, size_t lda, const T* B, size
     V x = X::bcast(a);
     c00 = X::fma(x, b0, c00), c01 = X::fma(x, b1, c01);
     if constexpr (R > 1) x = X::bcast(a + lda), c10 = X::fma(x, b0, c10), c11 = X::fma(x, b1, c11);
-    if constexpr (R > 2) x = X::bcast(a + 2 * lda), c20 = X::fma(x, b0, c20), c21 = X::fma(x, b1, c21);
-    if constexpr (R > 3) x = X::bcast(a + 3 * lda), c30 = X::fma(x, b0, c30), c31 = X::fma(x, b1, c31);
-    if constexpr (R > 4) x = X::bcast(a + 4 * lda), c40 = X::fma(x, b0, c40), c41 = X::fma(x, b1, c41);
-    if constexpr (R > 5) x = X::bcast(a + 5 * lda), c50 = X::fma(x, b0, c50), c51 = X::fma(x, b1, c51);
+    if constexpr (R > 2)
+      x = X::bcast(a + 2 * lda), c20 = X::fma(x, b0, c20), c21 = X::fma(x, b1, c21);
+    if constexpr (R > 3)
+      x = X::bcast(a + 3 * lda), c30 = X::fma(x, b0, c30), c31 = X::fma(x, b1, c31);
+    if constexpr (R > 4)
+      x = X::bcast(a + 4 * lda), c40 = X::fma(x, b0, c40), c41 = X::fma(x, b1, c41);
+    if constexpr (R > 5)
+      x = X::bcast(a + 5 * lda), c50 = X::fma(x, b0, c50), c51 = X::fma(x, b1, c51);
   }
   X::store(row(0), c00), X::store(row(0) + W, c01);
   if constexpr (R > 1) X::store(row(1), c10), X::store(row(1) + W, c11);
@@ -71,8 +78,8 @@ inline void fma_panel(T* C, size_t ldc, const T* A, size_t lda, const T* B, size
 
 // fma_panel for any row count 1..6 (the remainder of a group of 6).
 template <class T>
-inline void fma_panel_rows(int rows, T* C, size_t ldc, const T* A, size_t lda, const T* B, size_t ldb,
-                           int n) {
+inline void fma_panel_rows(int rows, T* C, size_t ldc, const T* A, size_t lda, const T* B,
+                           size_t ldb, int n) {
   switch (rows) {
     case 6: fma_panel<6>(C, ldc, A, lda, B, ldb, n); break;
     case 5: fma_panel<5>(C, ldc, A, lda, B, ldb, n); break;

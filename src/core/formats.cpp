@@ -21,9 +21,7 @@ const std::vector<const Format*>& all_formats() {
 
 std::vector<std::string> format_names() { return format_names(all_formats()); }
 
-const char* overflow_name(Overflow ov) {
-  return ov == Overflow::satfinite ? "satfinite" : "ieee";
-}
+const char* overflow_name(Overflow ov) { return ov == Overflow::satfinite ? "satfinite" : "ieee"; }
 
 Overflow overflow_by_name(const std::string& name) {
   if (name == "satfinite") return Overflow::satfinite;
@@ -36,13 +34,12 @@ const Format& format_by_name(const std::string& name) {
     if (name == f->name) return *f;
   // The spellings of ml_dtypes and numpy, for users coming from there.
   static const std::pair<const char*, const Format*> kAliases[] = {
-      {"float8_e4m3fn", &kE4M3}, {"e4m3fn", &kE4M3},  {"float8_e5m2", &kE5M2},
-      {"bfloat16", &kBF16},      {"float16", &kFP16}, {"half", &kFP16},
-      {"float32", &kFP32},       {"float", &kFP32},
-      {"float4_e2m1fn", &kE2M1}, {"e2m1fn", &kE2M1},  {"fp4", &kE2M1},
-      {"float6_e2m3fn", &kE2M3}, {"e2m3fn", &kE2M3},  {"float6_e3m2fn", &kE3M2},
-      {"e3m2fn", &kE3M2},        {"float8_e8m0fnu", &kE8M0}, {"e8m0fnu", &kE8M0},
-      {"ue8m0", &kE8M0},
+      {"float8_e4m3fn", &kE4M3},  {"e4m3fn", &kE4M3},        {"float8_e5m2", &kE5M2},
+      {"bfloat16", &kBF16},       {"float16", &kFP16},       {"half", &kFP16},
+      {"float32", &kFP32},        {"float", &kFP32},         {"float4_e2m1fn", &kE2M1},
+      {"e2m1fn", &kE2M1},         {"fp4", &kE2M1},           {"float6_e2m3fn", &kE2M3},
+      {"e2m3fn", &kE2M3},         {"float6_e3m2fn", &kE3M2}, {"e3m2fn", &kE3M2},
+      {"float8_e8m0fnu", &kE8M0}, {"e8m0fnu", &kE8M0},       {"ue8m0", &kE8M0},
   };
   for (const auto& [alias, f] : kAliases)
     if (name == alias) return *f;
@@ -91,7 +88,8 @@ std::vector<std::string> format_names(FormatRole role) { return format_names(for
 void require_overflow_mode(const Format& f, Overflow ov) {
   if (ov == Overflow::ieee && f.nan_encoding == NanEncoding::none)
     throw Error(fmt::format("overflow mode ieee: {} has no inf and no NaN, so overflow can only "
-                            "saturate", f.name),
+                            "saturate",
+                            f.name),
                 "use satfinite, its only overflow rule");
 }
 
@@ -109,11 +107,14 @@ std::vector<std::string> validate(const Format& f) {
   if (f.has_sign && (f.man_bits < 1 || f.man_bits > 23))
     errs.push_back(fmt::format("{}: man_bits = {} is outside 1..23", n, f.man_bits));
   if (!f.has_sign && (f.man_bits != 0 || f.nan_encoding != NanEncoding::all_ones || f.has_inf))
-    errs.push_back(fmt::format("{}: an unsigned format is E8M0-style: man_bits 0, all-ones NaN, "
-                               "no inf", n));
+    errs.push_back(
+        fmt::format("{}: an unsigned format is E8M0-style: man_bits 0, all-ones NaN, "
+                    "no inf",
+                    n));
   if (!errs.empty()) return errs;  // the rest would shift by nonsense
   if (f.total_bits != int(f.has_sign) + f.exp_bits + f.man_bits)
-    errs.push_back(fmt::format("{}: total_bits = {} is not sign + exp_bits + man_bits", n, f.total_bits));
+    errs.push_back(
+        fmt::format("{}: total_bits = {} is not sign + exp_bits + man_bits", n, f.total_bits));
   if (f.nan_encoding == NanEncoding::none && f.has_inf)
     errs.push_back(fmt::format("{}: a format without NaN (MX FP4/FP6 style) has no inf", n));
   if (f.nan_encoding == NanEncoding::all_ones && f.has_inf)
@@ -122,15 +123,17 @@ std::vector<std::string> validate(const Format& f) {
     errs.push_back(fmt::format("{}: an IEEE-NaN format reserves the all-ones exponent for inf", n));
   // Every value must be a float32 (decode is exact, encode's shifts stay in range):
   // emax <= 127 and the min subnormal >= 2^-149.
-  const Format d = make_format(f.name, f.exp_bits, f.man_bits, f.bias, f.has_inf, f.nan_encoding,
-                               f.has_sign);
+  const Format d =
+      make_format(f.name, f.exp_bits, f.man_bits, f.bias, f.has_inf, f.nan_encoding, f.has_sign);
   if (d.emax > 127 || d.emin - f.man_bits < -149)
     errs.push_back(fmt::format("{}: range 2^{}..2^{} is not inside float32's 2^-149..2^127", n,
                                d.emin - f.man_bits, d.emax));
   if (d.max_code != f.max_code || d.nan_code != f.nan_code || d.inf_code != f.inf_code ||
       d.max_finite != f.max_finite || d.min_subnormal != f.min_subnormal || d.emin != f.emin)
-    errs.push_back(fmt::format("{}: derived limits differ from make_format(); build it with "
-                               "make_format()", n));
+    errs.push_back(
+        fmt::format("{}: derived limits differ from make_format(); build it with "
+                    "make_format()",
+                    n));
   return errs;
 }
 
@@ -214,13 +217,16 @@ void encode_array_impl(const Format& f, std::span<const float> in, std::span<T> 
 
 }  // namespace
 
-FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint32_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in,
+                                      std::span<uint32_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
-FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint16_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in,
+                                      std::span<uint16_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
-FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in, std::span<uint8_t> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void encode_array(const Format& f, std::span<const float> in,
+                                      std::span<uint8_t> out, Overflow ov) {
   encode_array_impl(f, in, out, ov);
 }
 
@@ -236,17 +242,21 @@ void decode_array_impl(const Format& f, std::span<const T> bits, std::span<float
 
 }  // namespace
 
-FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint32_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint32_t> bits,
+                                      std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
-FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint16_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint16_t> bits,
+                                      std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
-FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint8_t> bits, std::span<float> out) {
+FA4SIM_ARRAY_CLONES void decode_array(const Format& f, std::span<const uint8_t> bits,
+                                      std::span<float> out) {
   decode_array_impl(f, bits, out);
 }
 
-FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> in, std::span<float> out, Overflow ov) {
+FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> in,
+                                        std::span<float> out, Overflow ov) {
   check_sizes(in.size(), out.size(), "quantize_array");
   require_overflow_mode(f, ov);
   with_format(f, [&](auto fmt_) {

@@ -63,16 +63,20 @@ void load_rcp_table(const std::string& bin_path, std::vector<uint8_t>& out) {
     refuse(bin_path, fmt::format("its sidecar: {}", e.what()));
   }
   const auto field = [&](const char* k) -> const json& {
-    if (!meta.is_object() || !meta.contains(k)) refuse(bin_path, fmt::format("sidecar '{}' has no '{}'", side, k));
+    if (!meta.is_object() || !meta.contains(k))
+      refuse(bin_path, fmt::format("sidecar '{}' has no '{}'", side, k));
     return meta.at(k);
   };
   if (field("format") != kTableFormat || field("unit") != "rcp.approx.ftz.f32" ||
       field("entries") != kRcpTableEntries || field("bits_per_entry") != 2)
-    refuse(bin_path, fmt::format("sidecar '{}' does not describe a {} rcp.approx.ftz.f32 table of 2^23 "
-                                 "2-bit entries", side, kTableFormat));
+    refuse(bin_path,
+           fmt::format("sidecar '{}' does not describe a {} rcp.approx.ftz.f32 table of 2^23 "
+                       "2-bit entries",
+                       side, kTableFormat));
   const std::string want = field("crc32").is_string() ? field("crc32").get<std::string>() : "";
   const std::string got = fmt::format("{:08x}", crc32_ieee(bytes.data(), bytes.size()));
-  if (got != want) refuse(bin_path, fmt::format("CRC-32 {} != {} in '{}': damaged", got, want, side));
+  if (got != want)
+    refuse(bin_path, fmt::format("CRC-32 {} != {} in '{}': damaged", got, want, side));
   for (uint32_t i = 0; i < kRcpTableBytes; ++i)
     for (int k = 0; k < 4; ++k)
       if (((bytes[i] >> (2 * k)) & 3u) == 3u)

@@ -17,11 +17,13 @@ void check_log2_knob(const std::string& opt, double v) {
   if (v < 0)
     throw Error(fmt::format("{} {:g} is negative: {} must be finite and >= 0", opt, v, name), hint);
   if (!(v <= kMaxLog2Knob))
-    throw Error(fmt::format("{} {:g} is out of range: {} must be finite and >= 0, at most {:g}", opt,
-                            v, name, kMaxLog2Knob),
+    throw Error(fmt::format("{} {:g} is out of range: {} must be finite and >= 0, at most {:g}",
+                            opt, v, name, kMaxLog2Knob),
                 hint + ": P reaches 2^(max_offset + tau)");
 }
 
-const char* block_order_name(BlockOrder o) { return o == BlockOrder::reverse ? "reverse" : "forward"; }
+const char* block_order_name(BlockOrder o) {
+  return o == BlockOrder::reverse ? "reverse" : "forward";
+}
 
 }  // namespace fa4sim

@@ -50,7 +50,8 @@ int launch_t(const AttnParams& p, dim3 grid, cudaStream_t stream) {
   constexpr int kBN = 64;  // fa4sim::kGpuAttnBlockN
   auto* kern = attention_fwd_kernel<T, D, INSTR, kBN, EMU>;
   const size_t smem = attention_smem_bytes(D);
-  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  cudaError_t e =
+      cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return int(e);
   kern<<<grid, 256, smem, stream>>>(p);
   return int(cudaGetLastError());
@@ -76,8 +77,10 @@ int launch_e(const AttnParams& p, dim3 grid, cudaStream_t s) {
 template <bool INSTR>
 int launch_i(const AttnParams& p, bool bf16, int d, dim3 grid, cudaStream_t s) {
   if (d == 64)
-    return bf16 ? launch_e<__nv_bfloat16, 64, INSTR>(p, grid, s) : launch_e<__half, 64, INSTR>(p, grid, s);
-  return bf16 ? launch_e<__nv_bfloat16, 128, INSTR>(p, grid, s) : launch_e<__half, 128, INSTR>(p, grid, s);
+    return bf16 ? launch_e<__nv_bfloat16, 64, INSTR>(p, grid, s)
+                : launch_e<__half, 64, INSTR>(p, grid, s);
+  return bf16 ? launch_e<__nv_bfloat16, 128, INSTR>(p, grid, s)
+              : launch_e<__half, 128, INSTR>(p, grid, s);
 }
 
 }  // namespace
@@ -88,8 +91,8 @@ size_t attention_smem_bytes(int d, int block_n) {
   return size_t(128 + 6 * block_n) * size_t(d) * 2 + 1024 + 64;
 }
 
-int launch_attention(const AttnParams& p, bool dtype_bf16, int d, bool instrument,
-                     unsigned grid_x, unsigned grid_y, unsigned grid_z, void* stream) {
+int launch_attention(const AttnParams& p, bool dtype_bf16, int d, bool instrument, unsigned grid_x,
+                     unsigned grid_y, unsigned grid_z, void* stream) {
   const dim3 grid(grid_x, grid_y, grid_z);
   auto s = static_cast<cudaStream_t>(stream);
   return instrument ? launch_i<true>(p, dtype_bf16, d, grid, s)

@@ -98,11 +98,11 @@ Launch make_launch(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const De
   p.emu_tiles = sm.emu_tiles;
   p.p_cast = sm.dtype == GpuAttnDtype::e4m3   ? cuda::kPCastE4M3
              : sm.dtype == GpuAttnDtype::e5m2 ? cuda::kPCastE5M2
-                                               : cuda::kPCastInput;
+                                              : cuda::kPCastInput;
   p.p_max_finite = saturation_threshold(sm.dtype == GpuAttnDtype::bf16   ? kBF16
-                                         : sm.dtype == GpuAttnDtype::e4m3 ? kE4M3
-                                         : sm.dtype == GpuAttnDtype::e5m2 ? kE5M2
-                                                                           : kFP16);
+                                        : sm.dtype == GpuAttnDtype::e4m3 ? kE4M3
+                                        : sm.dtype == GpuAttnDtype::e5m2 ? kE5M2
+                                                                         : kFP16);
   l.grid.x = unsigned((shape.seq_q + kGpuAttnBlockM - 1) / kGpuAttnBlockM);
   l.grid.y = unsigned(shape.heads);
   l.grid.z = unsigned(shape.batch);
@@ -110,9 +110,9 @@ Launch make_launch(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const De
 }
 
 void launch(const Launch& l, const GpuAttnShape& shape, const GpuAttnSoftmax& sm, bool instrument) {
-  FA4_CUDA_CHECK(cudaError_t(cuda::launch_attention(l.p, sm.dtype == GpuAttnDtype::bf16,
-                                                    shape.d, instrument, l.grid.x, l.grid.y,
-                                                    l.grid.z, nullptr)));
+  FA4_CUDA_CHECK(
+      cudaError_t(cuda::launch_attention(l.p, sm.dtype == GpuAttnDtype::bf16, shape.d, instrument,
+                                         l.grid.x, l.grid.y, l.grid.z, nullptr)));
 }
 
 }  // namespace
@@ -222,16 +222,20 @@ GpuAttnOutputs gpu_attn_run(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
     ins.flags.resize(size_t(rows * nblk));
     ins.row_max.resize(size_t(rows * nblk));
     ins.saturated.resize(size_t(rows));
-    FA4_CUDA_CHECK(cudaMemcpy(ins.flags.data(), d_flags.ptr, ins.flags.size(), cudaMemcpyDeviceToHost));
-    FA4_CUDA_CHECK(cudaMemcpy(ins.row_max.data(), d_rm.ptr, ins.row_max.size() * 4, cudaMemcpyDeviceToHost));
-    FA4_CUDA_CHECK(cudaMemcpy(ins.saturated.data(), d_sat.ptr, ins.saturated.size() * 4, cudaMemcpyDeviceToHost));
+    FA4_CUDA_CHECK(
+        cudaMemcpy(ins.flags.data(), d_flags.ptr, ins.flags.size(), cudaMemcpyDeviceToHost));
+    FA4_CUDA_CHECK(
+        cudaMemcpy(ins.row_max.data(), d_rm.ptr, ins.row_max.size() * 4, cudaMemcpyDeviceToHost));
+    FA4_CUDA_CHECK(cudaMemcpy(ins.saturated.data(), d_sat.ptr, ins.saturated.size() * 4,
+                              cudaMemcpyDeviceToHost));
     if (dump) {
       ins.s.resize(size_t(dumped));
       ins.p.resize(size_t(dumped));
       ins.p_cvt.resize(size_t(dumped));
       FA4_CUDA_CHECK(cudaMemcpy(ins.s.data(), d_s.ptr, size_t(dumped) * 4, cudaMemcpyDeviceToHost));
       FA4_CUDA_CHECK(cudaMemcpy(ins.p.data(), d_p.ptr, size_t(dumped) * 4, cudaMemcpyDeviceToHost));
-      FA4_CUDA_CHECK(cudaMemcpy(ins.p_cvt.data(), d_pc.ptr, size_t(dumped) * 2, cudaMemcpyDeviceToHost));
+      FA4_CUDA_CHECK(
+          cudaMemcpy(ins.p_cvt.data(), d_pc.ptr, size_t(dumped) * 2, cudaMemcpyDeviceToHost));
     }
   }
   return out;

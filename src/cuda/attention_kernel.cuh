@@ -144,7 +144,8 @@ __device__ __forceinline__ uint32_t pack_p(float lo, float hi, int p_cast, uint1
 // as a K-major operand (Q, K: rows are M/N, the 64 columns are K) and as an MN-major one (V: rows
 // are K = keys, columns are N = head dim).
 template <int ROWS>
-__device__ __forceinline__ uint32_t tile_off(int row, int chunk) {  // chunk: 16-byte unit in the row
+__device__ __forceinline__ uint32_t tile_off(int row,
+                                             int chunk) {  // chunk: 16-byte unit in the row
   return uint32_t((chunk / 8) * (ROWS * 128) + row * 128 + (((chunk % 8) ^ (row & 7)) << 4));
 }
 
@@ -168,11 +169,14 @@ __device__ __forceinline__ void load_tile(uint32_t smem, const char* g, int row0
 
 // wgmma shared-memory descriptor: start address, leading/stride byte offsets (16-byte units),
 // layout type 1 = 128-byte swizzle (bits 62-63).
-__device__ __forceinline__ uint64_t gmma_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+__device__ __forceinline__ uint64_t gmma_desc(uint32_t addr, uint32_t lbo_bytes,
+                                              uint32_t sbo_bytes) {
   return uint64_t((addr >> 4) & 0x3FFFu) | (uint64_t((lbo_bytes >> 4) & 0x3FFFu) << 16) |
          (uint64_t((sbo_bytes >> 4) & 0x3FFFu) << 32) | (uint64_t(1) << 62);
 }
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -197,23 +201,32 @@ __device__ __forceinline__ void reg_fence_u(uint32_t (&r)[N][M]) {
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void wgmma_s_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
+__device__ __forceinline__ void wgmma_s_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db,
+                                           int scale_d) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    if constexpr (N == 64) wgmma_rs_m64n64k16_bf16(d, a, db, scale_d);
-    else wgmma_rs_m64n128k16_bf16(d, a, db, scale_d);
+    if constexpr (N == 64)
+      wgmma_rs_m64n64k16_bf16(d, a, db, scale_d);
+    else
+      wgmma_rs_m64n128k16_bf16(d, a, db, scale_d);
   } else {
-    if constexpr (N == 64) wgmma_rs_m64n64k16_f16(d, a, db, scale_d);
-    else wgmma_rs_m64n128k16_f16(d, a, db, scale_d);
+    if constexpr (N == 64)
+      wgmma_rs_m64n64k16_f16(d, a, db, scale_d);
+    else
+      wgmma_rs_m64n128k16_f16(d, a, db, scale_d);
   }
 }
 template <typename T, int N>
 __device__ __forceinline__ void wgmma_pv(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    if constexpr (N == 64) wgmma_rs_m64n64k16_bf16_tb(d, a, db);
-    else wgmma_rs_m64n128k16_bf16_tb(d, a, db);
+    if constexpr (N == 64)
+      wgmma_rs_m64n64k16_bf16_tb(d, a, db);
+    else
+      wgmma_rs_m64n128k16_bf16_tb(d, a, db);
   } else {
-    if constexpr (N == 64) wgmma_rs_m64n64k16_f16_tb(d, a, db);
-    else wgmma_rs_m64n128k16_f16_tb(d, a, db);
+    if constexpr (N == 64)
+      wgmma_rs_m64n64k16_f16_tb(d, a, db);
+    else
+      wgmma_rs_m64n128k16_f16_tb(d, a, db);
   }
 }
 
@@ -242,8 +255,8 @@ __device__ __forceinline__ void init_stage_barriers(uint32_t bar_full, uint32_t 
 
 // O += P V for one key block: P from registers (the A fragments `pa`), V from the stage at sV.
 template <typename T, int D, int kBN>
-__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 8 * 4], const uint32_t (&pa)[kBN / 16][4],
-                                         uint32_t sV) {
+__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 8 * 4],
+                                         const uint32_t (&pa)[kBN / 16][4], uint32_t sV) {
 #pragma unroll
   for (int kk = 0; kk < kBN / 16; ++kk) {
     const uint64_t db = gmma_desc(sV + uint32_t(kk) * 16u * 128u, kBN * 128u, 1024u);
@@ -273,8 +286,8 @@ struct ThreadRows {
 
 // S = -inf where the key is past seq_k or (causal) after the query row.
 template <int kBN>
-__device__ __forceinline__ void mask_scores(float (&s)[kBN / 2], const AttnParams& p, const ThreadRows& t,
-                                            int n0) {
+__device__ __forceinline__ void mask_scores(float (&s)[kBN / 2], const AttnParams& p,
+                                            const ThreadRows& t, int n0) {
 #pragma unroll
   for (int nt = 0; nt < kBN / 8; ++nt)
 #pragma unroll
@@ -296,7 +309,8 @@ __device__ __forceinline__ bool update_row_max(const float (&s)[kBN / 2], float 
   bool want_rescale = false;
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float mt[kNT];  // a tree of maxima (max is exact and associative: any order gives the same bits)
+    float
+        mt[kNT];  // a tree of maxima (max is exact and associative: any order gives the same bits)
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) mt[nt] = fmaxf(s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]);
 #pragma unroll
@@ -395,8 +409,9 @@ __device__ __forceinline__ void softmax_p(const float (&s)[kBN / 2], const float
 
 // Instrumented build: per (row, key block) flags (1 seen | 2 acc_scale < 1 | 4 the warp
 // rescaled O) and the row max after the block.
-__device__ __forceinline__ void write_block_flags(const AttnParams& p, const ThreadRows& t, int n_blocks_total,
-                                                  int nb, const float (&row_max)[2],
+__device__ __forceinline__ void write_block_flags(const AttnParams& p, const ThreadRows& t,
+                                                  int n_blocks_total, int nb,
+                                                  const float (&row_max)[2],
                                                   const float (&acc_scale)[2], bool warp_rescale) {
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
@@ -412,9 +427,10 @@ __device__ __forceinline__ void write_block_flags(const AttnParams& p, const Thr
 // The epilogue: O = O_acc / row_sum * v_descale as bf16 (0 for an empty row), LSE in nats, and
 // (INSTR) the per-row saturation counts.
 template <int D, bool INSTR>
-__device__ __forceinline__ void store_o_lse(const float (&o_acc)[D / 8 * 4], const float (&row_max)[2],
-                                            const float (&row_sum)[2], const uint32_t (&sat_count)[2],
-                                            const AttnParams& p, const ThreadRows& t, float scale_log2) {
+__device__ __forceinline__ void store_o_lse(const float (&o_acc)[D / 8 * 4],
+                                            const float (&row_max)[2], const float (&row_sum)[2],
+                                            const uint32_t (&sat_count)[2], const AttnParams& p,
+                                            const ThreadRows& t, float scale_log2) {
   constexpr int kDT = D / 8;
   const float v_scale = p.v_descale != nullptr ? p.v_descale[t.bhk] : 1.f;
   __nv_bfloat16* gO = static_cast<__nv_bfloat16*>(p.o) + t.bh * p.seq_q * D;
@@ -462,7 +478,7 @@ __device__ __forceinline__ void store_o_lse(const float (&o_acc)[D / 8 * 4], con
 template <typename T, int D, bool INSTR, int kBN, int EMU>
 __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams p) {
   constexpr int kThreads = 256, kBM = 128, kStages = 3;
-  constexpr int kDT = D / 8;     // O n8 tiles
+  constexpr int kDT = D / 8;  // O n8 tiles
   constexpr uint32_t kQBytes = kBM * D * 2, kKVBytes = kBN * D * 2;
   extern __shared__ char smem_raw[];
   const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -515,7 +531,7 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
   // block and S = Q K^T of this one, then hands the tensor cores to the other (named barriers 1
   // and 2) and runs its softmax while the other's MMAs execute. One key block per `step`.
   if (wg == 1) named_arrive(1, kThreads);  // warpgroup 0 goes first
-  uint32_t pa[kBN / 16][4];  // P of the previous block, the A operand of its P V
+  uint32_t pa[kBN / 16][4];                // P of the previous block, the A operand of its P V
   // Q's A fragments (the m16n8k16 layout per warp), loaded once: S = Q K^T reads only K from smem.
   uint32_t q_frag[D / 16][4];
   // HAS_PV: issue the previous block's P V in the same MMA phase. The first block is peeled off
@@ -550,12 +566,15 @@ __global__ void __launch_bounds__(256, 1) attention_fwd_kernel(const AttnParams 
 
     // ---- row max, stale-max rule, O rescale vote
     float acc_scale[2];
-    const bool warp_rescale = update_row_max<kBN>(s, row_max, acc_scale, it == 0, scale_log2, p.tau);
+    const bool warp_rescale =
+        update_row_max<kBN>(s, row_max, acc_scale, it == 0, scale_log2, p.tau);
     if (warp_rescale) rescale_o<kDT>(o_acc, acc_scale);
 
     // ---- P = exp2(s * scale_log2 + bias), per-tile MUFU or emulation; row sums; cast
-    softmax_p<T, kBN, INSTR, EMU>(s, row_max, row_sum, acc_scale, pa, sat_count, p, thr, n0, scale_log2);
-    if constexpr (INSTR) write_block_flags(p, thr, n_blocks_total, nb, row_max, acc_scale, warp_rescale);
+    softmax_p<T, kBN, INSTR, EMU>(s, row_max, row_sum, acc_scale, pa, sat_count, p, thr, n0,
+                                  scale_log2);
+    if constexpr (INSTR)
+      write_block_flags(p, thr, n_blocks_total, nb, row_max, acc_scale, warp_rescale);
     reg_fence_u(pa);
   };
   mbar_wait(bar_full, 0u);  // Q arrived with block 0

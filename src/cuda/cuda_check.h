@@ -21,8 +21,8 @@ namespace fa4sim::gpu {
 
 }  // namespace fa4sim::gpu
 
-#define FA4_CUDA_CHECK(expr)                                                              \
-  do {                                                                                    \
-    const cudaError_t fa4_err_ = (expr);                                                  \
+#define FA4_CUDA_CHECK(expr)                                                                    \
+  do {                                                                                          \
+    const cudaError_t fa4_err_ = (expr);                                                        \
     if (fa4_err_ != cudaSuccess) ::fa4sim::gpu::cuda_fail(fa4_err_, #expr, __FILE__, __LINE__); \
   } while (0)

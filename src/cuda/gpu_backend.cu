@@ -152,7 +152,8 @@ ElementwiseKernel pick_emu(int degree) {
     return nullptr;
   } else {
     if (degree != DEG) return pick_emu<DEG + 1>(degree);
-    return degree == g_custom_degree ? k_elementwise<Op::ex2_emu, DEG, true> : k_elementwise<Op::ex2_emu, DEG>;
+    return degree == g_custom_degree ? k_elementwise<Op::ex2_emu, DEG, true>
+                                     : k_elementwise<Op::ex2_emu, DEG>;
   }
 }
 
@@ -162,7 +163,7 @@ ElementwiseKernel pick(Op op, int degree) {
       ElementwiseKernel k = pick_emu<0>(degree);
       if (!k)
         fail_usage("exp2 emulation degree " + std::to_string(degree) + " does not exist",
-                    "valid: 0..5");
+                   "valid: 0..5");
       return k;
     }
     case Op::ex2_mufu: return k_elementwise<Op::ex2_mufu, 0>;
@@ -437,7 +438,8 @@ void set_ex2_coeffs(std::span<const float> coeffs) {
   if (coeffs.size() < 2 || coeffs.size() > kExp2MaxDegree + 1)
     fail_usage("gpu::set_ex2_coeffs: 2 to 6 coefficients", "c0,c1,... for degrees 1 to 5");
   for (float c : coeffs)
-    if (!std::isfinite(c)) fail_usage("gpu::set_ex2_coeffs: a coefficient is not finite", "finite float32 values");
+    if (!std::isfinite(c))
+      fail_usage("gpu::set_ex2_coeffs: a coefficient is not finite", "finite float32 values");
   require();
   float c[kExp2MaxDegree + 1] = {};
   for (size_t i = 0; i < coeffs.size(); ++i) c[i] = coeffs[i];
@@ -477,12 +479,13 @@ void run(Op op, int degree, std::span<const float> in, std::span<uint32_t> out) 
 }
 
 // ---- exhaustive stream, double buffered
-StreamTiming run_all_inputs(Op op, int degree, uint64_t chunk,
-                            const std::function<void(uint64_t, const uint32_t*, uint64_t)>& consume) {
+StreamTiming run_all_inputs(
+    Op op, int degree, uint64_t chunk,
+    const std::function<void(uint64_t, const uint32_t*, uint64_t)>& consume) {
   require();
   if (chunk < (1u << 16) || chunk > (1u << 30) || (chunk & (chunk - 1)) != 0)
     fail_usage("gpu::run_all_inputs: chunk must be a power of two in 2^16..2^30",
-                "this is a bug in fa4sim");
+               "this is a bug in fa4sim");
   const ElementwiseKernel k = pick(op, degree);
   std::lock_guard<std::mutex> lk(launch_mutex());
   // Buffers are kept for the process: pinned allocation of hundreds of MB is not free.
@@ -570,8 +573,8 @@ ExpBenchPoint bench(BenchKernel k, uint64_t exps_per_thread_per_iter, int iters,
     FA4_CUDA_CHECK(cudaEventSynchronize(e1));
     float ms = 0;
     FA4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    FA4_CUDA_CHECK(cudaMemcpy(stamps.data(), d_stamps, grid * sizeof(BlockStamp),
-                              cudaMemcpyDeviceToHost));
+    FA4_CUDA_CHECK(
+        cudaMemcpy(stamps.data(), d_stamps, grid * sizeof(BlockStamp), cudaMemcpyDeviceToHost));
     if (r < 0) continue;
     // Per SM: span = last end - first start over its blocks (one clock per SM).
     std::vector<long long> lo(sms + 64, -1), hi(sms + 64, -1);
@@ -587,7 +590,8 @@ ExpBenchPoint bench(BenchKernel k, uint64_t exps_per_thread_per_iter, int iters,
     for (size_t i = 0; i < lo.size(); ++i) {
       if (blocks[i] == 0) continue;
       sum_cycles += static_cast<double>(hi[i] - lo[i]);
-      sum_exps += double(blocks[i]) * kBenchThreads * double(iters) * double(exps_per_thread_per_iter);
+      sum_exps +=
+          double(blocks[i]) * kBenchThreads * double(iters) * double(exps_per_thread_per_iter);
       ++used;
     }
     rate.push_back(sum_exps / sum_cycles);
@@ -623,8 +627,8 @@ ExpBenchPoint bench_exp_mix(int degree, int emulated_of_16, int reps) {
   const BenchKernel k = pick_mix<0>(degree, emulated_of_16);
   if (!k)
     fail_usage("no exp2 benchmark kernel for degree " + std::to_string(degree) + " with " +
-                    std::to_string(emulated_of_16) + "/16 emulated",
-                "degree 0..5, emulated 0..16");
+                   std::to_string(emulated_of_16) + "/16 emulated",
+               "degree 0..5, emulated 0..16");
   return bench(k, kChains, 4096, reps);
 }
 
@@ -638,9 +642,9 @@ ExpBenchPoint bench_exp_rule(int degree, RuleConfig rule, int reps) {
   const BenchKernel k = pick_rule<0>(degree, rule);
   if (!k)
     fail_usage("no compiled kernel for the interleaving rule freq " + std::to_string(rule.freq) +
-                    ", res " + std::to_string(rule.res) + ", start_frg " +
-                    std::to_string(rule.start_frg),
-                "compiled: the distinct entries of the upstream tuning table");
+                   ", res " + std::to_string(rule.res) + ", start_frg " +
+                   std::to_string(rule.start_frg),
+               "compiled: the distinct entries of the upstream tuning table");
   return bench(k, 128, 512, reps);
 }
 

@@ -23,7 +23,8 @@ bool driver_library_present() {
 }
 
 std::string no_device_reason(const std::string& cuda_message, bool insufficient_driver) {
-  if (insufficient_driver && !driver_library_present()) return "no NVIDIA driver on this machine (libcuda.so.1 not found)";
+  if (insufficient_driver && !driver_library_present())
+    return "no NVIDIA driver on this machine (libcuda.so.1 not found)";
   return cuda_message.empty() ? "the driver reports 0 devices" : cuda_message;
 }
 

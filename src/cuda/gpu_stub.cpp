@@ -16,7 +16,10 @@ constexpr const char* kHint =
 bool available() noexcept { return false; }
 std::string unavailable_reason() { return std::string(kWhat) + " (" + kHint + ")"; }
 void require() { throw Error(kWhat, kHint, kExitNoGpu); }
-DeviceInfo device_info() { require(); return {}; }
+DeviceInfo device_info() {
+  require();
+  return {};
+}
 int sm_clock_now_mhz() { return -1; }
 void run(Op, int, std::span<const float>, std::span<uint32_t>) { require(); }
 void set_ex2_coeffs(std::span<const float>) {}
@@ -25,11 +28,17 @@ StreamTiming run_all_inputs(Op, int, uint64_t,
   require();
   return {};
 }
-ExpBenchPoint bench_exp_mix(int, int, int) { require(); return {}; }
+ExpBenchPoint bench_exp_mix(int, int, int) {
+  require();
+  return {};
+}
 const std::vector<RuleConfig>& bench_rule_configs() {
   static const std::vector<RuleConfig> kNone;
   return kNone;
 }
-ExpBenchPoint bench_exp_rule(int, RuleConfig, int) { require(); return {}; }
+ExpBenchPoint bench_exp_rule(int, RuleConfig, int) {
+  require();
+  return {};
+}
 
 }  // namespace fa4sim::gpu

@@ -59,7 +59,8 @@ double scale_of(const GpuAttnShape& shape, const GpuAttnSoftmax& sm) {
 float scale_log2_of(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, const GpuAttnInputs& in,
                     int64_t bhk) {
   float sl2 = float(scale_of(shape, sm) * 1.4426950408889634);
-  if (gpu_attn_is_fp8(sm.dtype)) sl2 = sl2 * (in.q_descale[size_t(bhk)] * in.k_descale[size_t(bhk)]);
+  if (gpu_attn_is_fp8(sm.dtype))
+    sl2 = sl2 * (in.q_descale[size_t(bhk)] * in.k_descale[size_t(bhk)]);
   return sl2;
 }
 
@@ -114,9 +115,10 @@ std::vector<int> block_order(const GpuAttnShape& shape, const GpuAttnSoftmax& sm
 }
 
 const Format& p_format_of(GpuAttnDtype t) {
-  return t == GpuAttnDtype::bf16 ? kBF16 : t == GpuAttnDtype::e4m3 ? kE4M3
-                                          : t == GpuAttnDtype::e5m2 ? kE5M2
-                                                                     : kFP16;
+  return t == GpuAttnDtype::bf16   ? kBF16
+         : t == GpuAttnDtype::e4m3 ? kE4M3
+         : t == GpuAttnDtype::e5m2 ? kE5M2
+                                   : kFP16;
 }
 
 }  // namespace
@@ -130,13 +132,15 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
   if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.causal && s.causal_bottom_right && s.seq_q != s.seq_k)
-    throw Error("fa4sim's kernel aligns the causal mask top-left",
-                "bottom-right alignment is modelled for upstream's kernel only (fa4sim gpu upstream)");
+    throw Error(
+        "fa4sim's kernel aligns the causal mask top-left",
+        "bottom-right alignment is modelled for upstream's kernel only (fa4sim gpu upstream)");
   if (s.heads % s.kv_heads != 0)
     throw Error("--heads " + std::to_string(s.heads) + " is not a multiple of --kv-heads " +
                     std::to_string(s.kv_heads),
                 "GQA needs heads_q = g * heads_kv");
-  if (s.heads > 65535 || s.batch > 65535 || (int64_t(s.seq_q) + kGpuAttnBlockM) > (int64_t(1) << 30))
+  if (s.heads > 65535 || s.batch > 65535 ||
+      (int64_t(s.seq_q) + kGpuAttnBlockM) > (int64_t(1) << 30))
     throw Error("shape exceeds the kernel's grid limits", "heads and batch <= 65535");
   if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
     throw Error("--emu-tiles " + std::to_string(sm.emu_tiles) + " is out of range",
@@ -146,8 +150,8 @@ void gpu_attn_validate(const GpuAttnShape& s, const GpuAttnSoftmax& sm, bool all
   const double lim = gpu_attn_p_log2_max(sm.dtype);
   if (!allow_saturation && double(sm.max_offset) + double(sm.tau) >= lim)
     throw Error("max_offset + tau = " + std::to_string(sm.max_offset + sm.tau) +
-                    " reaches log2(max finite of " + gpu_attn_dtype_name(sm.dtype) + ") = " +
-                    std::to_string(lim) + ": P can saturate (upstream issue #2716)",
+                    " reaches log2(max finite of " + gpu_attn_dtype_name(sm.dtype) +
+                    ") = " + std::to_string(lim) + ": P can saturate (upstream issue #2716)",
                 "lower --tau or --max-offset, or pass --allow-saturation to study it");
 }
 
@@ -263,7 +267,8 @@ double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& r
   return std::sqrt(num / den);
 }
 
-double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o_bits, bool fp16, const std::vector<double>& ref) {
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o_bits, bool fp16,
+                            const std::vector<double>& ref) {
   const Format& f = fp16 ? kFP16 : kBF16;
   std::vector<float> o(o_bits.size());
   for (size_t i = 0; i < o.size(); ++i) o[i] = decode(f, o_bits[i]);
@@ -283,7 +288,8 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
   const int D = shape.d, group = shape.heads / shape.kv_heads;
   const int BM = tiling.block_m, BN = tiling.block_n;
   if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
-    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1", "see GpuAttnTiling");
+    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1",
+                "see GpuAttnTiling");
   const Format& out_format = tiling.out_fp16 ? kFP16 : kBF16;
   const int m_tiles = (shape.seq_q + BM - 1) / BM;
   const int64_t n_tiles = int64_t(shape.batch) * shape.heads * m_tiles;
@@ -349,7 +355,8 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
           // the kernel stores O as bf16 (cvt.rn.bf16x2.f32; upstream: the input dtype): the model
           // rounds the same way
           out.o[size_t((bh * shape.seq_q + m0 + r) * D + x)] =
-              decode(out_format, encode(out_format, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
+              decode(out_format,
+                     encode(out_format, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
       }
       per_tile[t] = sim.counts();
     }
@@ -475,7 +482,8 @@ GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& s
             }
             if (emu) {
               ++rep.p_cvt_emu_checked;
-              if (encode(pf, ex2_emu(x, 3), Overflow::satfinite) != g.p_cvt[pi]) ++rep.p_cvt_emu_mismatch;
+              if (encode(pf, ex2_emu(x, 3), Overflow::satfinite) != g.p_cvt[pi])
+                ++rep.p_cvt_emu_mismatch;
             }
           }
         }
@@ -484,7 +492,8 @@ GpuAttnReplay gpu_attn_replay(const GpuAttnShape& shape, const GpuAttnSoftmax& s
           const int r0 = m0 + w * kGpuAttnWarpRows;
           if (r0 >= shape.seq_q) break;
           bool any = false;
-          for (int r = 0; r < kGpuAttnWarpRows; ++r) any = any || want[size_t(w * kGpuAttnWarpRows + r)];
+          for (int r = 0; r < kGpuAttnWarpRows; ++r)
+            any = any || want[size_t(w * kGpuAttnWarpRows + r)];
           const size_t fi = size_t((bh * shape.seq_q + r0) * nblk + nb);
           ++rep.warp_checked;
           if (bool(g.flags[fi] & 4u) != any) {

@@ -27,22 +27,23 @@ namespace {
 double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
 
 json shape_json(const GpuAttnShape& s) {
-  return json{{"batch", s.batch},     {"heads_q", s.heads}, {"heads_kv", s.kv_heads},
-              {"seq_q", s.seq_q},     {"seq_k", s.seq_k},     {"head_dim", s.d},
+  return json{{"batch", s.batch},  {"heads_q", s.heads}, {"heads_kv", s.kv_heads},
+              {"seq_q", s.seq_q},  {"seq_k", s.seq_k},   {"head_dim", s.d},
               {"causal", s.causal}};
 }
 
 json softmax_json(const GpuAttnSoftmax& sm, const GpuAttnShape& s) {
-  return json{{"dtype", gpu_attn_dtype_name(sm.dtype)},
-              {"softmax_scale", sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(s.d))},
-              {"tau", sm.tau},
-              {"max_offset", sm.max_offset},
-              {"emu_tiles", sm.emu_tiles},
-              {"emu_fraction", sm.emu_tiles / 8.0},
-              {"block_order", sm.reverse_blocks ? "reverse" : "forward"},
-              {"block_m", kGpuAttnBlockM},
-              {"block_n", kGpuAttnBlockN},
-              {"warp_rows", kGpuAttnWarpRows}};
+  return json{
+      {"dtype", gpu_attn_dtype_name(sm.dtype)},
+      {"softmax_scale", sm.softmax_scale > 0 ? sm.softmax_scale : 1.0 / std::sqrt(double(s.d))},
+      {"tau", sm.tau},
+      {"max_offset", sm.max_offset},
+      {"emu_tiles", sm.emu_tiles},
+      {"emu_fraction", sm.emu_tiles / 8.0},
+      {"block_order", sm.reverse_blocks ? "reverse" : "forward"},
+      {"block_m", kGpuAttnBlockM},
+      {"block_n", kGpuAttnBlockN},
+      {"warp_rows", kGpuAttnWarpRows}};
 }
 
 json side_json(const GpuAttnCheckSide& s) {
@@ -57,8 +58,10 @@ json side_json(const GpuAttnCheckSide& s) {
 
 std::vector<std::string> side_cells(const std::string& name, const GpuAttnCheckSide& s) {
   const GpuAttnCounts& c = s.counts;
-  return {name, fmt::format("{:.4e}", s.rel_l2), fmt::format("{:.3f}", pct(c.row_rescales, c.row_decisions)),
-          fmt::format("{:.3f}", pct(c.warp_rescales, c.warp_decisions)), std::to_string(c.saturated)};
+  return {name, fmt::format("{:.4e}", s.rel_l2),
+          fmt::format("{:.3f}", pct(c.row_rescales, c.row_decisions)),
+          fmt::format("{:.3f}", pct(c.warp_rescales, c.warp_decisions)),
+          std::to_string(c.saturated)};
 }
 
 // Comparison 1's criteria: the GPU's rel-L2 within 5 % of the model's, each rescale share within
@@ -68,28 +71,31 @@ bool agreement(const GpuAttnCheckSide& gpu, const GpuAttnCheckSide& m, json& res
   const GpuAttnCounts& gc = gpu.counts;
   const GpuAttnCounts& mc = m.counts;
   const double ratio = gpu.rel_l2 / m.rel_l2;
-  const double rows_g = pct(gc.row_rescales, gc.row_decisions), rows_m = pct(mc.row_rescales, mc.row_decisions);
-  const double warps_g = pct(gc.warp_rescales, gc.warp_decisions), warps_m = pct(mc.warp_rescales, mc.warp_decisions);
+  const double rows_g = pct(gc.row_rescales, gc.row_decisions),
+               rows_m = pct(mc.row_rescales, mc.row_decisions);
+  const double warps_g = pct(gc.warp_rescales, gc.warp_decisions),
+               warps_m = pct(mc.warp_rescales, mc.warp_decisions);
   const double tol_rows = gpu_attn_share_tolerance(rows_m, mc.row_decisions);
   const double tol_warps = gpu_attn_share_tolerance(warps_m, mc.warp_decisions);
   const bool ok_l2 = std::abs(ratio - 1.0) <= 0.05;
   const bool ok_rows = std::abs(rows_g - rows_m) <= tol_rows;
   const bool ok_warps = std::abs(warps_g - warps_m) <= tol_warps;
-  res["agreement"] = json{{"rel_l2_ratio", ratio},   {"rel_l2_ok", ok_l2},
-                          {"rows_diff_pp", rows_g - rows_m}, {"rows_tol_pp", tol_rows}, {"rows_ok", ok_rows},
-                          {"warps_diff_pp", warps_g - warps_m}, {"warps_tol_pp", tol_warps}, {"warps_ok", ok_warps}};
+  res["agreement"] =
+      json{{"rel_l2_ratio", ratio},     {"rel_l2_ok", ok_l2},  {"rows_diff_pp", rows_g - rows_m},
+           {"rows_tol_pp", tol_rows},   {"rows_ok", ok_rows},  {"warps_diff_pp", warps_g - warps_m},
+           {"warps_tol_pp", tol_warps}, {"warps_ok", ok_warps}};
   t.notes.push_back(fmt::format("rel-L2 ratio GPU/model {:.4f} (must be within 5 %): {}", ratio,
                                 ok_l2 ? "ok" : "FAIL"));
-  t.notes.push_back(fmt::format("rows diff {:+.3f} pp (tol {:.3f}), warps diff {:+.3f} pp (tol {:.3f}): {}",
-                                rows_g - rows_m, tol_rows, warps_g - warps_m, tol_warps,
-                                ok_rows && ok_warps ? "ok" : "FAIL"));
+  t.notes.push_back(fmt::format(
+      "rows diff {:+.3f} pp (tol {:.3f}), warps diff {:+.3f} pp (tol {:.3f}): {}", rows_g - rows_m,
+      tol_rows, warps_g - warps_m, tol_warps, ok_rows && ok_warps ? "ok" : "FAIL"));
   return ok_l2 && ok_rows && ok_warps;
 }
 
 // Comparison 2: results.exact and its table; returns whether every exact comparison held.
 bool replay_section(const GpuAttnReplay& rp, json& res, Report& r) {
-  const uint64_t mism = rp.row_max_mismatch + rp.flag_mismatch + rp.warp_mismatch + rp.p_emu_mismatch +
-                        rp.p_cvt_mismatch + rp.p_cvt_emu_mismatch;
+  const uint64_t mism = rp.row_max_mismatch + rp.flag_mismatch + rp.warp_mismatch +
+                        rp.p_emu_mismatch + rp.p_cvt_mismatch + rp.p_cvt_emu_mismatch;
   res["exact"] = json{{"row_max", {rp.row_max_checked, rp.row_max_mismatch}},
                       {"rescale_flag", {rp.flag_checked, rp.flag_mismatch}},
                       {"warp_vote", {rp.warp_checked, rp.warp_mismatch}},
@@ -100,17 +106,22 @@ bool replay_section(const GpuAttnReplay& rp, json& res, Report& r) {
                       {"p_mufu_ulp_hist_0_1_2_gt2",
                        {rp.p_mufu_ulp[0], rp.p_mufu_ulp[1], rp.p_mufu_ulp[2], rp.p_mufu_ulp[3]}},
                       {"first_mismatches", rp.first_mismatches}};
-  Table e{"Exact replay of the GPU's own S on the CPU (checked, mismatches)", {"quantity", "checked", "mismatch"}, {}, {}};
-  auto row = [&](const char* n, uint64_t c, uint64_t m) { e.rows.push_back({n, std::to_string(c), std::to_string(m)}); };
+  Table e{"Exact replay of the GPU's own S on the CPU (checked, mismatches)",
+          {"quantity", "checked", "mismatch"},
+          {},
+          {}};
+  auto row = [&](const char* n, uint64_t c, uint64_t m) {
+    e.rows.push_back({n, std::to_string(c), std::to_string(m)});
+  };
   row("row_max after each block (bits)", rp.row_max_checked, rp.row_max_mismatch);
   row("row rescale flag", rp.flag_checked, rp.flag_mismatch);
   row("warp vote (__any_sync)", rp.warp_checked, rp.warp_mismatch);
   row("P emulated (float32 bits)", rp.p_emu_checked, rp.p_emu_mismatch);
   row("P cast bits (all)", rp.p_cvt_checked, rp.p_cvt_mismatch);
   row("P cast bits (emulated, from CPU P)", rp.p_cvt_emu_checked, rp.p_cvt_emu_mismatch);
-  e.notes.push_back(fmt::format("MUFU P vs correctly rounded exp2, {} values: 0 ulp {}, 1 ulp {}, 2 ulp {}, >2 ulp {}",
-                                rp.p_mufu_checked, rp.p_mufu_ulp[0], rp.p_mufu_ulp[1], rp.p_mufu_ulp[2],
-                                rp.p_mufu_ulp[3]));
+  e.notes.push_back(fmt::format(
+      "MUFU P vs correctly rounded exp2, {} values: 0 ulp {}, 1 ulp {}, 2 ulp {}, >2 ulp {}",
+      rp.p_mufu_checked, rp.p_mufu_ulp[0], rp.p_mufu_ulp[1], rp.p_mufu_ulp[2], rp.p_mufu_ulp[3]));
   for (const auto& s : rp.first_mismatches) e.notes.push_back("mismatch: " + s);
   r.tables.push_back(e);
   return mism == 0 && rp.p_mufu_ulp[3] == 0;
@@ -130,7 +141,8 @@ GpuAttnCheckResult compute_gpu_attention_check(const GpuAttnCheckOptions& o) {
     const GpuAttnModel m = gpu_attn_cpu_model(o.shape, o.sm, in, o.threads);
     GpuAttnCheckSide side;
     side.rel_l2 = gpu_attn_rel_l2(m.o, ref.o);
-    side.counts = GpuAttnCounts{m.row_decisions, m.row_rescales, m.warp_decisions, m.warp_rescales, m.saturated};
+    side.counts = GpuAttnCounts{m.row_decisions, m.row_rescales, m.warp_decisions, m.warp_rescales,
+                                m.saturated};
     res.model = side;
   }
   if (o.exact) res.replay = gpu_attn_replay(o.shape, o.sm, in, gpu);
@@ -140,8 +152,11 @@ GpuAttnCheckResult compute_gpu_attention_check(const GpuAttnCheckOptions& o) {
 Report gpu_attention_check_report(const GpuAttnCheckOptions& o, const GpuAttnCheckResult& c) {
   Report r;
   r.command = "gpu attention";
-  r.params = json{{"mode", o.exact ? "check+exact" : "check"}, {"shape", shape_json(o.shape)},
-                  {"softmax", softmax_json(o.sm, o.shape)}, {"q_scale", o.q_scale}, {"seed", o.seed}};
+  r.params = json{{"mode", o.exact ? "check+exact" : "check"},
+                  {"shape", shape_json(o.shape)},
+                  {"softmax", softmax_json(o.sm, o.shape)},
+                  {"q_scale", o.q_scale},
+                  {"seed", o.seed}};
   bool pass = std::isfinite(c.gpu.rel_l2);
   json res = json{{"device", c.device}, {"gpu", side_json(c.gpu)}};
   Table t{"GPU kernel vs CPU model (float64 reference for rel-L2)",
@@ -174,9 +189,10 @@ namespace {
 // or an object {"error": why}.
 json run_torch_bench(const std::string& python, const json& shapes, int warmup, int iters) {
   const std::string script = drivers_dir() + "/sdpa_bench.py";
-  const std::string cmd = shell_command({python, script, "--warmup", std::to_string(warmup), "--iters",
-                                         std::to_string(iters), "--shapes", shapes.dump()},
-                                        "2>&1");
+  const std::string cmd =
+      shell_command({python, script, "--warmup", std::to_string(warmup), "--iters",
+                     std::to_string(iters), "--shapes", shapes.dump()},
+                    "2>&1");
   Pipe pipe(cmd);
   if (pipe.f == nullptr) return json{{"error", "could not start " + python}};
   const std::string out = read_all(pipe.f);
@@ -196,9 +212,13 @@ GpuAttnBenchResult compute_gpu_attention_bench(const GpuAttnBenchOptions& o) {
   res.device = gpu_attn_device_name();
   json torch_shapes = json::array();
   for (int d : o.ds)
-    for (int c : o.causal) torch_shapes.push_back(json{{"batch", o.batch}, {"heads", o.heads}, {"seq", o.seq},
-                                                        {"head_dim", d}, {"causal", c != 0},
-                                                        {"dtype", gpu_attn_dtype_name(o.dtype)}});
+    for (int c : o.causal)
+      torch_shapes.push_back(json{{"batch", o.batch},
+                                  {"heads", o.heads},
+                                  {"seq", o.seq},
+                                  {"head_dim", d},
+                                  {"causal", c != 0},
+                                  {"dtype", gpu_attn_dtype_name(o.dtype)}});
   res.torch = o.python.empty() ? json{{"error", "skipped (--python '')"}}
                                : run_torch_bench(o.python, torch_shapes, o.warmup, o.iters);
   for (int d : o.ds)
@@ -254,33 +274,54 @@ std::string torch_tflops(const json& tj, const char* key) {
 Report gpu_attention_bench_report(const GpuAttnBenchOptions& o, const GpuAttnBenchResult& res) {
   Report r;
   r.command = "gpu attention --bench";
-  r.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seq", o.seq}, {"head_dims", o.ds},
-                  {"causal", o.causal}, {"taus", o.taus}, {"emu_tiles", o.emu_tiles},
-                  {"dtype", gpu_attn_dtype_name(o.dtype)}, {"warmup", o.warmup}, {"iters", o.iters},
-                  {"timing", "CUDA events around each launch, median"}, {"seed", o.seed}};
+  r.params = json{{"batch", o.batch},
+                  {"heads", o.heads},
+                  {"seq", o.seq},
+                  {"head_dims", o.ds},
+                  {"causal", o.causal},
+                  {"taus", o.taus},
+                  {"emu_tiles", o.emu_tiles},
+                  {"dtype", gpu_attn_dtype_name(o.dtype)},
+                  {"warmup", o.warmup},
+                  {"iters", o.iters},
+                  {"timing", "CUDA events around each launch, median"},
+                  {"seed", o.seed}};
   const json& torch = res.torch;
   json rows = json::array();
-  Table t{"fa4sim kernel vs upstream FA4 and torch SDPA (TFLOP/s, median; same run, " + res.device + ")",
-          {"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s", "upstream FA4", "SDPA flash", "SDPA cuDNN"},
+  Table t{"fa4sim kernel vs upstream FA4 and torch SDPA (TFLOP/s, median; same run, " + res.device +
+              ")",
+          {"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s", "upstream FA4",
+           "SDPA flash", "SDPA cuDNN"},
           {},
           {}};
   for (const GpuAttnBenchRow& b : res.rows) {
     const json tj = torch_for(torch, b.head_dim, b.causal);
-    rows.push_back(json{{"head_dim", b.head_dim}, {"causal", b.causal}, {"tau", b.tau}, {"emu_tiles", b.emu_tiles},
-                        {"emu_fraction", b.emu_tiles / 8.0}, {"ms_median", b.ms_median}, {"ms_min", b.ms_min},
-                        {"ms_max", b.ms_max}, {"tflops", b.tflops}, {"torch", tj}});
-    t.rows.push_back({std::to_string(b.head_dim), b.causal ? "yes" : "no", fmt::format("{:g}", b.tau),
-                      fmt::format("{}/8", b.emu_tiles), fmt::format("{:.3f}", b.ms_median),
-                      fmt::format("{:.1f}", b.tflops), torch_tflops(tj, "fa4_tflops"), torch_tflops(tj, "flash_tflops"),
+    rows.push_back(json{{"head_dim", b.head_dim},
+                        {"causal", b.causal},
+                        {"tau", b.tau},
+                        {"emu_tiles", b.emu_tiles},
+                        {"emu_fraction", b.emu_tiles / 8.0},
+                        {"ms_median", b.ms_median},
+                        {"ms_min", b.ms_min},
+                        {"ms_max", b.ms_max},
+                        {"tflops", b.tflops},
+                        {"torch", tj}});
+    t.rows.push_back({std::to_string(b.head_dim), b.causal ? "yes" : "no",
+                      fmt::format("{:g}", b.tau), fmt::format("{}/8", b.emu_tiles),
+                      fmt::format("{:.3f}", b.ms_median), fmt::format("{:.1f}", b.tflops),
+                      torch_tflops(tj, "fa4_tflops"), torch_tflops(tj, "flash_tflops"),
                       torch_tflops(tj, "cudnn_tflops")});
   }
-  if (torch.is_object() && torch.contains("error")) t.notes.push_back("torch: " + torch["error"].get<std::string>());
+  if (torch.is_object() && torch.contains("error"))
+    t.notes.push_back("torch: " + torch["error"].get<std::string>());
   if (torch.is_array() && !torch.empty() && torch[0].contains("fa4_error"))
     t.notes.push_back("upstream FA4: " + torch[0]["fa4_error"].get<std::string>() +
                       " (install: scripts/gpu/upstream_install.sh)");
-  t.notes.push_back("upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
-                    "causal bottom-right (= top-left here: seq_q = seq_k)");
-  t.notes.push_back("FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see README");
+  t.notes.push_back(
+      "upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
+      "causal bottom-right (= top-left here: seq_q = seq_k)");
+  t.notes.push_back(
+      "FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see README");
   r.tables.push_back(t);
   r.results = json{{"device", res.device}, {"rows", rows}, {"torch_raw", torch}};
   return r;

@@ -22,8 +22,10 @@ std::string gpu_device_slug(const std::string& name) {
   std::string s;
   for (char c : name) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u)) s += static_cast<char>(std::tolower(u));
-    else if (!s.empty() && s.back() != '-') s += '-';
+    if (std::isalnum(u))
+      s += static_cast<char>(std::tolower(u));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s.empty() ? "unknown-gpu" : s;
@@ -38,11 +40,13 @@ std::string gpu_arch_for_device(const std::string& name) {
 void validate(const GpuBenchOptions& o) {
   if (o.degrees.empty()) throw Error("--degree needs at least one degree", "valid: 0..5");
   for (int d : o.degrees)
-    if (d < 0 || d > kExp2MaxDegree) throw Error(fmt::format("--degree {} does not exist", d), "valid: 0..5");
+    if (d < 0 || d > kExp2MaxDegree)
+      throw Error(fmt::format("--degree {} does not exist", d), "valid: 0..5");
   if (!o.coeffs.empty() &&
       (o.degrees.size() != 1 || o.degrees[0] != static_cast<int>(o.coeffs.size()) - 1))
     throw Error("--coeffs sets the degree (the number of coefficients - 1)", "leave --degree out");
-  if (o.reps < 1 || o.reps > 101) throw Error(fmt::format("--reps {} is out of range", o.reps), "valid: 1..101");
+  if (o.reps < 1 || o.reps > 101)
+    throw Error(fmt::format("--reps {} is out of range", o.reps), "valid: 1..101");
 }
 
 GpuBenchResult run_gpu_bench(const GpuBenchOptions& o) {
@@ -141,30 +145,36 @@ Report gpu_bench_report(const GpuBenchOptions& o, const GpuBenchResult& r) {
   rep.results = {{"device", gpu_device_json(r.device)},
                  {"arch", r.arch},
                  {"model_error", r.model_error},
-                 {"method", "16 independent chains y <- exp2(-y) per thread, 1024 threads per SM, "
-                            "clock64 spans per SM, median of reps after a warm-up; exp only"},
+                 {"method",
+                  "16 independent chains y <- exp2(-y) per thread, 1024 threads per SM, "
+                  "clock64 spans per SM, median of reps after a warm-up; exp only"},
                  {"mix", mix},
                  {"rules", rules}};
   for (int d : o.degrees) {
-    Table t{fmt::format("exp2 throughput on {} (degree {}), exps per clock per SM, exp only", r.device.name, d),
+    Table t{fmt::format("exp2 throughput on {} (degree {}), exps per clock per SM, exp only",
+                        r.device.name, d),
             {"f emulated", "measured", "min..max", "model", "model bound", "measured/model"},
             {},
             {}};
     for (const auto& p : r.mix) {
       if (p.degree != d) continue;
-      t.rows.push_back({fmt::format("{}/16", p.emulated_of_16), fmt::format("{:.2f}", p.measured.exps_per_clk_per_sm),
-                        fmt::format("{:.2f}..{:.2f}", p.measured.min_exps_per_clk_per_sm, p.measured.max_exps_per_clk_per_sm),
-                        p.predicted > 0 ? fmt::format("{:.2f}", p.predicted) : "-", p.predicted_bound,
-                        ratio_str(p.measured.exps_per_clk_per_sm, p.predicted)});
+      t.rows.push_back({fmt::format("{}/16", p.emulated_of_16),
+                        fmt::format("{:.2f}", p.measured.exps_per_clk_per_sm),
+                        fmt::format("{:.2f}..{:.2f}", p.measured.min_exps_per_clk_per_sm,
+                                    p.measured.max_exps_per_clk_per_sm),
+                        p.predicted > 0 ? fmt::format("{:.2f}", p.predicted) : "-",
+                        p.predicted_bound, ratio_str(p.measured.exps_per_clk_per_sm, p.predicted)});
     }
-    Table u{fmt::format("Upstream interleaving rule (apply_exp2_convert, 128-column row), degree {}", d),
+    Table u{fmt::format(
+                "Upstream interleaving rule (apply_exp2_convert, 128-column row), degree {}", d),
             {"freq,res,start_frg", "f emulated", "measured", "model", "measured/model"},
             {},
             {}};
     for (const auto& p : r.rules) {
       if (p.degree != d) continue;
       u.rows.push_back({fmt::format("{},{},{}", p.rule.freq, p.rule.res, p.rule.start_frg),
-                        fmt::format("{:.4f}", p.f), fmt::format("{:.2f}", p.measured.exps_per_clk_per_sm),
+                        fmt::format("{:.4f}", p.f),
+                        fmt::format("{:.2f}", p.measured.exps_per_clk_per_sm),
                         p.predicted > 0 ? fmt::format("{:.2f}", p.predicted) : "-",
                         ratio_str(p.measured.exps_per_clk_per_sm, p.predicted)});
     }
@@ -173,7 +183,8 @@ Report gpu_bench_report(const GpuBenchOptions& o, const GpuBenchResult& r) {
         "SM clock during the runs: {:.0f} MHz effective (clock64 cycles / event time), NVML {} MHz; "
         "{} SMs. Model: roofline pipe model ({}), exp only.",
         any.sm_clock_effective_mhz, any.sm_clock_nvml_mhz, r.device.sm_count,
-        r.model_error.empty() ? "data/exp_pipe_model.json, data/archs/" + r.arch + ".json" : r.model_error));
+        r.model_error.empty() ? "data/exp_pipe_model.json, data/archs/" + r.arch + ".json"
+                              : r.model_error));
     rep.tables.push_back(std::move(t));
     rep.tables.push_back(std::move(u));
   }
@@ -206,8 +217,9 @@ json gpu_bench_measured_json(const GpuBenchResult& r, const std::string& command
             {"gpu", gpu_device_json(r.device)},
             {"sm_clock_effective_mhz", any.sm_clock_effective_mhz},
             {"sm_clock_nvml_mhz", any.sm_clock_nvml_mhz},
-            {"method", "fa4sim gpu bench-exp: 16 independent chains y <- exp2(-y) per thread, "
-                       "1024 threads per SM, clock64 spans per SM, median of reps; exp only"}}},
+            {"method",
+             "fa4sim gpu bench-exp: 16 independent chains y <- exp2(-y) per thread, "
+             "1024 threads per SM, clock64 spans per SM, median of reps; exp only"}}},
           {"points", points},
           {"rule_points", rule_points}};
 }

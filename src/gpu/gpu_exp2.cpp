@@ -33,7 +33,8 @@ void merge_vs(Exp2VsMufu& t, const Exp2VsMufu& p) {
   t.n += p.n, t.wn += p.wn, t.identical += p.identical, t.widentical += p.widentical;
   t.within_1ulp += p.within_1ulp, t.wwithin_1ulp += p.wwithin_1ulp;
   t.max_ulp_out = std::max(t.max_ulp_out, p.max_ulp_out);
-  if (p.max_ulp_f32 > t.max_ulp_f32 || (p.max_ulp_f32 == t.max_ulp_f32 && p.max_ulp_f32_at < t.max_ulp_f32_at))
+  if (p.max_ulp_f32 > t.max_ulp_f32 ||
+      (p.max_ulp_f32 == t.max_ulp_f32 && p.max_ulp_f32_at < t.max_ulp_f32_at))
     t.max_ulp_f32 = p.max_ulp_f32, t.max_ulp_f32_at = p.max_ulp_f32_at;
 }
 
@@ -46,7 +47,8 @@ void merge_vs(Exp2VsMufu& t, const Exp2VsMufu& p) {
 // outside the block's run (the +0 padding of the last block) go to the device directly.
 class MufuTable {
  public:
-  MufuTable(float x_first, float x_last, size_t keep) : k0_(key_of(x_first)), k1_(key_of(x_last)), keep_(keep) {}
+  MufuTable(float x_first, float x_last, size_t keep)
+      : k0_(key_of(x_first)), k1_(key_of(x_last)), keep_(keep) {}
 
   void lookup(std::span<const float> x, std::span<float> y) {
     if (x.empty()) return;
@@ -151,8 +153,10 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
         double w = 0;
         if (cfg.exhaustive) {
           const double xd = x[i];
-          const double below = x[i] == x_first ? cfg.lo : 0.5 * (static_cast<double>(next_down(x[i])) + xd);
-          const double above = x[i] == x_last ? cfg.hi : 0.5 * (xd + static_cast<double>(next_up(x[i])));
+          const double below =
+              x[i] == x_first ? cfg.lo : 0.5 * (static_cast<double>(next_down(x[i])) + xd);
+          const double above =
+              x[i] == x_last ? cfg.hi : 0.5 * (xd + static_cast<double>(next_up(x[i])));
           w = above - below;
         }
         p.n += 1;
@@ -169,7 +173,8 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
     // which thread finishes first. A block's partial goes into its 2^16-input group (one
     // run_exp2 chunk: one thread, blocks in order); groups are folded in order at the end.
     std::vector<Exp2VsMufu>& into =
-        cfg.exhaustive ? groups[static_cast<size_t>((key_of(x[0]) - key_of(x_first)) >> 16)] : total;
+        cfg.exhaustive ? groups[static_cast<size_t>((key_of(x[0]) - key_of(x_first)) >> 16)]
+                       : total;
     if (into.empty()) into = total_init;
     for (size_t d = 0; d < nd; ++d) merge_vs(into[d], part[d]);
   };
@@ -181,8 +186,9 @@ Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg_in) {
   // paths give exactly 1.0 at 0): take them out of the counts and weights exactly.
   const double pads = static_cast<double>(seen) - static_cast<double>(hw.mufu.n);
   if (pads < 0 || pads > 7)
-    throw Error(fmt::format("exp2 --hardware: {} inputs evaluated for {} expected", seen, hw.mufu.n),
-                "this is a bug in fa4sim");
+    throw Error(
+        fmt::format("exp2 --hardware: {} inputs evaluated for {} expected", seen, hw.mufu.n),
+        "this is a bug in fa4sim");
   if (pads > 0) {
     const double w0 = cfg.exhaustive ? 0.5 * static_cast<double>(next_up(0.0f)) * 2 : 0.0;
     for (auto& t : total) {
@@ -198,10 +204,13 @@ void add_exp2_hardware(Report& r, const Exp2Config& cfg, const Exp2HardwareResul
   const auto dev = gpu::device_info();
   const std::string out = cfg.out_dtype;
   const auto& m = hw.mufu.degrees.front();
-  auto pct = [](double a, double n) { return n > 0 ? fmt::format("{:.3f}%", 100.0 * a / n) : std::string("-"); };
+  auto pct = [](double a, double n) {
+    return n > 0 ? fmt::format("{:.3f}%", 100.0 * a / n) : std::string("-");
+  };
   json vs = json::array();
   Table t{fmt::format("Emulation vs the MUFU (ex2.approx.ftz.f32 on {}), same inputs", dev.name),
-          {"degree", out + " identical", "within 1 " + out + " ULP", "max " + out + " ULP", "max fp32 ULP", "at x"},
+          {"degree", out + " identical", "within 1 " + out + " ULP", "max " + out + " ULP",
+           "max fp32 ULP", "at x"},
           {},
           {}};
   for (const auto& v : hw.vs_mufu) {
@@ -216,33 +225,42 @@ void add_exp2_hardware(Report& r, const Exp2Config& cfg, const Exp2HardwareResul
       j["weighted"] = {{"identical_pct", 100.0 * v.widentical / v.wn},
                        {"within_1ulp_pct", 100.0 * v.wwithin_1ulp / v.wn}};
     vs.push_back(j);
-    t.rows.push_back({std::to_string(v.degree),
-                      cfg.exhaustive ? pct(v.identical, v.n) + " (weighted " + pct(v.widentical, v.wn) + ")"
-                                     : pct(v.identical, v.n),
-                      cfg.exhaustive ? pct(v.within_1ulp, v.n) + " (weighted " + pct(v.wwithin_1ulp, v.wn) + ")"
-                                     : pct(v.within_1ulp, v.n),
-                      fmt::format("{:.0f}", v.max_ulp_out), fmt::format("{:.0f}", v.max_ulp_f32),
-                      fmt::format("{:.9g}", v.max_ulp_f32_at)});
+    t.rows.push_back(
+        {std::to_string(v.degree),
+         cfg.exhaustive ? pct(v.identical, v.n) + " (weighted " + pct(v.widentical, v.wn) + ")"
+                        : pct(v.identical, v.n),
+         cfg.exhaustive ? pct(v.within_1ulp, v.n) + " (weighted " + pct(v.wwithin_1ulp, v.wn) + ")"
+                        : pct(v.within_1ulp, v.n),
+         fmt::format("{:.0f}", v.max_ulp_out), fmt::format("{:.0f}", v.max_ulp_f32),
+         fmt::format("{:.9g}", v.max_ulp_f32_at)});
   }
-  t.notes.push_back(fmt::format("{} inputs in [{}, {}); {}. The paper: degree 3 'matches hardware to "
-                                "within 1 BF16 ULP on 99% of inputs'.",
-                                hw.mufu.n, cfg.lo, cfg.hi,
-                                cfg.exhaustive ? "every float32 (plain and value-weighted)" : "sampled as the CPU table"));
+  t.notes.push_back(fmt::format(
+      "{} inputs in [{}, {}); {}. The paper: degree 3 'matches hardware to "
+      "within 1 BF16 ULP on 99% of inputs'.",
+      hw.mufu.n, cfg.lo, cfg.hi,
+      cfg.exhaustive ? "every float32 (plain and value-weighted)" : "sampled as the CPU table"));
   Table u{fmt::format("MUFU ex2.approx.ftz.f32 on {} vs exact 2^x", dev.name),
-          {"function", "fp32 max rel", "at x", "fp32 mean rel", "max fp32 ULP", out + " identical", "within 1 ULP"},
+          {"function", "fp32 max rel", "at x", "fp32 mean rel", "max fp32 ULP", out + " identical",
+           "within 1 ULP"},
           {},
           {}};
-  u.rows.push_back({"MUFU", fmt::format("{:.3g}", m.plain.max_rel), fmt::format("{:.9g}", m.plain.max_rel_at),
-                    fmt::format("{:.3g}", m.plain.mean_rel), fmt::format("{:.0f}", m.plain.max_ulp_f32),
-                    pct(m.plain.identical, m.plain.n), pct(m.plain.within_1ulp, m.plain.n)});
-  json mj = {{"max_rel", m.plain.max_rel}, {"max_rel_at", m.plain.max_rel_at}, {"mean_rel", m.plain.mean_rel},
-             {"max_ulp_f32", m.plain.max_ulp_f32}, {"identical_pct", 100.0 * m.plain.identical / m.plain.n},
+  u.rows.push_back(
+      {"MUFU", fmt::format("{:.3g}", m.plain.max_rel), fmt::format("{:.9g}", m.plain.max_rel_at),
+       fmt::format("{:.3g}", m.plain.mean_rel), fmt::format("{:.0f}", m.plain.max_ulp_f32),
+       pct(m.plain.identical, m.plain.n), pct(m.plain.within_1ulp, m.plain.n)});
+  json mj = {{"max_rel", m.plain.max_rel},
+             {"max_rel_at", m.plain.max_rel_at},
+             {"mean_rel", m.plain.mean_rel},
+             {"max_ulp_f32", m.plain.max_ulp_f32},
+             {"identical_pct", 100.0 * m.plain.identical / m.plain.n},
              {"within_1ulp_pct", 100.0 * m.plain.within_1ulp / m.plain.n}};
   if (cfg.exhaustive)
     mj["weighted"] = {{"mean_rel", m.weighted.mean_rel},
                       {"identical_pct", 100.0 * m.weighted.identical / m.weighted.n}};
-  r.results["hardware"] = {{"device", dev.name}, {"driver", dev.driver_version},
-                           {"mufu_vs_exact", mj}, {"emulation_vs_mufu", vs},
+  r.results["hardware"] = {{"device", dev.name},
+                           {"driver", dev.driver_version},
+                           {"mufu_vs_exact", mj},
+                           {"emulation_vs_mufu", vs},
                            {"ref_mp_fallbacks", hw.mufu.ref_mp_fallbacks}};
   r.params["hardware"] = true;
   r.tables.push_back(std::move(u));

@@ -35,10 +35,11 @@ std::string driver_command(const std::string& python, const std::string& args) {
   const std::string script = upstream_script_path();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(script, ec))
-    throw Error(fmt::format("cannot find the upstream driver '{}'", script),
-                "fa4sim reads its drivers from <prefix>/share/fa4sim/drivers next to an installed binary, else "
-                "from its source tree's scripts/drivers/: install it (cmake --install) or run the build tree's binary",
-                kExitUsage);
+    throw Error(
+        fmt::format("cannot find the upstream driver '{}'", script),
+        "fa4sim reads its drivers from <prefix>/share/fa4sim/drivers next to an installed binary, else "
+        "from its source tree's scripts/drivers/: install it (cmake --install) or run the build tree's binary",
+        kExitUsage);
   return sh_quote(python) + " " + sh_quote(script) + " " + args;
 }
 
@@ -54,9 +55,9 @@ json parse_driver_line(const std::string& line) {
   try {
     json j = json::parse(line);
     if (j.is_object()) return j;
-  } catch (const std::exception&) {
-  }
-  return json{{"error", "the upstream driver printed no JSON: " + line.substr(0, 300)}, {"kind", "driver"}};
+  } catch (const std::exception&) {}
+  return json{{"error", "the upstream driver printed no JSON: " + line.substr(0, 300)},
+              {"kind", "driver"}};
 }
 
 // Maps the driver's error kinds to the CLI's exit codes.
@@ -65,14 +66,16 @@ void throw_driver_error(const json& j) {
   const std::string what = j.value("error", std::string("the upstream driver failed"));
   if (kind == "no_gpu") throw Error(what, "fa4sim gpu upstream needs an NVIDIA GPU", kExitNoGpu);
   if (kind == "no_upstream") throw Error(what, kUpstreamInstallHint, kExitUsage);
-  throw Error(what, "see the driver's output above (scripts/drivers/fa4_upstream.py)", kExitCheckFailed);
+  throw Error(what, "see the driver's output above (scripts/drivers/fa4_upstream.py)",
+              kExitCheckFailed);
 }
 
 // An own temporary folder, removed on scope exit (only ever the one mkdtemp made).
 struct TempDir {
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fa4sim-upstream-XXXXXX";
+    std::string tmpl =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fa4sim-upstream-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     if (mkdtemp(buf.data()) == nullptr)
@@ -100,17 +103,25 @@ std::vector<T> read_raw(const std::string& path, size_t n) {
   std::ifstream f(path, std::ios::binary);
   f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(T)));
   if (!f || f.gcount() != std::streamsize(n * sizeof(T)))
-    throw Error("upstream's output " + path + " is missing or short", "see the driver's messages", kExitCheckFailed);
+    throw Error("upstream's output " + path + " is missing or short", "see the driver's messages",
+                kExitCheckFailed);
   return v;
 }
 
 json shape_json(const GpuAttnShape& s) {
-  return json{{"batch", s.batch}, {"heads_q", s.heads}, {"heads_kv", s.kv_heads}, {"seq_q", s.seq_q},
-              {"seq_k", s.seq_k}, {"head_dim", s.d}, {"causal", s.causal},
+  return json{{"batch", s.batch},
+              {"heads_q", s.heads},
+              {"heads_kv", s.kv_heads},
+              {"seq_q", s.seq_q},
+              {"seq_k", s.seq_k},
+              {"head_dim", s.d},
+              {"causal", s.causal},
               {"causal_alignment", s.causal_bottom_right ? "bottom-right" : "top-left"}};
 }
 
-std::string fmt_e(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan"); }
+std::string fmt_e(double x) {
+  return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan");
+}
 
 // a / b in percent (0 when b = 0): a share of rescale decisions.
 double share_pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
@@ -129,11 +140,14 @@ json upstream_env(const std::string& python) {
 void upstream_require(const json& env) {
   if (env.contains("error")) throw_driver_error(env);
   if (!env.value("cuda_available", false))
-    throw Error("no CUDA device visible to the upstream driver's torch" +
-                    (env.contains("torch_error") ? " (" + env["torch_error"].get<std::string>() + ")" : std::string()),
-                "fa4sim gpu upstream needs an NVIDIA GPU and torch with CUDA", kExitNoGpu);
+    throw Error(
+        "no CUDA device visible to the upstream driver's torch" +
+            (env.contains("torch_error") ? " (" + env["torch_error"].get<std::string>() + ")"
+                                         : std::string()),
+        "fa4sim gpu upstream needs an NVIDIA GPU and torch with CUDA", kExitNoGpu);
   if (!env.value("upstream_importable", false))
-    throw Error("upstream FlashAttention-4 is not installed for this python: " + env.value("upstream_error", std::string()),
+    throw Error("upstream FlashAttention-4 is not installed for this python: " +
+                    env.value("upstream_error", std::string()),
                 kUpstreamInstallHint, kExitUsage);
 }
 
@@ -141,16 +155,19 @@ void upstream_require(const json& env) {
 
 void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
   if (gpu_attn_is_fp8(dtype))
-    throw Error(std::string("--dtype ") + gpu_attn_dtype_name(dtype) +
-                    ": upstream refuses it on this GPU: \"FP8 is only supported on SM100 (compute capability "
-                    "10.x) for FA4 CuTe.\"",
-                "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
+    throw Error(
+        std::string("--dtype ") + gpu_attn_dtype_name(dtype) +
+            ": upstream refuses it on this GPU: \"FP8 is only supported on SM100 (compute capability "
+            "10.x) for FA4 CuTe.\"",
+        "use --dtype bf16 or fp16 on sm90; `fa4sim attention --dtype e4m3` models the sm100 FP8 path");
   if (s.d < 8 || s.d > 256 || s.d % 8 != 0)
-    throw Error(fmt::format("--d {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
-                            "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
-                            "by 8.\"",
-                            s.d, s.d, s.d),
-                "e.g. --d 64 or 128");
+    throw Error(
+        fmt::format(
+            "--d {}: upstream refuses it on sm90: \"(head_dim, head_dim_v)=({}, {}) is not "
+            "supported on SM90. head_dim and head_dim_v must be between 8 and 256 and divisible "
+            "by 8.\"",
+            s.d, s.d, s.d),
+        "e.g. --d 64 or 128");
   if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.seq_q < 1 || s.seq_k < 1)
     throw Error("batch, heads and sequence lengths must be >= 1", "check --batch/--heads/--seq");
   if (s.heads % s.kv_heads != 0)
@@ -161,9 +178,10 @@ void upstream_validate(const GpuAttnShape& s, GpuAttnDtype dtype) {
 void upstream_validate_check_size(const GpuAttnShape& s) {
   const double work = 2.0 * s.batch * s.heads * double(s.seq_q) * s.seq_k * s.d;
   if (work > 4e11)
-    throw Error("the float64 reference for this shape is too large for a check",
-                "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192); time big shapes "
-                "with fa4sim gpu upstream bench");
+    throw Error(
+        "the float64 reference for this shape is too large for a check",
+        "checks need batch*heads*seq_q*seq_k*d <= 2e11 (e.g. --heads 2 --seq 8192); time big shapes "
+        "with fa4sim gpu upstream bench");
 }
 
 GpuAttnTiling upstream_sm90_tiling(int d, bool causal, GpuAttnDtype dtype) {
@@ -192,11 +210,13 @@ std::vector<UpstreamRunConfig> upstream_suite() {
         UpstreamRunConfig mha;
         mha.shape = GpuAttnShape{1, 4, 4, 1024, 1024, d, causal != 0, true};
         mha.dtype = dt;
-        mha.label = fmt::format("{} d{} {} mha s1024", gpu_attn_dtype_name(dt), d, causal ? "causal" : "full");
+        mha.label = fmt::format("{} d{} {} mha s1024", gpu_attn_dtype_name(dt), d,
+                                causal ? "causal" : "full");
         v.push_back(mha);
         UpstreamRunConfig gqa = mha;
         gqa.shape = GpuAttnShape{2, 4, 2, 300, 333, d, causal != 0, true};
-        gqa.label = fmt::format("{} d{} {} gqa4:2 300x333", gpu_attn_dtype_name(dt), d, causal ? "causal" : "full");
+        gqa.label = fmt::format("{} d{} {} gqa4:2 300x333", gpu_attn_dtype_name(dt), d,
+                                causal ? "causal" : "full");
         gqa.seed = 2;
         v.push_back(gqa);
       }
@@ -230,7 +250,8 @@ std::vector<UpstreamRunConfig> upstream_tricks_suite() {
           c.q_scale = qs;
           c.seed = 5;
           c.tricks = UpstreamTricks{true, tau, 0.f, k};
-          c.label = fmt::format("{} d{} tau {:g} q-scale {:g} emu {}/8", gpu_attn_dtype_name(dt), d, tau, qs, k);
+          c.label = fmt::format("{} d{} tau {:g} q-scale {:g} emu {}/8", gpu_attn_dtype_name(dt), d,
+                                tau, qs, k);
           v.push_back(c);
         }
   return v;
@@ -238,21 +259,27 @@ std::vector<UpstreamRunConfig> upstream_tricks_suite() {
 
 void upstream_validate_tricks(const UpstreamTricks& t, GpuAttnDtype dtype) {
   if (!std::isfinite(t.tau) || t.tau < 0 || t.tau > 64)
-    throw Error(fmt::format("--tau {:g} is out of range", t.tau), "0..64 in log2 units (FA4 uses 8 for 16-bit inputs)");
+    throw Error(fmt::format("--tau {:g} is out of range", t.tau),
+                "0..64 in log2 units (FA4 uses 8 for 16-bit inputs)");
   if (!std::isfinite(t.max_offset) || t.max_offset < 0 || t.max_offset > 64)
-    throw Error(fmt::format("--max-offset {:g} is out of range", t.max_offset), "0..64 (FA4 uses 0 for 16-bit inputs)");
+    throw Error(fmt::format("--max-offset {:g} is out of range", t.max_offset),
+                "0..64 (FA4 uses 0 for 16-bit inputs)");
   if (t.emu_eighths < 0 || t.emu_eighths > 8)
-    throw Error(fmt::format("--emu {} is out of range", t.emu_eighths), "0..8 eighths of the n8 tiles of a key block");
+    throw Error(fmt::format("--emu {} is out of range", t.emu_eighths),
+                "0..8 eighths of the n8 tiles of a key block");
   const double lim = gpu_attn_p_log2_max(dtype);
   if (double(t.max_offset) + double(t.tau) >= lim)
-    throw Error(fmt::format("max_offset + tau = {:g} reaches log2(max finite of {}) = {:.3f}: P can saturate",
-                            double(t.max_offset) + t.tau, gpu_attn_dtype_name(dtype), lim),
-                "lower --tau or --max-offset");
+    throw Error(
+        fmt::format(
+            "max_offset + tau = {:g} reaches log2(max finite of {}) = {:.3f}: P can saturate",
+            double(t.max_offset) + t.tau, gpu_attn_dtype_name(dtype), lim),
+        "lower --tau or --max-offset");
 }
 
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
-                                   const std::vector<uint16_t>& o_bits, const std::vector<float>& lse,
-                                   const GpuAttnTiling& tiling, int threads) {
+                                   const std::vector<uint16_t>& o_bits,
+                                   const std::vector<float>& lse, const GpuAttnTiling& tiling,
+                                   int threads) {
   UpstreamRunResult r;
   r.config = c;
   r.tiling = tiling;
@@ -279,7 +306,8 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
     r.o_equal_to_model += (up == model.o[i]) ? 1 : 0;
     r.max_abs_o_vs_model = std::max(r.max_abs_o_vs_model, double(std::fabs(up - model.o[i])));
   }
-  if (c.tricks.count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
+  if (c.tricks
+          .count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
     r.counted = true;
     const int S = c.shape.seq_q, BM = tiling.block_m, W = tiling.warp_rows;
     for (int64_t bh = 0; bh < int64_t(c.shape.batch) * c.shape.heads; ++bh)
@@ -289,18 +317,21 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
         r.gpu_row_rescales += uint64_t(v - warps * kUpstreamCountWarpUnit);
         if ((row % BM) % W == 0) r.gpu_warp_rescales += uint64_t(warps);  // a warp's first row
       }
-    r.rows_tol_pp = gpu_attn_share_tolerance(share_pct(r.row_rescales, r.row_decisions), r.row_decisions);
-    r.warps_tol_pp = gpu_attn_share_tolerance(share_pct(r.warp_rescales, r.warp_decisions), r.warp_decisions);
+    r.rows_tol_pp =
+        gpu_attn_share_tolerance(share_pct(r.row_rescales, r.row_decisions), r.row_decisions);
+    r.warps_tol_pp =
+        gpu_attn_share_tolerance(share_pct(r.warp_rescales, r.warp_decisions), r.warp_decisions);
     r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol &&
-             std::fabs(share_pct(r.gpu_row_rescales, r.row_decisions) - share_pct(r.row_rescales, r.row_decisions)) <=
-                 r.rows_tol_pp &&
-             std::fabs(share_pct(r.gpu_warp_rescales, r.warp_decisions) - share_pct(r.warp_rescales, r.warp_decisions)) <=
-                 r.warps_tol_pp;
+             std::fabs(share_pct(r.gpu_row_rescales, r.row_decisions) -
+                       share_pct(r.row_rescales, r.row_decisions)) <= r.rows_tol_pp &&
+             std::fabs(share_pct(r.gpu_warp_rescales, r.warp_decisions) -
+                       share_pct(r.warp_rescales, r.warp_decisions)) <= r.warps_tol_pp;
     return r;
   }
   bool empty_rows_agree = true;
   for (size_t i = 0; i < lse.size(); ++i) {
-    const bool up_empty = std::isinf(lse[i]) && lse[i] < 0, ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
+    const bool up_empty = std::isinf(lse[i]) && lse[i] < 0,
+               ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
     r.empty_rows_upstream += up_empty ? 1 : 0;
     r.empty_rows_ref += ref_empty ? 1 : 0;
     if (up_empty || ref_empty) {
@@ -309,11 +340,14 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
     }
     const double up = lse[i], mo = model.lse[i];
     const float rf = float(ref.lse[i]);
-    const double ulp = double(std::nextafter(std::fabs(rf), std::numeric_limits<float>::infinity())) - std::fabs(rf);
+    const double ulp =
+        double(std::nextafter(std::fabs(rf), std::numeric_limits<float>::infinity())) -
+        std::fabs(rf);
     r.max_abs_lse = std::max(r.max_abs_lse, std::fabs(ref.lse[i]));
     r.lse_upstream_vs_ref = std::max(r.lse_upstream_vs_ref, std::fabs(up - ref.lse[i]));
     r.lse_model_vs_ref = std::max(r.lse_model_vs_ref, std::fabs(mo - ref.lse[i]));
-    r.lse_upstream_vs_ref_ulp = std::max(r.lse_upstream_vs_ref_ulp, std::fabs(up - ref.lse[i]) / ulp);
+    r.lse_upstream_vs_ref_ulp =
+        std::max(r.lse_upstream_vs_ref_ulp, std::fabs(up - ref.lse[i]) / ulp);
     r.lse_model_vs_ref_ulp = std::max(r.lse_model_vs_ref_ulp, std::fabs(mo - ref.lse[i]) / ulp);
     r.lse_upstream_vs_model = std::max(r.lse_upstream_vs_model, std::fabs(up - mo));
     if (std::isnan(up)) r.lse_upstream_vs_ref = std::numeric_limits<double>::quiet_NaN();
@@ -326,7 +360,8 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
 namespace {
 
 // Seeds each run's inputs, writes them and the driver's manifest under `dir`; returns the inputs.
-std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o, const std::string& dir) {
+std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o,
+                                              const std::string& dir) {
   json manifest = json::array();
   std::vector<GpuAttnInputs> inputs;
   for (size_t i = 0; i < o.runs.size(); ++i) {
@@ -336,15 +371,27 @@ std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o, con
     write_raw(base + "q.bin", inputs.back().q);
     write_raw(base + "k.bin", inputs.back().k);
     write_raw(base + "v.bin", inputs.back().v);
-    const json tricks = c.tricks.variant ? json{{"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
-                                                {"emu_eighths", c.tricks.emu_eighths}, {"degree", 3},
+    const json tricks = c.tricks.variant ? json{{"tau", c.tricks.tau},
+                                                {"max_offset", c.tricks.max_offset},
+                                                {"emu_eighths", c.tricks.emu_eighths},
+                                                {"degree", 3},
                                                 {"count_rescales", c.tricks.count}}
                                          : json(nullptr);
-    manifest.push_back(json{{"id", std::to_string(i)}, {"dtype", gpu_attn_dtype_name(c.dtype)}, {"tricks", tricks},
-                            {"batch", c.shape.batch}, {"heads_q", c.shape.heads}, {"heads_kv", c.shape.kv_heads},
-                            {"seq_q", c.shape.seq_q}, {"seq_k", c.shape.seq_k}, {"head_dim", c.shape.d},
-                            {"causal", c.shape.causal}, {"q", base + "q.bin"}, {"k", base + "k.bin"},
-                            {"v", base + "v.bin"}, {"o", base + "o.bin"}, {"lse", base + "lse.bin"}});
+    manifest.push_back(json{{"id", std::to_string(i)},
+                            {"dtype", gpu_attn_dtype_name(c.dtype)},
+                            {"tricks", tricks},
+                            {"batch", c.shape.batch},
+                            {"heads_q", c.shape.heads},
+                            {"heads_kv", c.shape.kv_heads},
+                            {"seq_q", c.shape.seq_q},
+                            {"seq_k", c.shape.seq_k},
+                            {"head_dim", c.shape.d},
+                            {"causal", c.shape.causal},
+                            {"q", base + "q.bin"},
+                            {"k", base + "k.bin"},
+                            {"v", base + "v.bin"},
+                            {"o", base + "o.bin"},
+                            {"lse", base + "lse.bin"}});
   }
   std::ofstream m(dir + "/manifest.json");
   m << manifest.dump();
@@ -354,30 +401,51 @@ std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o, con
 // One entry of results.runs.
 json check_run_json(const UpstreamRunResult& r) {
   const auto& c = r.config;
-  json j{{"label", c.label}, {"shape", shape_json(c.shape)}, {"dtype", gpu_attn_dtype_name(c.dtype)},
-         {"q_scale", c.q_scale}, {"seed", c.seed}, {"kernel", c.tricks.variant ? "variant" : "stock"},
-         {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset}, {"emu_eighths", c.tricks.emu_eighths},
-         {"tiling", {{"block_m", r.tiling.block_m}, {"block_n", r.tiling.block_n}, {"warp_rows", r.tiling.warp_rows},
-                     {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
+  json j{{"label", c.label},
+         {"shape", shape_json(c.shape)},
+         {"dtype", gpu_attn_dtype_name(c.dtype)},
+         {"q_scale", c.q_scale},
+         {"seed", c.seed},
+         {"kernel", c.tricks.variant ? "variant" : "stock"},
+         {"tau", c.tricks.tau},
+         {"max_offset", c.tricks.max_offset},
+         {"emu_eighths", c.tricks.emu_eighths},
+         {"tiling",
+          {{"block_m", r.tiling.block_m},
+           {"block_n", r.tiling.block_n},
+           {"warp_rows", r.tiling.warp_rows},
+           {"out", r.tiling.out_fp16 ? "fp16" : "bf16"}}},
          {"ran", r.ran}};
   if (!r.ran) {
     j["error"] = r.error;
     return j;
   }
-  j.update(json{{"upstream_rel_l2", r.upstream_rel_l2}, {"model_rel_l2", r.model_rel_l2}, {"ratio", r.ratio},
-                {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref}, {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
+  j.update(json{{"upstream_rel_l2", r.upstream_rel_l2},
+                {"model_rel_l2", r.model_rel_l2},
+                {"ratio", r.ratio},
+                {"lse_max_abs_upstream_vs_f64", r.lse_upstream_vs_ref},
+                {"lse_max_abs_model_vs_f64", r.lse_model_vs_ref},
                 {"lse_max_abs_upstream_vs_model", r.lse_upstream_vs_model},
                 {"lse_max_ulp_upstream_vs_f64", r.lse_upstream_vs_ref_ulp},
-                {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp}, {"lse_max_abs_value", r.max_abs_lse},
-                {"empty_rows_upstream", r.empty_rows_upstream}, {"empty_rows_f64", r.empty_rows_ref},
-                {"o_elements", r.o_elements}, {"o_equal_to_model", r.o_equal_to_model},
-                {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model}, {"pass", r.pass},
-                {"model_rescale", {{"row_decisions", r.row_decisions}, {"row_rescales", r.row_rescales},
-                                   {"warp_decisions", r.warp_decisions}, {"warp_rescales", r.warp_rescales},
-                                   {"warp_rows", r.tiling.warp_rows}}}});
+                {"lse_max_ulp_model_vs_f64", r.lse_model_vs_ref_ulp},
+                {"lse_max_abs_value", r.max_abs_lse},
+                {"empty_rows_upstream", r.empty_rows_upstream},
+                {"empty_rows_f64", r.empty_rows_ref},
+                {"o_elements", r.o_elements},
+                {"o_equal_to_model", r.o_equal_to_model},
+                {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model},
+                {"pass", r.pass},
+                {"model_rescale",
+                 {{"row_decisions", r.row_decisions},
+                  {"row_rescales", r.row_rescales},
+                  {"warp_decisions", r.warp_decisions},
+                  {"warp_rescales", r.warp_rescales},
+                  {"warp_rows", r.tiling.warp_rows}}}});
   if (r.counted) {
-    j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales}, {"warp_rescales", r.gpu_warp_rescales},
-                        {"rows_tol_pp", r.rows_tol_pp}, {"warps_tol_pp", r.warps_tol_pp}};
+    j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales},
+                        {"warp_rescales", r.gpu_warp_rescales},
+                        {"rows_tol_pp", r.rows_tol_pp},
+                        {"warps_tol_pp", r.warps_tol_pp}};
     j["lse_note"] = "count mode: the LSE output held the rescale counts; LSE criteria not applied";
   }
   return j;
@@ -386,20 +454,28 @@ json check_run_json(const UpstreamRunResult& r) {
 // One row of the check's table.
 std::vector<std::string> check_run_cells(const UpstreamRunResult& r) {
   const auto& c = r.config;
-  if (!r.ran) return {c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"};
+  if (!r.ran)
+    return {c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"};
   const std::string model_shares =
-      fmt::format("{:.2f}/{:.2f}", share_pct(r.row_rescales, r.row_decisions), share_pct(r.warp_rescales, r.warp_decisions));
-  return {c.label, fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n), fmt_e(r.upstream_rel_l2),
-          fmt_e(r.model_rel_l2), fmt::format("{:.4f}", r.ratio),
-          r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
-          r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
-          r.counted ? std::string("-")
-                    : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
-          fmt::format("{:.2f}", r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
-          r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares, share_pct(r.gpu_row_rescales, r.row_decisions),
-                                  share_pct(r.gpu_warp_rescales, r.warp_decisions))
-                    : model_shares,
-          r.pass ? "ok" : "FAIL"};
+      fmt::format("{:.2f}/{:.2f}", share_pct(r.row_rescales, r.row_decisions),
+                  share_pct(r.warp_rescales, r.warp_decisions));
+  return {
+      c.label,
+      fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n),
+      fmt_e(r.upstream_rel_l2),
+      fmt_e(r.model_rel_l2),
+      fmt::format("{:.4f}", r.ratio),
+      r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
+      r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+      r.counted ? std::string("-")
+                : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+      fmt::format("{:.2f}",
+                  r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
+      r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares,
+                              share_pct(r.gpu_row_rescales, r.row_decisions),
+                              share_pct(r.gpu_warp_rescales, r.warp_decisions))
+                : model_shares,
+      r.pass ? "ok" : "FAIL"};
 }
 
 }  // namespace
@@ -414,7 +490,8 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
   upstream_require(upstream_env(o.python));
   TempDir tmp;
   const std::vector<GpuAttnInputs> inputs = write_check_inputs(o, tmp.path);
-  DriverPipe p(driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
+  DriverPipe p(
+      driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
   const std::string out = read_all(p.f);
   const int rc = p.close();
   const json drv = parse_driver_line(out.substr(0, out.find('\n')));
@@ -442,7 +519,8 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
     }
     const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
     const auto o_bits = read_raw<uint16_t>(base + "o.bin", size_t(c.shape.q_elems()));
-    const auto lse = read_raw<float>(base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads * c.shape.seq_q));
+    const auto lse = read_raw<float>(
+        base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads * c.shape.seq_q));
     UpstreamRunResult r = upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads);
     r.first_call_s = run.value("first_call_s", 0.0);
     res.runs.push_back(r);
@@ -455,8 +533,8 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
   rep.command = "gpu upstream check";
   rep.threads = o.threads;
   Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
-          {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64", "(ulp)",
-           "O = model %", "model rescale rows/warps %", "pass"},
+          {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64",
+           "(ulp)", "O = model %", "model rescale rows/warps %", "pass"},
           {},
           {}};
   json runs = json::array();
@@ -474,17 +552,24 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
       1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseTol));
   rep.tables.push_back(t);
   json params = json::array();
-  for (const auto& c : o.runs) params.push_back(json{{"label", c.label}, {"shape", shape_json(c.shape)},
-                                                     {"dtype", gpu_attn_dtype_name(c.dtype)}, {"q_scale", c.q_scale},
-                                                     {"seed", c.seed}, {"variant", c.tricks.variant},
-                                                     {"tau", c.tricks.tau}, {"max_offset", c.tricks.max_offset},
-                                                     {"emu_eighths", c.tricks.emu_eighths}});
+  for (const auto& c : o.runs)
+    params.push_back(json{{"label", c.label},
+                          {"shape", shape_json(c.shape)},
+                          {"dtype", gpu_attn_dtype_name(c.dtype)},
+                          {"q_scale", c.q_scale},
+                          {"seed", c.seed},
+                          {"variant", c.tricks.variant},
+                          {"tau", c.tricks.tau},
+                          {"max_offset", c.tricks.max_offset},
+                          {"emu_eighths", c.tricks.emu_eighths}});
   rep.params = json{{"runs", params}, {"python", o.python}};
   rep.results = json{{"env", res.env}, {"runs", runs}, {"pass", pass}};
   return rep;
 }
 
-Report run_upstream_check(const UpstreamCheckOptions& o) { return upstream_check_report(o, compute_upstream_check(o)); }
+Report run_upstream_check(const UpstreamCheckOptions& o) {
+  return upstream_check_report(o, compute_upstream_check(o));
+}
 
 // ---- speed of the variants
 
@@ -495,19 +580,26 @@ UpstreamBenchResult compute_upstream_bench(const UpstreamBenchOptions& o) {
       for (int seq : o.seqs) {
         GpuAttnShape sh{o.batch, o.heads, o.heads, seq, seq, d, c != 0, true};
         upstream_validate(sh, GpuAttnDtype::bf16);
-        shapes.push_back(json{{"batch", o.batch}, {"heads", o.heads}, {"seq", seq}, {"head_dim", d},
-                              {"causal", c != 0}, {"dtype", "bf16"}});
+        shapes.push_back(json{{"batch", o.batch},
+                              {"heads", o.heads},
+                              {"seq", seq},
+                              {"head_dim", d},
+                              {"causal", c != 0},
+                              {"dtype", "bf16"}});
       }
   for (float tau : o.taus)
     for (int k : o.emu_eighths) {
       upstream_validate_tricks(UpstreamTricks{true, tau, 0.f, k}, GpuAttnDtype::bf16);
       variants.push_back(json{{"tau", tau}, {"max_offset", 0}, {"emu_eighths", k}, {"degree", 3}});
     }
-  if (o.warmup < 0 || o.iters < 1) throw Error("--iters must be >= 1 and --warmup >= 0", "e.g. --iters 20");
+  if (o.warmup < 0 || o.iters < 1)
+    throw Error("--iters must be >= 1 and --warmup >= 0", "e.g. --iters 20");
   gpu_attn_device_name();  // exit 3 without a GPU
   upstream_require(upstream_env(o.python));
-  DriverPipe p(driver_command(o.python, fmt::format("bench-tricks --warmup {} --iters {} --shapes {} --variants {}", o.warmup,
-                                              o.iters, sh_quote(shapes.dump()), sh_quote(variants.dump()))));
+  DriverPipe p(driver_command(
+      o.python,
+      fmt::format("bench-tricks --warmup {} --iters {} --shapes {} --variants {}", o.warmup,
+                  o.iters, sh_quote(shapes.dump()), sh_quote(variants.dump()))));
   const std::string out = read_all(p.f);
   const int rc = p.close();
   const json drv = parse_driver_line(out.substr(0, out.find('\n')));
@@ -518,15 +610,26 @@ UpstreamBenchResult compute_upstream_bench(const UpstreamBenchOptions& o) {
 Report upstream_bench_report(const UpstreamBenchOptions& o, const UpstreamBenchResult& res) {
   Report rep;
   rep.command = "gpu upstream bench";
-  rep.params = json{{"batch", o.batch}, {"heads", o.heads}, {"seqs", o.seqs}, {"head_dims", o.ds},
-                    {"causal", o.causal}, {"taus", o.taus}, {"emu_eighths", o.emu_eighths}, {"dtype", "bf16"},
-                    {"warmup", o.warmup}, {"iters", o.iters}, {"python", o.python},
-                    {"timing", "CUDA events around each call, median; per shape: cuDNN, stock, variants in order"}};
-  Table t{"Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B" +
-              std::to_string(o.batch) + " H" + std::to_string(o.heads) + ")",
-          {"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s", "vs stock"},
-          {},
-          {}};
+  rep.params =
+      json{{"batch", o.batch},
+           {"heads", o.heads},
+           {"seqs", o.seqs},
+           {"head_dims", o.ds},
+           {"causal", o.causal},
+           {"taus", o.taus},
+           {"emu_eighths", o.emu_eighths},
+           {"dtype", "bf16"},
+           {"warmup", o.warmup},
+           {"iters", o.iters},
+           {"python", o.python},
+           {"timing",
+            "CUDA events around each call, median; per shape: cuDNN, stock, variants in order"}};
+  Table t{
+      "Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B" +
+          std::to_string(o.batch) + " H" + std::to_string(o.heads) + ")",
+      {"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s", "vs stock"},
+      {},
+      {}};
   json rows = res.rows;  // gains "vs_stock" per timing
   for (auto& row : rows) {
     double stock_ms = 0;
@@ -535,31 +638,42 @@ Report upstream_bench_report(const UpstreamBenchOptions& o, const UpstreamBenchR
     for (auto& tm : row["timings"]) {
       const std::string kind = tm.value("kind", "");
       const json tr = tm.value("tricks", json::object());
-      std::string name = kind == "cudnn" ? "SDPA cuDNN" : kind == "stock" ? "upstream stock" : "variant";
+      std::string name = kind == "cudnn"   ? "SDPA cuDNN"
+                         : kind == "stock" ? "upstream stock"
+                                           : "variant";
       const std::string tau = kind == "variant" ? fmt::format("{:g}", tr.value("tau", 0.0)) : "";
-      const std::string emu = kind == "variant" ? fmt::format("{}/8", tr.value("emu_eighths", 0)) : "";
+      const std::string emu =
+          kind == "variant" ? fmt::format("{}/8", tr.value("emu_eighths", 0)) : "";
       if (!tm.contains("ms")) {
-        t.rows.push_back({std::to_string(row.value("head_dim", 0)), row.value("causal", false) ? "yes" : "no",
-                          std::to_string(row.value("seq", 0)), name, tau, emu, "error", tm.value("error", ""), ""});
+        t.rows.push_back({std::to_string(row.value("head_dim", 0)),
+                          row.value("causal", false) ? "yes" : "no",
+                          std::to_string(row.value("seq", 0)), name, tau, emu, "error",
+                          tm.value("error", ""), ""});
         continue;
       }
       const double ms = tm["ms"].get<double>();
       if (stock_ms > 0) tm["vs_stock"] = stock_ms / ms;
-      t.rows.push_back({std::to_string(row.value("head_dim", 0)), row.value("causal", false) ? "yes" : "no",
-                        std::to_string(row.value("seq", 0)), name, tau, emu, fmt::format("{:.3f}", ms),
-                        fmt::format("{:.1f}", tm.value("tflops", 0.0)),
-                        stock_ms > 0 ? fmt::format("{:+.1f} %", 100.0 * (stock_ms / ms - 1.0)) : std::string("")});
+      t.rows.push_back({std::to_string(row.value("head_dim", 0)),
+                        row.value("causal", false) ? "yes" : "no",
+                        std::to_string(row.value("seq", 0)), name, tau, emu,
+                        fmt::format("{:.3f}", ms), fmt::format("{:.1f}", tm.value("tflops", 0.0)),
+                        stock_ms > 0 ? fmt::format("{:+.1f} %", 100.0 * (stock_ms / ms - 1.0))
+                                     : std::string("")});
     }
   }
-  t.notes.push_back("variant = scripts/drivers/fa4_tricks.py inside upstream's FlashAttentionForwardSm90: threshold tau (O "
-                    "rescale skipped unless a 16-row warp votes), ex2_emulation degree 3 on k/8 of the n8 tiles");
-  t.notes.push_back("FLOPs = 4*B*H*S^2*d, halved when causal; vs stock = stock time / this time - 1");
+  t.notes.push_back(
+      "variant = scripts/drivers/fa4_tricks.py inside upstream's FlashAttentionForwardSm90: threshold tau (O "
+      "rescale skipped unless a 16-row warp votes), ex2_emulation degree 3 on k/8 of the n8 tiles");
+  t.notes.push_back(
+      "FLOPs = 4*B*H*S^2*d, halved when causal; vs stock = stock time / this time - 1");
   rep.tables.push_back(t);
   rep.results = json{{"env", res.env}, {"rows", rows}};
   return rep;
 }
 
-Report run_upstream_bench(const UpstreamBenchOptions& o) { return upstream_bench_report(o, compute_upstream_bench(o)); }
+Report run_upstream_bench(const UpstreamBenchOptions& o) {
+  return upstream_bench_report(o, compute_upstream_bench(o));
+}
 
 // ---- exp2
 
@@ -567,7 +681,8 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
                                                 const std::function<void(uint64_t)>& progress) {
   UpstreamExp2Result r;
   r.degree = degree;
-  r.cmp.target = GpuVerifyTarget{"upstream-exp2-deg" + std::to_string(degree), gpu::Op::ex2_emu, degree};
+  r.cmp.target =
+      GpuVerifyTarget{"upstream-exp2-deg" + std::to_string(degree), gpu::Op::ex2_emu, degree};
   const json head = parse_driver_line(read_line(f));
   if (head.contains("error")) {
     const std::string kind = head.value("kind", "");
@@ -587,8 +702,9 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
     const uint64_t n = std::min(kChunk, total - done);
     const size_t got = fread(bufs[b].data(), sizeof(uint32_t), n, f);
     if (got != n)
-      throw Error(fmt::format("the upstream exp2 stream ended after {} of {} outputs", done + got, total),
-                  "see the driver's messages above", kExitCheckFailed);
+      throw Error(
+          fmt::format("the upstream exp2 stream ended after {} of {} outputs", done + got, total),
+          "see the driver's messages above", kExitCheckFailed);
     if (pending.valid()) pending.get();  // the compare of the previous chunk
     pending = std::async(std::launch::async, [&, b, begin = done, n] {
       gpu_verify_compare_chunk(r.cmp.target, begin, bufs[b].data(), n, threads, r.cmp);
@@ -602,8 +718,11 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
 
 UpstreamExp2SweepResult compute_upstream_exp2(const UpstreamExp2Options& o) {
   for (int d : o.degrees)
-    if (d < 0 || d > 5) throw Error(fmt::format("--degree {} is out of range", d), "upstream's POLY_EX2 has degrees 0..5");
-  if (o.total_log2 < 8 || o.total_log2 > 32) throw Error("--inputs-log2 must be in 8..32", "32 = every float32");
+    if (d < 0 || d > 5)
+      throw Error(fmt::format("--degree {} is out of range", d),
+                  "upstream's POLY_EX2 has degrees 0..5");
+  if (o.total_log2 < 8 || o.total_log2 > 32)
+    throw Error("--inputs-log2 must be in 8..32", "32 = every float32");
   gpu_attn_device_name();  // exit 3 without a GPU
   UpstreamExp2SweepResult res;
   res.env = upstream_env(o.python);
@@ -613,15 +732,16 @@ UpstreamExp2SweepResult compute_upstream_exp2(const UpstreamExp2Options& o) {
     Stopwatch sw;
     Progress bar(fmt::format("upstream exp2 deg {}", d), total);
     const int chunk_log2 = std::min(26, o.total_log2);
-    DriverPipe p(driver_command(o.python, fmt::format("exp2 --degree {} --total-log2 {} --chunk-log2 {}", d, o.total_log2,
-                                                chunk_log2)));
+    DriverPipe p(
+        driver_command(o.python, fmt::format("exp2 --degree {} --total-log2 {} --chunk-log2 {}", d,
+                                             o.total_log2, chunk_log2)));
     UpstreamExp2Result r = upstream_exp2_compare_stream(p.f, d, total, o.threads, [&](uint64_t n) {
       if (o.progress) bar.update(n);
     });
     const int rc = p.close();
     if (r.compiled && rc != 0)
-      throw Error(fmt::format("the upstream driver exited with {} after degree {}", rc, d), "see its messages above",
-                  kExitCheckFailed);
+      throw Error(fmt::format("the upstream driver exited with {} after degree {}", rc, d),
+                  "see its messages above", kExitCheckFailed);
     r.wall_s = sw.seconds();
     res.degrees.push_back(std::move(r));
   }
@@ -634,14 +754,18 @@ namespace {
 json exp2_degree_json(const UpstreamExp2Result& r) {
   json fm = json::array();
   for (const auto& m : r.cmp.first)
-    fm.push_back({{"input", fmt::format("0x{:08X}", m.input)}, {"ex2_emu", fmt::format("0x{:08X}", m.cpu)},
+    fm.push_back({{"input", fmt::format("0x{:08X}", m.input)},
+                  {"ex2_emu", fmt::format("0x{:08X}", m.cpu)},
                   {"upstream", fmt::format("0x{:08X}", m.gpu)}});
   json pc = json::object();
   for (int k = 0; k < kInputClasses; ++k)
-    pc[input_class_name(InputClass(k))] = {{"inputs", r.cmp.inputs_per_class[k]}, {"mismatches", r.cmp.mismatches[k]}};
-  return json{{"degree", r.degree}, {"compiled", r.compiled}, {"error", r.error}, {"poly", r.poly},
-              {"inputs", r.cmp.inputs}, {"mismatches", r.cmp.total_mismatches()}, {"per_class", pc},
-              {"first_mismatches", fm}, {"wall_s", r.wall_s}, {"compile_s", r.compile_s}};
+    pc[input_class_name(InputClass(k))] = {{"inputs", r.cmp.inputs_per_class[k]},
+                                           {"mismatches", r.cmp.mismatches[k]}};
+  return json{{"degree", r.degree},     {"compiled", r.compiled},
+              {"error", r.error},       {"poly", r.poly},
+              {"inputs", r.cmp.inputs}, {"mismatches", r.cmp.total_mismatches()},
+              {"per_class", pc},        {"first_mismatches", fm},
+              {"wall_s", r.wall_s},     {"compile_s", r.compile_s}};
 }
 
 }  // namespace
@@ -652,11 +776,14 @@ Report upstream_exp2_report(const UpstreamExp2Options& o, const UpstreamExp2Swee
   rep.command = "gpu upstream exp2";
   rep.threads = o.threads;
   rep.params = json{{"degrees", o.degrees}, {"inputs", total}, {"python", o.python}};
-  Table t{fmt::format("Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, {} inputs each, 0 bits",
-                      o.total_log2 == 32 ? std::string("all 2^32") : fmt::format("the first 2^{}", o.total_log2)),
-          {"degree", "upstream", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"},
-          {},
-          {}};
+  Table t{
+      fmt::format(
+          "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, {} inputs each, 0 bits",
+          o.total_log2 == 32 ? std::string("all 2^32")
+                             : fmt::format("the first 2^{}", o.total_log2)),
+      {"degree", "upstream", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"},
+      {},
+      {}};
   json degrees = json::array();
   uint64_t mism = 0;
   bool all_compiled = true;
@@ -664,7 +791,8 @@ Report upstream_exp2_report(const UpstreamExp2Options& o, const UpstreamExp2Swee
     degrees.push_back(exp2_degree_json(r));
     if (!r.compiled) {
       all_compiled = false;
-      t.rows.push_back({std::to_string(r.degree), "does not compile", "", "", "", "", "-", fmt::format("{:.1f}", r.wall_s)});
+      t.rows.push_back({std::to_string(r.degree), "does not compile", "", "", "", "", "-",
+                        fmt::format("{:.1f}", r.wall_s)});
       t.notes.push_back(fmt::format("degree {}: {}", r.degree, r.error));
       continue;
     }
@@ -674,17 +802,26 @@ Report upstream_exp2_report(const UpstreamExp2Options& o, const UpstreamExp2Swee
                       std::to_string(r.cmp.mismatches[3]), std::to_string(r.cmp.total_mismatches()),
                       fmt::format("{:.1f}", r.wall_s)});
     for (const auto& m : r.cmp.first)
-      t.notes.push_back(fmt::format("degree {} mismatch: input 0x{:08X} ex2_emu 0x{:08X} upstream 0x{:08X}", r.degree,
-                                    m.input, m.cpu, m.gpu));
+      t.notes.push_back(
+          fmt::format("degree {} mismatch: input 0x{:08X} ex2_emu 0x{:08X} upstream 0x{:08X}",
+                      r.degree, m.input, m.cpu, m.gpu));
   }
-  t.notes.push_back(mism == 0 ? "RESULT: 0 mismatches on every degree upstream's code compiles for"
-                              : fmt::format("RESULT: {} mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream", mism));
+  t.notes.push_back(
+      mism == 0
+          ? "RESULT: 0 mismatches on every degree upstream's code compiles for"
+          : fmt::format("RESULT: {} mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream",
+                        mism));
   rep.tables.push_back(t);
-  rep.results = json{{"env", res.env}, {"degrees", degrees}, {"total_mismatches", mism}, {"bit_exact", mism == 0},
+  rep.results = json{{"env", res.env},
+                     {"degrees", degrees},
+                     {"total_mismatches", mism},
+                     {"bit_exact", mism == 0},
                      {"all_degrees_compiled", all_compiled}};
   return rep;
 }
 
-Report run_upstream_exp2(const UpstreamExp2Options& o) { return upstream_exp2_report(o, compute_upstream_exp2(o)); }
+Report run_upstream_exp2(const UpstreamExp2Options& o) {
+  return upstream_exp2_report(o, compute_upstream_exp2(o));
+}
 
 }  // namespace fa4sim

@@ -22,9 +22,12 @@ struct FormatTarget {
   gpu::Op op;
 };
 constexpr FormatTarget kFormatTargets[] = {
-    {"e4m3-satfinite", gpu::Op::cvt_e4m3_satfinite}, {"e5m2-satfinite", gpu::Op::cvt_e5m2_satfinite},
-    {"bf16", gpu::Op::cvt_bf16},                     {"fp16", gpu::Op::cvt_f16},
-    {"bf16-satfinite", gpu::Op::cvt_bf16_satfinite}, {"fp16-satfinite", gpu::Op::cvt_f16_satfinite},
+    {"e4m3-satfinite", gpu::Op::cvt_e4m3_satfinite},
+    {"e5m2-satfinite", gpu::Op::cvt_e5m2_satfinite},
+    {"bf16", gpu::Op::cvt_bf16},
+    {"fp16", gpu::Op::cvt_f16},
+    {"bf16-satfinite", gpu::Op::cvt_bf16_satfinite},
+    {"fp16-satfinite", gpu::Op::cvt_f16_satfinite},
 };
 
 // The CPU model of one op, as a functor the compare loop inlines.
@@ -121,7 +124,8 @@ const char* input_class_name(InputClass c) {
 
 std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
   if (o.what != "exp2" && o.what != "formats" && o.what != "mufu" && o.what != "all")
-    throw Error(fmt::format("--what '{}' is not a verify set", o.what), "valid: exp2, formats, mufu, all");
+    throw Error(fmt::format("--what '{}' is not a verify set", o.what),
+                "valid: exp2, formats, mufu, all");
   const bool exp2 = o.what == "exp2" || o.what == "all";
   std::vector<GpuVerifyTarget> out;
   if (exp2 && !o.coeffs.empty()) {
@@ -234,21 +238,24 @@ Report gpu_info_report(const gpu::DeviceInfo& d) {
   r.results = {{"device", gpu_device_json(d)}};
   auto ver = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
   Table t{"CUDA device 0", {"property", "value"}, {}, {}};
-  t.rows = {{"name", d.name},
-            {"compute capability", fmt::format("{}.{} (backend built for sm_90a)", d.cc_major, d.cc_minor)},
-            {"SMs", std::to_string(d.sm_count)},
-            {"SM clock", fmt::format("{} MHz max, {} now", d.sm_clock_max_mhz,
-                                     d.sm_clock_now_mhz < 0 ? std::string("unknown (no NVML)")
-                                                            : fmt::format("{} MHz", d.sm_clock_now_mhz))},
-            {"memory clock", fmt::format("{} MHz max, {} now", d.mem_clock_max_mhz,
-                                         d.mem_clock_now_mhz < 0 ? std::string("unknown")
-                                                                 : fmt::format("{} MHz", d.mem_clock_now_mhz))},
-            {"memory", fmt::format("{:.1f} GiB, {}-bit bus", double(d.global_mem_bytes) / (1u << 30),
-                                   d.mem_bus_bits)},
-            {"L2", fmt::format("{:.0f} MiB", double(d.l2_bytes) / (1u << 20))},
-            {"PCI bus", d.pci_bus_id},
-            {"driver", d.driver_version.empty() ? std::string("unknown (no NVML)") : d.driver_version},
-            {"CUDA driver API / runtime", ver(d.cuda_driver_api) + " / " + ver(d.cuda_runtime)}};
+  t.rows = {
+      {"name", d.name},
+      {"compute capability",
+       fmt::format("{}.{} (backend built for sm_90a)", d.cc_major, d.cc_minor)},
+      {"SMs", std::to_string(d.sm_count)},
+      {"SM clock", fmt::format("{} MHz max, {} now", d.sm_clock_max_mhz,
+                               d.sm_clock_now_mhz < 0 ? std::string("unknown (no NVML)")
+                                                      : fmt::format("{} MHz", d.sm_clock_now_mhz))},
+      {"memory clock",
+       fmt::format("{} MHz max, {} now", d.mem_clock_max_mhz,
+                   d.mem_clock_now_mhz < 0 ? std::string("unknown")
+                                           : fmt::format("{} MHz", d.mem_clock_now_mhz))},
+      {"memory", fmt::format("{:.1f} GiB, {}-bit bus", double(d.global_mem_bytes) / (1u << 30),
+                             d.mem_bus_bits)},
+      {"L2", fmt::format("{:.0f} MiB", double(d.l2_bytes) / (1u << 20))},
+      {"PCI bus", d.pci_bus_id},
+      {"driver", d.driver_version.empty() ? std::string("unknown (no NVML)") : d.driver_version},
+      {"CUDA driver API / runtime", ver(d.cuda_driver_api) + " / " + ver(d.cuda_runtime)}};
   r.tables.push_back(std::move(t));
   return r;
 }
@@ -266,34 +273,41 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
   }
   json fns = json::array();
   uint64_t total = 0;
-  Table t{"GPU instructions vs CPU emulators, every float32 input (2^32 each), 0 bits tolerance",
-          {"function", "PTX", "CPU model", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"},
-          {},
-          {}};
-  Table firsts{"First mismatches (input bits, CPU bits, GPU bits)", {"function", "input", "CPU", "GPU"}, {}, {}};
+  Table t{
+      "GPU instructions vs CPU emulators, every float32 input (2^32 each), 0 bits tolerance",
+      {"function", "PTX", "CPU model", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"},
+      {},
+      {}};
+  Table firsts{"First mismatches (input bits, CPU bits, GPU bits)",
+               {"function", "input", "CPU", "GPU"},
+               {},
+               {}};
   double max_s = 0;
   for (const auto& v : results) {
     const int digits = result_hex_digits(v.target.op);
     json first = json::array();
     for (const auto& m : v.first) {
-      first.push_back({{"input", hex(m.input, 8)}, {"cpu", hex(m.cpu, digits)}, {"gpu", hex(m.gpu, digits)}});
-      firsts.rows.push_back({v.target.name, hex(m.input, 8), hex(m.cpu, digits), hex(m.gpu, digits)});
+      first.push_back(
+          {{"input", hex(m.input, 8)}, {"cpu", hex(m.cpu, digits)}, {"gpu", hex(m.gpu, digits)}});
+      firsts.rows.push_back(
+          {v.target.name, hex(m.input, 8), hex(m.cpu, digits), hex(m.gpu, digits)});
     }
     json per_class = json::object();
     for (int k = 0; k < kInputClasses; ++k)
-      per_class[input_class_name(static_cast<InputClass>(k))] = {
-          {"inputs", v.inputs_per_class[k]}, {"mismatches", v.mismatches[k]}};
-    fns.push_back({{"function", v.target.name},
-                   {"ptx", gpu::ptx_of(v.target.op)},
-                   {"cpu_model", cpu_model_name(v.target)},
-                   {"degree", v.target.op == gpu::Op::ex2_emu ? json(v.target.degree) : json(nullptr)},
-                   {"inputs", v.inputs},
-                   {"mismatches", v.total_mismatches()},
-                   {"per_class", per_class},
-                   {"first_mismatches", first},
-                   {"wall_s", v.wall_s},
-                   {"host_wait_s", v.host_wait_s},
-                   {"host_compare_s", v.consume_s}});
+      per_class[input_class_name(static_cast<InputClass>(k))] = {{"inputs", v.inputs_per_class[k]},
+                                                                 {"mismatches", v.mismatches[k]}};
+    fns.push_back(
+        {{"function", v.target.name},
+         {"ptx", gpu::ptx_of(v.target.op)},
+         {"cpu_model", cpu_model_name(v.target)},
+         {"degree", v.target.op == gpu::Op::ex2_emu ? json(v.target.degree) : json(nullptr)},
+         {"inputs", v.inputs},
+         {"mismatches", v.total_mismatches()},
+         {"per_class", per_class},
+         {"first_mismatches", first},
+         {"wall_s", v.wall_s},
+         {"host_wait_s", v.host_wait_s},
+         {"host_compare_s", v.consume_s}});
     t.rows.push_back({v.target.name, gpu::ptx_of(v.target.op), cpu_model_name(v.target),
                       std::to_string(v.mismatches[0]), std::to_string(v.mismatches[1]),
                       std::to_string(v.mismatches[2]), std::to_string(v.mismatches[3]),
@@ -312,10 +326,12 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
     if (v.target.op == gpu::Op::rcp_mufu)
       t.notes.push_back(fmt::format(
           "rcp-mufu: the CPU model is the H200's measured table (data/mufu/rcp_approx_ftz.json); its "
-          "NaN output 0x{:08X} was read off the H200 (data/gpu/mufu/2026-12-01-verify); the NaN column checks it.", kRcpNaN));
-  t.notes.push_back(total == 0 ? std::string("RESULT: 0 mismatches: the CPU emulators are bit-exact.")
-                               : fmt::format("RESULT: {} mismatches: the CPU emulators are NOT bit-exact.",
-                                             total));
+          "NaN output 0x{:08X} was read off the H200 (data/gpu/mufu/2026-12-01-verify); the NaN column checks it.",
+          kRcpNaN));
+  t.notes.push_back(
+      total == 0
+          ? std::string("RESULT: 0 mismatches: the CPU emulators are bit-exact.")
+          : fmt::format("RESULT: {} mismatches: the CPU emulators are NOT bit-exact.", total));
   r.results = {{"device", gpu_device_json(dev)},
                {"functions", fns},
                {"total_mismatches", total},

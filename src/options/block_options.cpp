@@ -18,8 +18,9 @@ BlockFormat parse_block_format(const BlockFormatOptions& o) {
   if (!o.tensor_scale.empty() && o.tensor_scale != "auto") {
     const double t = parse_double("--tensor-scale", o.tensor_scale);
     if (!(t > 0))
-      throw Error(fmt::format("--tensor-scale must be 'auto' or finite and > 0, got {}", o.tensor_scale),
-                  "e.g. --tensor-scale auto");
+      throw Error(
+          fmt::format("--tensor-scale must be 'auto' or finite and > 0, got {}", o.tensor_scale),
+          "e.g. --tensor-scale auto");
     f.tensor_scale = float(t);
   }
   if (!o.tensor_scale.empty() && f.rule != ScaleRule::nearest)

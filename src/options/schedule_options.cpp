@@ -11,18 +11,25 @@
 
 namespace fa4sim {
 
-std::vector<ArchSpec> schedule_archs(const std::string& arch, const std::vector<std::string>& arch_files) {
+std::vector<ArchSpec> schedule_archs(const std::string& arch,
+                                     const std::vector<std::string>& arch_files) {
   std::vector<ArchSpec> out;
   for (const auto& name : list_items("--arch", arch, "an architecture"))
-    out.push_back(name.find('/') != std::string::npos || name.ends_with(".json") ? load_arch_file(name)
-                                                                                  : load_known_arch(name));
+    out.push_back(name.find('/') != std::string::npos || name.ends_with(".json")
+                      ? load_arch_file(name)
+                      : load_known_arch(name));
   for (const auto& f : arch_files) out.push_back(load_arch_file(f));
   return out;
 }
 
 ScheduleInput schedule_input(const ScheduleCliOptions& c) {
   ScheduleInput in;
-  in.shape = {c.batch, c.heads, c.kv_heads > 0 ? c.kv_heads : c.heads, c.seq, c.seq_k > 0 ? c.seq_k : c.seq, c.d,
+  in.shape = {c.batch,
+              c.heads,
+              c.kv_heads > 0 ? c.kv_heads : c.heads,
+              c.seq,
+              c.seq_k > 0 ? c.seq_k : c.seq,
+              c.d,
               c.causal != 0};
   in.tricks = {c.tau, c.emu_fraction, c.degree, c.rescale_share};
   if (!c.tile.empty()) std::tie(in.tile_m, in.tile_n) = parse_tile(c.tile);
@@ -36,17 +43,28 @@ ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c) {
   o.input = schedule_input(c);
   o.search = !c.no_search;
   const ScheduleInput& in = o.input;
-  o.params = json{{"arch", c.arch}, {"spec", c.spec}, {"batch", in.shape.batch}, {"heads", in.shape.heads},
-                  {"kv_heads", in.shape.heads_kv}, {"seq", in.shape.seq_q}, {"seq_k", in.shape.seq_k},
-                  {"d", in.shape.d}, {"causal", in.shape.causal}, {"tau", in.tricks.tau},
-                  {"emu_fraction", in.tricks.emu_fraction}, {"degree", in.tricks.degree},
-                  {"rescale_share", in.tricks.rescale_share}, {"tile", c.tile}, {"search", o.search}};
+  o.params = json{{"arch", c.arch},
+                  {"spec", c.spec},
+                  {"batch", in.shape.batch},
+                  {"heads", in.shape.heads},
+                  {"kv_heads", in.shape.heads_kv},
+                  {"seq", in.shape.seq_q},
+                  {"seq_k", in.shape.seq_k},
+                  {"d", in.shape.d},
+                  {"causal", in.shape.causal},
+                  {"tau", in.tricks.tau},
+                  {"emu_fraction", in.tricks.emu_fraction},
+                  {"degree", in.tricks.degree},
+                  {"rescale_share", in.tricks.rescale_share},
+                  {"tile", c.tile},
+                  {"search", o.search}};
   return o;
 }
 
-Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list, const std::string& source,
-                              const std::string& where) {
-  if (!list.is_array()) throw Error(fmt::format("{} is not a JSON list", where), "give [{...}, ...]");
+Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
+                              const std::string& source, const std::string& where) {
+  if (!list.is_array())
+    throw Error(fmt::format("{} is not a JSON list", where), "give [{...}, ...]");
   Report rep;
   rep.command = "schedule";
   rep.params = json{{"inputs", source}, {"spec", c.spec}};
@@ -55,8 +73,11 @@ Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list, con
   const ScheduleInput defaults = schedule_input(c);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& e = list[i];
-    const ScheduleInput in = schedule_input_from_json(e, defaults, fmt::format("{}: entry {}", where, i));
-    const std::string arch = e.is_object() && e.contains("arch") && e["arch"].is_string() ? e["arch"].get<std::string>() : c.arch;
+    const ScheduleInput in =
+        schedule_input_from_json(e, defaults, fmt::format("{}: entry {}", where, i));
+    const std::string arch = e.is_object() && e.contains("arch") && e["arch"].is_string()
+                                 ? e["arch"].get<std::string>()
+                                 : c.arch;
     if (!archs.count(arch)) archs.emplace(arch, schedule_archs(arch, {}).front());
     const ArchSpec& a = archs.at(arch);
     const ScheduleSpec s = load_schedule_spec(c.spec.empty() ? schedule_spec_for_arch(a) : c.spec);
@@ -70,7 +91,8 @@ Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list, con
   t.columns = {"#", "TFLOP/s", "ms", "binding"};
   for (size_t i = 0; i < preds.size(); ++i)
     t.rows.push_back({fmt::format("{}", i), fmt::format("{:.1f}", preds[i]["tflops"].get<double>()),
-                      fmt::format("{:.4f}", preds[i]["ms"].get<double>()), preds[i]["binding"].get<std::string>()});
+                      fmt::format("{:.4f}", preds[i]["ms"].get<double>()),
+                      preds[i]["binding"].get<std::string>()});
   rep.tables.push_back(std::move(t));
   return rep;
 }

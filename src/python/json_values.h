@@ -21,12 +21,9 @@ namespace nb = nanobind;
 // A JSON value as the Python value json.loads would give for its text.
 inline nb::object to_py(const json& j) {
   switch (j.type()) {
-    case json::value_t::boolean:
-      return nb::bool_(j.get<bool>());
-    case json::value_t::number_integer:
-      return nb::int_(j.get<int64_t>());
-    case json::value_t::number_unsigned:
-      return nb::int_(j.get<uint64_t>());
+    case json::value_t::boolean: return nb::bool_(j.get<bool>());
+    case json::value_t::number_integer: return nb::int_(j.get<int64_t>());
+    case json::value_t::number_unsigned: return nb::int_(j.get<uint64_t>());
     case json::value_t::number_float: {
       const double x = j.get<double>();
       return std::isfinite(x) ? nb::object(nb::float_(x)) : nb::none();  // JSON text: null
@@ -42,7 +39,8 @@ inline nb::object to_py(const json& j) {
     }
     case json::value_t::object: {
       nb::dict d;
-      for (auto it = j.begin(); it != j.end(); ++it) d[nb::str(it.key().data(), it.key().size())] = to_py(it.value());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d[nb::str(it.key().data(), it.key().size())] = to_py(it.value());
       return d;
     }
     default:  // null, binary, discarded
@@ -51,7 +49,9 @@ inline nb::object to_py(const json& j) {
 }
 
 // A report's results as the CLI's --json writes them (non-finite numbers as text).
-inline nb::object results_to_py(const Report& r) { return to_py(with_nonfinite_as_text(r.results)); }
+inline nb::object results_to_py(const Report& r) {
+  return to_py(with_nonfinite_as_text(r.results));
+}
 
 // A Python value (None, bool, int, float, str, list, tuple, dict with str keys) as JSON; anything
 // else throws Error naming `where`.

@@ -81,7 +81,8 @@ void for_chunks(size_t n, int threads, Body&& body) {
     body(size_t(0), n);
     return;
   }
-  parallel_chunks(n, kChunk, threads, [&](uint64_t, uint64_t b, uint64_t e) { body(size_t(b), size_t(e)); });
+  parallel_chunks(n, kChunk, threads,
+                  [&](uint64_t, uint64_t b, uint64_t e) { body(size_t(b), size_t(e)); });
 }
 
 // ---- output buffers
@@ -102,9 +103,10 @@ void for_chunks(size_t n, int threads, Body&& body) {
 
 class OutputBuffers {
  public:
-  static constexpr size_t kMinBytes = size_t(4) << 20;   // below: numpy.empty (malloc reuses these)
-  static constexpr size_t kKeepBytes = size_t(256) << 20;  // dropped buffers kept for reuse, at most
-  static constexpr size_t kAlign = size_t(2) << 20;       // huge page
+  static constexpr size_t kMinBytes = size_t(4) << 20;  // below: numpy.empty (malloc reuses these)
+  static constexpr size_t kKeepBytes = size_t(256)
+                                       << 20;        // dropped buffers kept for reuse, at most
+  static constexpr size_t kAlign = size_t(2) << 20;  // huge page
 
   static OutputBuffers& get() {
     static auto* b = new OutputBuffers;  // never destroyed: arrays may outlive static destruction
@@ -230,7 +232,7 @@ nb::object exp2_analysis_py(const Exp2Options& o) {
 
 // The fit of `fa4sim fit` (the same FitConfig checks and report); the range as two numbers.
 nb::object fit_py(int degree, const std::string& objective, double lo, double hi, bool fix_c0,
-                   bool minimax_only, int threads) {
+                  bool minimax_only, int threads) {
   FitConfig c;
   c.degree = degree;
   c.objective = parse_fit_objective(objective);
@@ -256,14 +258,16 @@ struct Rounding {
 // messages (the MX element formats have no ieee overflow and no stochastic rounding).
 Rounding parse_rounding(const Format& f, const std::string& overflow, const std::string& rounding,
                         std::optional<int64_t> seed) {
-  Rounding r{overflow_by_name(parse_choice("--overflow", overflow, {"satfinite", "ieee"})), std::nullopt};
+  Rounding r{overflow_by_name(parse_choice("--overflow", overflow, {"satfinite", "ieee"})),
+             std::nullopt};
   require_overflow_mode(f, r.overflow);
   const std::string mode = parse_choice("--rounding", rounding, {"nearest", "stochastic"});
   if (mode == "stochastic") require_stochastic_rounding(f);
   if (seed && mode != "stochastic")
     throw Error("--seed is only used by stochastic rounding", "add --rounding stochastic");
   if (mode == "stochastic")
-    r.seed = seed ? uint64_t(parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : kDefaultSeed;
+    r.seed =
+        seed ? uint64_t(parse_int("--seed", std::to_string(*seed), 0, INT64_MAX)) : kDefaultSeed;
   return r;
 }
 
@@ -291,7 +295,8 @@ void encode_py(In1<float> x, Out1<T> out, const std::string& fmt_name, const std
   const Rounding r = parse_rounding(f, overflow, rounding, seed);
   check_same_size(x.size(), out.size());
   if (f.total_bits > int(8 * sizeof(T)))
-    throw Error(fmt::format("{} codes need {}-bit integers, got {}-bit", f.name, f.total_bits, 8 * sizeof(T)));
+    throw Error(fmt::format("{} codes need {}-bit integers, got {}-bit", f.name, f.total_bits,
+                            8 * sizeof(T)));
   const float* in = x.data();
   T* o = out.data();
   nb::gil_scoped_release unlocked;
@@ -321,8 +326,9 @@ void decode_py(In1<T> codes, Out1<float> out, const std::string& fmt_name, int t
   });
 }
 
-void quantize_py(In1<float> x, Out1<float> out, const std::string& fmt_name, const std::string& overflow,
-                 const std::string& rounding, std::optional<int64_t> seed, int threads) {
+void quantize_py(In1<float> x, Out1<float> out, const std::string& fmt_name,
+                 const std::string& overflow, const std::string& rounding,
+                 std::optional<int64_t> seed, int threads) {
   const Format& f = format_by_name(fmt_name);
   const Rounding r = parse_rounding(f, overflow, rounding, seed);
   check_same_size(x.size(), out.size());
@@ -359,7 +365,8 @@ std::tuple<std::vector<float>, std::vector<float>, json> attention_py(
   if (c.taus.size() > 1) throw Error("give one tau", "e.g. tau=8");
   c.threads = threads;
   c.keep_outputs = true;
-  c.tensors = {{q.data(), std::move(q_shape), "q"}, {k.data(), std::move(k_shape), "k"},
+  c.tensors = {{q.data(), std::move(q_shape), "q"},
+               {k.data(), std::move(k_shape), "k"},
                {v.data(), std::move(v_shape), "v"}};
   for (size_t i = 0; i < 3; ++i) {
     size_t n = 1;
@@ -377,7 +384,8 @@ std::tuple<std::vector<float>, std::vector<float>, json> attention_py(
 
 // `fa4sim attention` on its own seeded N(0, 1) inputs: the options as the CLI's strings, `given`
 // the names of those the caller set (as the CLI's command line would have them).
-nb::object attention_report_py(const AttentionCliOptions& o, std::vector<std::string> given, int threads) {
+nb::object attention_report_py(const AttentionCliOptions& o, std::vector<std::string> given,
+                               int threads) {
   AttentionConfig c = parse_attention_options(o, given_of(std::move(given)));
   c.threads = threads;
   validate_attention_config(c);
@@ -392,7 +400,8 @@ nb::object attention_report_py(const AttentionCliOptions& o, std::vector<std::st
 nb::object check_py(const std::vector<std::string>& dtypes_in, const std::string& preset_in,
                     std::optional<double> tau, std::optional<double> max_offset) {
   std::vector<const Format*> dtypes;
-  for (const auto& d : dtypes_in) dtypes.push_back(&parse_dtype("--dtype", d, FormatRole::attention_input));
+  for (const auto& d : dtypes_in)
+    dtypes.push_back(&parse_dtype("--dtype", d, FormatRole::attention_input));
   std::vector<std::string> presets;
   for (const auto& p : attention_presets()) presets.push_back(p.name);
   const std::string preset = parse_choice("--preset", preset_in, presets);
@@ -409,9 +418,10 @@ struct SoftmaxOut {
   json counts;
 };
 
-SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optional<In1<float>> v, int d,
-                             double tau, const std::string& dtype, std::optional<double> max_offset,
-                             int block, int warp_rows, const std::string& exp, std::optional<double> scale,
+SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optional<In1<float>> v,
+                             int d, double tau, const std::string& dtype,
+                             std::optional<double> max_offset, int block, int warp_rows,
+                             const std::string& exp, std::optional<double> scale,
                              const std::string& order, bool allow_saturation, int threads) {
   // The checks `fa4sim rescale` makes while parsing its options, with its messages.
   RescaleConfig cfg;
@@ -443,19 +453,22 @@ SoftmaxOut online_softmax_py(In1<float> scores, int rows, int keys, std::optiona
   RowBlockRunResult rr = simulate_rows(p, scores.data(), rows, keys, block, ord,
                                        v ? v->data() : nullptr, d, threads, out.flags.data());
   const RescaleCounts& c = rr.counts;
-  out.counts = {{"rows_pct", c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0},
-                {"warps_pct", c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0},
-                {"saturated", c.saturated},
-                {"saturated_pct", c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0},
-                {"tiles", c.tiles},
-                {"row_decisions", c.row_decisions},
-                {"row_rescales", c.row_rescales},
-                {"warp_decisions", c.warp_decisions},
-                {"warp_rescales", c.warp_rescales},
-                {"p_count", c.p_count},
-                {"order", block_order_name(ord)},
-                {"max_offset", p.max_offset},
-                {"exp2", exp2_choice_name(cfg.exp2)}};
+  out.counts = {
+      {"rows_pct",
+       c.row_decisions ? 100.0 * double(c.row_rescales) / double(c.row_decisions) : 0.0},
+      {"warps_pct",
+       c.warp_decisions ? 100.0 * double(c.warp_rescales) / double(c.warp_decisions) : 0.0},
+      {"saturated", c.saturated},
+      {"saturated_pct", c.p_count ? 100.0 * double(c.saturated) / double(c.p_count) : 0.0},
+      {"tiles", c.tiles},
+      {"row_decisions", c.row_decisions},
+      {"row_rescales", c.row_rescales},
+      {"warp_decisions", c.warp_decisions},
+      {"warp_rescales", c.warp_rescales},
+      {"p_count", c.p_count},
+      {"order", block_order_name(ord)},
+      {"max_offset", p.max_offset},
+      {"exp2", exp2_choice_name(cfg.exp2)}};
   out.o = std::move(rr.O);
   out.lse = std::move(rr.lse);
   return out;
@@ -491,7 +504,9 @@ nb::object schedule_py(const ScheduleCliOptions& c, nb::handle inputs) {
   return results_to_py(r);
 }
 
-nb::object roofline_py(const RooflineCliOptions& c) { return results_to_py(run_roofline(parse_roofline_options(c))); }
+nb::object roofline_py(const RooflineCliOptions& c) {
+  return results_to_py(run_roofline(parse_roofline_options(c)));
+}
 
 // ---- block-scaled formats (`fa4sim block`)
 
@@ -517,7 +532,8 @@ void block_encode_py(In1<float> x, uint64_t row_len, Out1<uint8_t> codes, Out1<u
   uint8_t *c = codes.data(), *s = scales.data();
   nb::gil_scoped_release unlocked;
   for_chunks(n / bs, threads, [&](size_t b, size_t e) {
-    block_encode_array(f, {in + b * bs, (e - b) * bs}, bs, {c + b * bs, (e - b) * bs}, {s + b, e - b});
+    block_encode_array(f, {in + b * bs, (e - b) * bs}, bs, {c + b * bs, (e - b) * bs},
+                       {s + b, e - b});
   });
 }
 
@@ -530,19 +546,22 @@ void block_decode_py(In1<uint8_t> codes, In1<uint8_t> scales, uint64_t row_len, 
                 "the last dimension is the row; pick a block size that divides it");
   check_same_size(n, out.size());
   if (scales.size() != n / bs)
-    throw Error(fmt::format("scales has {} entries; {} codes in blocks of {} need {}", scales.size(), n, bs, n / bs),
+    throw Error(fmt::format("scales has {} entries; {} codes in blocks of {} need {}",
+                            scales.size(), n, bs, n / bs),
                 "decode with the block format that encoded them");
   const uint8_t *c = codes.data(), *s = scales.data();
   float* y = out.data();
   nb::gil_scoped_release unlocked;
   for_chunks(n / bs, threads, [&](size_t b, size_t e) {
-    block_decode_array(f, {c + b * bs, (e - b) * bs}, bs, {s + b, e - b}, {y + b * bs, (e - b) * bs});
+    block_decode_array(f, {c + b * bs, (e - b) * bs}, bs, {s + b, e - b},
+                       {y + b * bs, (e - b) * bs});
   });
 }
 
 // The round trip of `fa4sim block --in X --decoded-out D --json`: the decoded values and the
 // report's results.
-std::pair<std::vector<float>, Report> block_quantize_py(In1<float> x, uint64_t row_len, const BlockFormatOptions& o) {
+std::pair<std::vector<float>, Report> block_quantize_py(In1<float> x, uint64_t row_len,
+                                                        const BlockFormatOptions& o) {
   const std::span<const float> in(x.data(), x.size());
   const BlockFormat f = block_format_py(o, in);
   nb::gil_scoped_release unlocked;
@@ -559,8 +578,9 @@ float block_tensor_scale_py(In1<float> x, const BlockFormatOptions& o) {
 
 // `fa4sim quantize VALUES --json`'s results: every value's bits, decoded value, errors and flags,
 // and the summary.
-nb::object quantize_report_py(In1<float> x, const std::string& fmt_name, const std::string& overflow,
-                              const std::string& rounding, std::optional<int64_t> seed) {
+nb::object quantize_report_py(In1<float> x, const std::string& fmt_name,
+                              const std::string& overflow, const std::string& rounding,
+                              std::optional<int64_t> seed) {
   const Format& f = format_by_name(fmt_name);
   const Rounding r = parse_rounding(f, overflow, rounding, seed);
   QuantizeConfig c;
@@ -593,19 +613,22 @@ void bind_elementwise(nb::module_& m) {
   m.def("ex2_emu", &ex2_emu_py, "x"_a.noconvert(), "out"_a.noconvert(), "degree"_a, "threads"_a);
   m.def("format_info", &format_info, "name"_a);
   m.def("format_names", static_cast<std::vector<std::string> (*)()>(&format_names));
-  m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("encode", &encode_py<uint32_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
-        "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("decode", &decode_py<uint8_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
-  m.def("decode", &decode_py<uint16_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
-  m.def("decode", &decode_py<uint32_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "threads"_a);
+  m.def("encode", &encode_py<uint8_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "overflow"_a, "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("encode", &encode_py<uint16_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "overflow"_a, "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("encode", &encode_py<uint32_t>, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "overflow"_a, "rounding"_a, "seed"_a.none(), "threads"_a);
+  m.def("decode", &decode_py<uint8_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "threads"_a);
+  m.def("decode", &decode_py<uint16_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "threads"_a);
+  m.def("decode", &decode_py<uint32_t>, "codes"_a.noconvert(), "out"_a.noconvert(), "fmt"_a,
+        "threads"_a);
   m.def("quantize", &quantize_py, "x"_a.noconvert(), "out"_a.noconvert(), "fmt"_a, "overflow"_a,
         "rounding"_a, "seed"_a.none(), "threads"_a);
-  m.def("quantize_report", &quantize_report_py, "x"_a.noconvert(), "fmt"_a, "overflow"_a, "rounding"_a,
-        "seed"_a.none());
+  m.def("quantize_report", &quantize_report_py, "x"_a.noconvert(), "fmt"_a, "overflow"_a,
+        "rounding"_a, "seed"_a.none());
   m.def("formats", [] { return results_to_py(formats_table_report()); });
 }
 
@@ -631,8 +654,8 @@ void bind_block(nb::module_& m) {
   m.def("block_rule_names", &scale_rule_names);
   m.def("block_encode", &block_encode_py, "x"_a.noconvert(), "row_len"_a, "codes"_a.noconvert(),
         "scales"_a.noconvert(), "options"_a, "threads"_a);
-  m.def("block_decode", &block_decode_py, "codes"_a.noconvert(), "scales"_a.noconvert(), "row_len"_a,
-        "out"_a.noconvert(), "options"_a, "threads"_a);
+  m.def("block_decode", &block_decode_py, "codes"_a.noconvert(), "scales"_a.noconvert(),
+        "row_len"_a, "out"_a.noconvert(), "options"_a, "threads"_a);
   m.def(
       "block_quantize",
       [](In1<float> x, uint64_t row_len, const BlockFormatOptions& o) {
@@ -671,13 +694,14 @@ void bind_attention(nb::module_& m) {
       .def_rw("no_split", &AttentionCliOptions::no_split);
   m.def(
       "attention",
-      [](In1<float> q, std::vector<uint64_t> qs, In1<float> k, std::vector<uint64_t> ks, In1<float> v,
-         std::vector<uint64_t> vs, const AttentionCliOptions& o, int threads) {
-        auto [out, lse, stats] = attention_py(q, std::move(qs), k, std::move(ks), v, std::move(vs), o, threads);
+      [](In1<float> q, std::vector<uint64_t> qs, In1<float> k, std::vector<uint64_t> ks,
+         In1<float> v, std::vector<uint64_t> vs, const AttentionCliOptions& o, int threads) {
+        auto [out, lse, stats] =
+            attention_py(q, std::move(qs), k, std::move(ks), v, std::move(vs), o, threads);
         return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(lse)), to_py(stats));
       },
-      "q"_a.noconvert(), "q_shape"_a, "k"_a.noconvert(), "k_shape"_a, "v"_a.noconvert(), "v_shape"_a,
-      "options"_a, "threads"_a);
+      "q"_a.noconvert(), "q_shape"_a, "k"_a.noconvert(), "k_shape"_a, "v"_a.noconvert(),
+      "v_shape"_a, "options"_a, "threads"_a);
   m.def("attention_report", &attention_report_py, "options"_a, "given"_a, "threads"_a);
   m.def("check", &check_py, "dtypes"_a, "preset"_a, "tau"_a.none(), "max_offset"_a.none());
   m.def(
@@ -686,14 +710,14 @@ void bind_attention(nb::module_& m) {
          const std::string& dtype, std::optional<double> max_offset, int block, int warp_rows,
          const std::string& exp, std::optional<double> scale, const std::string& order,
          bool allow_saturation, int threads) {
-        SoftmaxOut r = online_softmax_py(scores, rows, keys, v, d, tau, dtype, max_offset, block, warp_rows,
-                                         exp, scale, order, allow_saturation, threads);
+        SoftmaxOut r = online_softmax_py(scores, rows, keys, v, d, tau, dtype, max_offset, block,
+                                         warp_rows, exp, scale, order, allow_saturation, threads);
         return nb::make_tuple(to_numpy(std::move(r.o)), to_numpy(std::move(r.lse)),
                               to_numpy_u8(std::move(r.flags)), to_py(r.counts));
       },
-      "scores"_a.noconvert(), "rows"_a, "keys"_a, "v"_a.noconvert().none(), "d"_a, "tau"_a, "dtype"_a,
-      "max_offset"_a.none(), "block"_a, "warp_rows"_a, "exp"_a, "scale"_a.none(), "order"_a,
-      "allow_saturation"_a, "threads"_a);
+      "scores"_a.noconvert(), "rows"_a, "keys"_a, "v"_a.noconvert().none(), "d"_a, "tau"_a,
+      "dtype"_a, "max_offset"_a.none(), "block"_a, "warp_rows"_a, "exp"_a, "scale"_a.none(),
+      "order"_a, "allow_saturation"_a, "threads"_a);
 }
 
 void bind_exp2(nb::module_& m) {
@@ -714,7 +738,8 @@ void bind_exp2(nb::module_& m) {
           "threads", [](const Exp2Options& o) { return o.common.threads; },
           [](Exp2Options& o, int t) { o.common.threads = t; });
   m.def("exp2_analysis", &exp2_analysis_py, "options"_a);
-  m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a, "threads"_a);
+  m.def("fit", &fit_py, "degree"_a, "objective"_a, "lo"_a, "hi"_a, "fix_c0"_a, "minimax_only"_a,
+        "threads"_a);
   m.def("fit_objective_names", &fit_objective_names);
 }
 

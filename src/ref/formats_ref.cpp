@@ -26,18 +26,19 @@ FormatTableRef::FormatTableRef(const Format& f)
   const uint32_t exp_all = (1u << f.exp_bits) - 1u, man_all = (1u << f.man_bits) - 1u;
   for (uint32_t c = 0; c < mags; ++c) {
     const uint32_t e = c >> f.man_bits, m = c & man_all;
-    const bool special = f.nan_encoding == NanEncoding::all_ones ? (e == exp_all && m == man_all)
-                                                                 : e == exp_all;
+    const bool special =
+        f.nan_encoding == NanEncoding::all_ones ? (e == exp_all && m == man_all) : e == exp_all;
     if (special) break;  // codes are ordered: everything from here on is inf or NaN
     // Subnormal: m * 2^(1 - bias - man_bits); normal: (2^man_bits + m) * 2^(e - bias - man_bits).
-    values_.push_back(e == 0 ? std::ldexp(double(m), 1 - f.bias - f.man_bits)
-                             : std::ldexp(double((1u << f.man_bits) + m),
-                                          int(e) - f.bias - f.man_bits));
+    values_.push_back(
+        e == 0 ? std::ldexp(double(m), 1 - f.bias - f.man_bits)
+               : std::ldexp(double((1u << f.man_bits) + m), int(e) - f.bias - f.man_bits));
   }
   max_code_ = uint32_t(values_.size() - 1);
   const size_t k = values_.size();
   values_.push_back(values_[k - 1] + (values_[k - 1] - values_[k - 2]));  // the phantom
-  for (size_t i = 0; i + 1 < values_.size(); ++i) mids_.push_back((values_[i] + values_[i + 1]) / 2);
+  for (size_t i = 0; i + 1 < values_.size(); ++i)
+    mids_.push_back((values_[i] + values_[i + 1]) / 2);
   // Float32 boundaries of each midpoint, by exact comparison in double: fl = the largest float32
   // <= mid (RNE cast, stepped down when it rounded up), capped at the largest finite float32.
   for (const double mid : mids_) {
@@ -101,8 +102,10 @@ SweepResult sweep_all_float32(const Format& f, Overflow ov, int threads, bool pr
             pos[k] = f32_from_bits(uint32_t(b0 + k));
             neg[k] = f32_from_bits(uint32_t(b0 + k) | 0x80000000u);
           }
-          encode_array(f, std::span<const float>(pos.data(), nb), std::span(out_pos.data(), nb), ov);
-          encode_array(f, std::span<const float>(neg.data(), nb), std::span(out_neg.data(), nb), ov);
+          encode_array(f, std::span<const float>(pos.data(), nb), std::span(out_pos.data(), nb),
+                       ov);
+          encode_array(f, std::span<const float>(neg.data(), nb), std::span(out_neg.data(), nb),
+                       ov);
           // Expected codes from the reference (finite magnitudes are the common case).
           for (size_t k = 0; k < nb; ++k) {
             const uint32_t a = uint32_t(b0 + k);
@@ -133,7 +136,9 @@ SweepResult sweep_all_float32(const Format& f, Overflow ov, int threads, bool pr
         counts[c] = bad;
         firsts[c].insert(firsts[c].end(), neg_bad.begin(), neg_bad.end());
       },
-      [&](uint64_t done) { if (progress) bar.update(done); });
+      [&](uint64_t done) {
+        if (progress) bar.update(done);
+      });
   SweepResult r;
   r.format = f.name;
   r.overflow = ov;
@@ -144,8 +149,9 @@ SweepResult sweep_all_float32(const Format& f, Overflow ov, int threads, bool pr
     r.mismatches += counts[c];
     all.insert(all.end(), firsts[c].begin(), firsts[c].end());
   }
-  std::sort(all.begin(), all.end(),
-            [](const SweepMismatch& a, const SweepMismatch& b) { return a.input_bits < b.input_bits; });
+  std::sort(all.begin(), all.end(), [](const SweepMismatch& a, const SweepMismatch& b) {
+    return a.input_bits < b.input_bits;
+  });
   if (all.size() > kKeep) all.resize(kKeep);
   r.first = all;
   r.seconds = sw.seconds();

@@ -25,7 +25,8 @@ void softmax_reference(const float* S, int rows, int keys, float scale_log2, con
   parallel_chunks(uint64_t(d8 / 8), 1, threads, [&](uint64_t c, uint64_t, uint64_t) {
     double* out = Vp.data() + c * uint64_t(keys) * 8;
     for (int k = 0; k < keys; ++k)
-      for (int t = 0; t < 8; ++t) out[size_t(k) * 8 + size_t(t)] = double(V[size_t(k) * size_t(d) + c * 8 + size_t(t)]);
+      for (int t = 0; t < 8; ++t)
+        out[size_t(k) * 8 + size_t(t)] = double(V[size_t(k) * size_t(d) + c * 8 + size_t(t)]);
   });
   parallel_chunks(uint64_t(rows), kRows, threads, [&](uint64_t, uint64_t b, uint64_t e) {
     const int nr = int(e - b);
@@ -67,7 +68,8 @@ void softmax_reference(const float* S, int rows, int keys, float scale_log2, con
     }
     for (int i = 0; i < nr; ++i)
       for (int j = 0; j < d; ++j)
-        O_ref[(b + uint64_t(i)) * uint64_t(d) + uint64_t(j)] = acc_all[size_t(i) * size_t(d) + size_t(j)];
+        O_ref[(b + uint64_t(i)) * uint64_t(d) + uint64_t(j)] =
+            acc_all[size_t(i) * size_t(d) + size_t(j)];
     for (int i = 0; i < nr; ++i) {
       const uint64_t r = b + uint64_t(i);
       if (m[i] == -std::numeric_limits<double>::infinity()) {

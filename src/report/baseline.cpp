@@ -41,8 +41,9 @@ double as_double(const json& j) {
 // A number moves when |now - was| exceeds its tolerance: 4 combined standard errors when the
 // result states one (a sibling "<key>_stderr"), else 1e-9 relative (the analyses are
 // deterministic: only a changed constant or algorithm moves them). Everything else must be equal.
-void compare_json(const json& was, const json& now, const std::string& where, const json* was_parent,
-                  const json* now_parent, const std::string& key, std::vector<MovedResult>& moved) {
+void compare_json(const json& was, const json& now, const std::string& where,
+                  const json* was_parent, const json* now_parent, const std::string& key,
+                  std::vector<MovedResult>& moved) {
   if (was.is_number() && now.is_number()) {
     const double a = was.get<double>(), b = now.get<double>();
     double tol = 1e-9 * std::max(std::fabs(a), std::fabs(b));
@@ -77,7 +78,8 @@ void compare_json(const json& was, const json& now, const std::string& where, co
   }
   if (was.is_array()) {
     if (was.size() != now.size()) {
-      moved.push_back({where, fmt::format("{} entries", was.size()), fmt::format("{} entries", now.size()), "equal"});
+      moved.push_back({where, fmt::format("{} entries", was.size()),
+                       fmt::format("{} entries", now.size()), "equal"});
       return;
     }
     for (size_t i = 0; i < was.size(); ++i)
@@ -97,24 +99,28 @@ json read_report_json(const std::string& path) {
   const auto not_report = [&](const std::string& why) {
     return Error(fmt::format("baseline file '{}' is not a fa4sim report: {}", path, why), hint);
   };
-  if (!j.is_object()) throw not_report(fmt::format("it holds a JSON {}, not an object", j.type_name()));
+  if (!j.is_object())
+    throw not_report(fmt::format("it holds a JSON {}, not an object", j.type_name()));
   if (j.value("schema", json()) != "fa4sim/report-v1")
-    throw not_report(fmt::format("its schema is {}, not \"fa4sim/report-v1\"",
-                                 j.contains("schema") ? j["schema"].dump() : std::string("missing")));
-  if (!j.contains("results") || !j["results"].is_object()) throw not_report("it has no 'results' object");
+    throw not_report(
+        fmt::format("its schema is {}, not \"fa4sim/report-v1\"",
+                    j.contains("schema") ? j["schema"].dump() : std::string("missing")));
+  if (!j.contains("results") || !j["results"].is_object())
+    throw not_report("it has no 'results' object");
   return j;
 }
 
 }  // namespace
 
-std::vector<MovedResult> compare_results(const json& was, const json& now, const std::string& where) {
+std::vector<MovedResult> compare_results(const json& was, const json& now,
+                                         const std::string& where) {
   std::vector<MovedResult> moved;
   compare_json(was, now, where, nullptr, nullptr, "", moved);
   return moved;
 }
 
-size_t compare_with_baseline(const std::string& dir, const json& sections, const std::string& out_dir,
-                             std::FILE* log) {
+size_t compare_with_baseline(const std::string& dir, const json& sections,
+                             const std::string& out_dir, std::FILE* log) {
   size_t moved_total = 0, compared = 0;
   for (const auto& s : sections) {
     const std::string file = s["file"].get<std::string>();
@@ -125,16 +131,17 @@ size_t compare_with_baseline(const std::string& dir, const json& sections, const
     }
     const json was = read_report_json(base.string());
     const json now = read_report_json((std::filesystem::path(out_dir) / file).string());
-    const std::vector<MovedResult> moved =
-        compare_results(was["results"], now["results"]);
+    const std::vector<MovedResult> moved = compare_results(was["results"], now["results"]);
     ++compared;
     for (const auto& m : moved)
       std::fprintf(log, "fa4sim report: %s %s moved: %s -> %s (tolerance %s)\n", file.c_str(),
                    m.where.c_str(), m.was.c_str(), m.now.c_str(), m.tolerance.c_str());
     moved_total += moved.size();
   }
-  std::fprintf(log, "fa4sim report: compared %zu reports with %s: %zu results moved beyond their tolerance\n",
-               compared, dir.c_str(), moved_total);
+  std::fprintf(
+      log,
+      "fa4sim report: compared %zu reports with %s: %zu results moved beyond their tolerance\n",
+      compared, dir.c_str(), moved_total);
   return moved_total;
 }
 

@@ -21,11 +21,14 @@ std::string ReportContext::own_path(const std::string& file) const {
 
 void ReportContext::write(const Report& r, const std::string& file, double elapsed_s) {
   const std::string path = own_path(file);
-  write_output(path, [&](std::FILE* f) {
-    const std::string text = envelope(r, elapsed_s).dump(2) + "\n";
-    if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
-      throw Error(fmt::format("cannot write '{}'", path), std::strerror(errno));
-  }, "--out");
+  write_output(
+      path,
+      [&](std::FILE* f) {
+        const std::string text = envelope(r, elapsed_s).dump(2) + "\n";
+        if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
+          throw Error(fmt::format("cannot write '{}'", path), std::strerror(errno));
+      },
+      "--out");
   index.push_back({{"command", r.command}, {"file", file}, {"elapsed_s", elapsed_s}});
 }
 
@@ -36,8 +39,9 @@ void ReportContext::load_published(const std::string& name) {
 const PublishedValues& ReportContext::published(const std::string& name) const {
   const auto it = published_.find(name);
   if (it == published_.end())
-    throw Error(fmt::format("report section asked for published figures '{}' it did not declare", name),
-                "add the name to its row in report_sections() (src/report/sections.cpp)");
+    throw Error(
+        fmt::format("report section asked for published figures '{}' it did not declare", name),
+        "add the name to its row in report_sections() (src/report/sections.cpp)");
   return it->second;
 }
 

@@ -16,7 +16,8 @@ namespace fa4sim {
 
 namespace {
 constexpr const char* kSchema = "fa4sim/published-v1";
-constexpr const char* kHint = "restore it from fa4sim's data/published, or point FA4SIM_DATA_DIR at fa4sim's data folder";
+constexpr const char* kHint =
+    "restore it from fa4sim's data/published, or point FA4SIM_DATA_DIR at fa4sim's data folder";
 }  // namespace
 
 PublishedValues PublishedValues::load(const std::string& name) {
@@ -25,7 +26,9 @@ PublishedValues PublishedValues::load(const std::string& name) {
   const std::optional<std::string> text =
       std::filesystem::is_directory(path, ec) ? std::nullopt : read_text_file(path);
   if (!text) throw Error(fmt::format("cannot read the published figures '{}'", path), kHint);
-  return parse(parse_json_input(*text, fmt::format("the published figures '{}' are not JSON", path), kHint), path);
+  return parse(
+      parse_json_input(*text, fmt::format("the published figures '{}' are not JSON", path), kHint),
+      path);
 }
 
 PublishedValues PublishedValues::parse(const json& j, const std::string& path) {
@@ -76,7 +79,9 @@ const std::string& PublishedValues::source(const std::string& key) const {
 }
 
 void PublishedValues::fail(const std::string& key, const std::string& what) const {
-  throw Error(fmt::format("the published figures '{}' are malformed: values.\"{}\" {}", path_, key, what), kHint);
+  throw Error(
+      fmt::format("the published figures '{}' are malformed: values.\"{}\" {}", path_, key, what),
+      kHint);
 }
 
 std::string compact_number(double v) {

@@ -17,7 +17,8 @@ constexpr const char* kNote =
 
 // The seed article's FP8 rel-L2 for τ 0 → 4: "0.025 → 0.188".
 std::string published_pair(const PublishedValues& pub, const char* dist, const char* dtype) {
-  return fmt::format("{:.3f} → {:.3f}", pub.value(fmt::format("fp8.{}.{}.tau0.rel_l2", dist, dtype)),
+  return fmt::format("{:.3f} → {:.3f}",
+                     pub.value(fmt::format("fp8.{}.{}.tau0.rel_l2", dist, dtype)),
                      pub.value(fmt::format("fp8.{}.{}.tau4.rel_l2", dist, dtype)));
 }
 
@@ -30,8 +31,11 @@ std::string check_presets(ReportContext& ctx) {
     const bool safe = r.results["safe"].get<bool>();
     md += render_markdown(r.tables.front());
     md += fmt::format("\nCommand: `fa4sim check --preset {}` (exit {}).\n\n", preset, safe ? 0 : 1);
-    ctx.add_finding({fmt::format("`fa4sim check --preset {}`: max_offset + tau < log2(dtype_max) for every dtype", preset),
-                     safe ? "safe (exit 0)" : "unsafe (exit 1)", "-", std::nullopt, kNote});
+    ctx.add_finding(
+        {fmt::format(
+             "`fa4sim check --preset {}`: max_offset + tau < log2(dtype_max) for every dtype",
+             preset),
+         safe ? "safe (exit 0)" : "unsafe (exit 1)", "-", std::nullopt, kNote});
   }
   return md;
 }
@@ -56,9 +60,15 @@ void report_attention(ReportContext& ctx) {
   const AttentionResult res = run_attention(c);
   ctx.write(res.report, "attention_fp8_saturation.json", sw.seconds());
   Table t;
-  t.title = "FP8 end to end, max_offset 8: rel-L2 vs float64 on the unquantised inputs "
-            "(vs the dequantised inputs in parentheses), saturated P";
-  t.columns = {"seq", "E4M3 τ=0", "E4M3 τ=4", "E5M2 τ=0", "E5M2 τ=4", "E4M3 τ=4 saturated P",
+  t.title =
+      "FP8 end to end, max_offset 8: rel-L2 vs float64 on the unquantised inputs "
+      "(vs the dequantised inputs in parentheses), saturated P";
+  t.columns = {"seq",
+               "E4M3 τ=0",
+               "E4M3 τ=4",
+               "E5M2 τ=0",
+               "E5M2 τ=4",
+               "E4M3 τ=4 saturated P",
                "E4M3 τ=4 saturation part"};
   auto find = [&](int seq, const char* dt, double tau) -> const AttentionRun& {
     for (const auto& r : res.runs)
@@ -81,9 +91,11 @@ void report_attention(ReportContext& ctx) {
   ctx.add_finding({fmt::format("end-to-end E4M3 rel-L2, τ 0 → 4, max_offset 8, seq {}", last),
                    fmt::format("{:.4f} → {:.4f}", find(last, "e4m3", 0.0).rel_l2_unquantized,
                                find(last, "e4m3", 4.0).rel_l2_unquantized),
-                   published_pair(pub, "normal:1.5", "e4m3") + " (P only, N(0, 1.5²))", std::nullopt, kNote});
+                   published_pair(pub, "normal:1.5", "e4m3") + " (P only, N(0, 1.5²))",
+                   std::nullopt, kNote});
   ctx.add_finding({fmt::format("end-to-end E4M3 saturated P, τ 4, max_offset 8, seq {}", last),
-                   fmt::format("{} ({:.3f}%)", find(last, "e4m3", 4.0).saturated, find(last, "e4m3", 4.0).saturated_pct),
+                   fmt::format("{} ({:.3f}%)", find(last, "e4m3", 4.0).saturated,
+                               find(last, "e4m3", 4.0).saturated_pct),
                    "-", std::nullopt, kNote});
   t.notes.push_back(
       "Command: `fa4sim attention --dtype e4m3,e5m2 --tau 0,4 --max-offset 8 --preset fp8-tau4 "

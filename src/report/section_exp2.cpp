@@ -31,41 +31,55 @@ std::string error_tables(ReportContext& ctx, const Exp2Result& rs, const Exp2Res
   const PublishedValues& pub = ctx.published("exp2");
   Table t1;
   t1.title = "float32 relative error";
-  t1.columns = {"degree", "max rel: published", "sampled", "exhaustive (at x)", "mean rel: published",
-                "sampled", "exact"};
+  t1.columns = {"degree",
+                "max rel: published",
+                "sampled",
+                "exhaustive (at x)",
+                "mean rel: published",
+                "sampled",
+                "exact"};
   Table t2;
   t2.title = "bf16: emulated == correctly rounded, and within 1 ULP";
-  t2.columns = {"degree", "identical: published", "sampled (± s.e.)", "exact", "<=1 ULP: published",
-                "sampled", "exact", "max ULP"};
+  t2.columns = {"degree",
+                "identical: published",
+                "sampled (± s.e.)",
+                "exact",
+                "<=1 ULP: published",
+                "sampled",
+                "exact",
+                "max ULP"};
   for (size_t i = 0; i < rs.degrees.size(); ++i) {
     const int d = rs.degrees[i].degree;
     const Exp2Stats &s = rs.degrees[i].plain, &e = re.degrees[i].plain, &w = re.degrees[i].weighted;
     const double pid = s.identical / s.n;
     t1.rows.push_back({std::to_string(d), g3(pub.value(key(d, "max_rel"))), g3(s.max_rel),
-                       fmt::format("{} ({:.9g})", g3(e.max_rel), e.max_rel_at), g3(pub.value(key(d, "mean_rel"))),
-                       g3(s.mean_rel), g3(w.mean_rel)});
+                       fmt::format("{} ({:.9g})", g3(e.max_rel), e.max_rel_at),
+                       g3(pub.value(key(d, "mean_rel"))), g3(s.mean_rel), g3(w.mean_rel)});
     const std::string identical = fmt::format("{:.3f}%", pub.value(key(d, "identical_pct")));
     const std::string within = fmt::format("{:.0f}%", pub.value(key(d, "within_1ulp_pct")));
-    t2.rows.push_back({std::to_string(d), identical,
-                       fmt::format("{:.3f}% ± {:.4f}", 100 * pid, 100 * std::sqrt(pid * (1 - pid) / s.n)),
-                       fmt::format("{:.4f}%", 100 * w.identical / w.n), within,
-                       fmt::format("{:.3f}%", 100 * s.within_1ulp / s.n),
-                       fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n),
-                       fmt::format("{:.0f}", std::max(s.max_ulp, e.max_ulp))});
-    ctx.add_finding({fmt::format("exp2 degree {}: float32 max rel error over [-20, 8)", d), g3(e.max_rel),
-                     g3(pub.value(key(d, "max_rel"))), std::nullopt, kNote});
+    t2.rows.push_back(
+        {std::to_string(d), identical,
+         fmt::format("{:.3f}% ± {:.4f}", 100 * pid, 100 * std::sqrt(pid * (1 - pid) / s.n)),
+         fmt::format("{:.4f}%", 100 * w.identical / w.n), within,
+         fmt::format("{:.3f}%", 100 * s.within_1ulp / s.n),
+         fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n),
+         fmt::format("{:.0f}", std::max(s.max_ulp, e.max_ulp))});
+    ctx.add_finding({fmt::format("exp2 degree {}: float32 max rel error over [-20, 8)", d),
+                     g3(e.max_rel), g3(pub.value(key(d, "max_rel"))), std::nullopt, kNote});
     ctx.add_finding({fmt::format("exp2 degree {}: bf16-identical to 2^x", d),
-                     fmt::format("{:.4f}%", 100 * w.identical / w.n), identical, std::nullopt, kNote});
+                     fmt::format("{:.4f}%", 100 * w.identical / w.n), identical, std::nullopt,
+                     kNote});
     if (d == 3)
-      ctx.add_finding({"exp2 degree 3: within 1 bf16 ULP of 2^x", fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n),
-                       within, std::nullopt, kNote});
+      ctx.add_finding({"exp2 degree 3: within 1 bf16 ULP of 2^x",
+                       fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n), within, std::nullopt,
+                       kNote});
   }
   return render_markdown(t1) + "\n" + render_markdown(t2) + "\n";
 }
 
 // Degree 5's maximum: where it comes from.
-std::string degree5_table(ReportContext& ctx, const Exp2Result& rs, const Exp2Result& re, const Exp2Result& r01,
-                          const Exp2Result& r08) {
+std::string degree5_table(ReportContext& ctx, const Exp2Result& rs, const Exp2Result& re,
+                          const Exp2Result& r01, const Exp2Result& r08) {
   const PublishedValues& pub = ctx.published("exp2");
   const double pub5 = pub.value(key(5, "max_rel"));
   const Exp2Stats& e5 = re.degrees[2].plain;
@@ -78,8 +92,8 @@ std::string degree5_table(ReportContext& ctx, const Exp2Result& rs, const Exp2Re
   t3.rows.push_back({"[0, 1)", g3(a.max_rel), fmt::format("{:.9g}", a.max_rel_at)});
   t3.rows.push_back({"[0, 8)", g3(b.max_rel), fmt::format("{:.9g}", b.max_rel_at)});
   t3.rows.push_back({"[-20, 8)", g3(e5.max_rel), fmt::format("{:.9g}", e5.max_rel_at)});
-  ctx.add_finding({"exp2 degree 5: float32 max rel error over x >= 0 ([0, 8))", g3(b.max_rel), g3(pub5),
-                   std::nullopt, kNote});
+  ctx.add_finding({"exp2 degree 5: float32 max rel error over x >= 0 ([0, 8))", g3(b.max_rel),
+                   g3(pub5), std::nullopt, kNote});
   std::string md = render_markdown(t3) + "\n";
   if (e5.max_rel_at < 0.0f && e5.max_rel_at > -0.5f && e5.max_rel > b.max_rel) {
     md += fmt::format(

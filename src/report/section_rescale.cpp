@@ -22,9 +22,11 @@ std::string cell(const json& v, const char* f) {
   return fmt::format(fmt::runtime(f), v.get<double>());
 }
 
-const json* find_run(const Report& r, const std::string& dist, double tau, const std::string& dtype) {
+const json* find_run(const Report& r, const std::string& dist, double tau,
+                     const std::string& dtype) {
   for (const auto& run : r.results["runs"])
-    if (run["dist"] == dist && run["tau"].get<double>() == tau && run["dtype"] == dtype) return &run;
+    if (run["dist"] == dist && run["tau"].get<double>() == tau && run["dtype"] == dtype)
+      return &run;
   return nullptr;
 }
 
@@ -52,8 +54,9 @@ std::string counts_table(ReportContext& ctx) {
   Report rnp = run_rescale(counts_cfg(RngChoice::Kind::numpy, 1));
   ctx.write(rnp, "rescale_counts_numpy1.json", sw1n.seconds());
   Table t1;
-  t1.title = "Rescale counts, 256 x 8192, 128-key blocks (%: published / fa4sim 20 seeds mean ± sd / "
-             "fa4sim --rng numpy:1)";
+  t1.title =
+      "Rescale counts, 256 x 8192, 128-key blocks (%: published / fa4sim 20 seeds mean ± sd / "
+      "fa4sim --rng numpy:1)";
   t1.columns = {"scores", "τ=0 rows", "τ=0 warps", "τ=8 rows", "τ=8 warps"};
   for (size_t i = 0; i < dists1.size(); ++i) {
     std::vector<std::string> row = {names1[i]};
@@ -67,13 +70,15 @@ std::string counts_table(ReportContext& ctx) {
                                 b ? cell((*b)[key], "{:.1f}") : "?"));
       const bool headline = (i == 0 && j == 0) || (i == 3 && j == 2);
       if (headline && b)
-        ctx.add_finding({fmt::format("rescaled rows, τ={:g}, {} (--rng numpy:1), %", tau, names1[i]),
-                         cell((*b)[key], "{:.2f}"), fmt::format("{:g}", pub.value(k)), std::nullopt, kNote});
+        ctx.add_finding(
+            {fmt::format("rescaled rows, τ={:g}, {} (--rng numpy:1), %", tau, names1[i]),
+             cell((*b)[key], "{:.2f}"), fmt::format("{:g}", pub.value(k)), std::nullopt, kNote});
     }
     t1.rows.push_back(row);
   }
-  t1.notes.push_back("Command: `fa4sim rescale --dist normal:1.5,peaked,rise:24,rise:96 --counts-only "
-                     "--seeds 20` and the same with `--rng numpy:1 --seeds 1`.");
+  t1.notes.push_back(
+      "Command: `fa4sim rescale --dist normal:1.5,peaked,rise:24,rise:96 --counts-only "
+      "--seeds 20` and the same with `--rng numpy:1 --seeds 1`.");
   // i.i.d. scores: block j (0-based) holds the row's running max with probability 1 / (j + 1).
   double expect_iid = 0;
   for (int j = 1; j < 64; ++j) expect_iid += 1.0 / (j + 1);
@@ -117,8 +122,9 @@ std::string bf16_table(ReportContext& ctx) {
       row.push_back(fmt::format("{:g} / {} / {}", p, a ? cell((*a)["rel_l2"], "{:.5f}") : "?",
                                 b ? cell((*b)["rel_l2"], "{:.5f}") : "?"));
       if (i == 0 && j == 1 && a)
-        ctx.add_finding({"bf16 output rel-L2, τ=8, iid N(0, 1.5²) (--rng numpy:1)", cell((*a)["rel_l2"], "{:.5f}"),
-                         fmt::format("{:g}", p), std::nullopt, kNote});
+        ctx.add_finding({"bf16 output rel-L2, τ=8, iid N(0, 1.5²) (--rng numpy:1)",
+                         cell((*a)["rel_l2"], "{:.5f}"), fmt::format("{:g}", p), std::nullopt,
+                         kNote});
     }
     t2.rows.push_back(row);
   }
@@ -126,13 +132,16 @@ std::string bf16_table(ReportContext& ctx) {
   const json& os_own = e_own.results["oneshot"];
   t2.rows.push_back({"one-shot: top P 1.0 → 2^u",
                      fmt::format("{:g} / {} / {}", pub.value("oneshot.rel_l2_top_p_1"),
-                                 cell(os_np["rel_l2_top_p_1"], "{:.5f}"), cell(os_own["rel_l2_top_p_1"], "{:.5f}")),
+                                 cell(os_np["rel_l2_top_p_1"], "{:.5f}"),
+                                 cell(os_own["rel_l2_top_p_1"], "{:.5f}")),
                      fmt::format("{:g} / {} / {}", pub.value("oneshot.rel_l2_top_p_2u"),
-                                 cell(os_np["rel_l2_top_p_2u"], "{:.5f}"), cell(os_own["rel_l2_top_p_2u"], "{:.5f}"))});
-  t2.notes.push_back("Command: `fa4sim rescale --dist normal:1.5,peaked --rng numpy:1` (and without "
-                     "--rng). The one-shot row: one tile of all keys, dominant P = 1.0 exactly vs 2^u, "
-                     "u ~ U[0,1) per row (NumPy mode: a fresh default_rng(1) draws V, the N(0,6²) "
-                     "scores, then u).");
+                                 cell(os_np["rel_l2_top_p_2u"], "{:.5f}"),
+                                 cell(os_own["rel_l2_top_p_2u"], "{:.5f}"))});
+  t2.notes.push_back(
+      "Command: `fa4sim rescale --dist normal:1.5,peaked --rng numpy:1` (and without "
+      "--rng). The one-shot row: one tile of all keys, dominant P = 1.0 exactly vs 2^u, "
+      "u ~ U[0,1) per row (NumPy mode: a fresh default_rng(1) draws V, the N(0,6²) "
+      "scores, then u).");
   return render_markdown(t2) + "\n";
 }
 
@@ -160,11 +169,14 @@ std::string fp8_table(ReportContext& ctx) {
       const double tau = j % 2 == 0 ? 0.0 : 4.0;
       const char* dtype = j < 2 ? "e4m3" : "e5m2";
       const json* a = find_run(f_np, kDists2[i], tau, dtype);
-      const double p = pub.value(fmt::format("fp8.{}.{}.{}.rel_l2", kDists2[i], dtype, tau_key(tau)));
+      const double p =
+          pub.value(fmt::format("fp8.{}.{}.{}.rel_l2", kDists2[i], dtype, tau_key(tau)));
       row.push_back(fmt::format("{:g} / {}", p, a ? cell((*a)["rel_l2"], "{:.3f}") : "?"));
       if (j < 2 && a && (i == 0 || tau > 0))
-        ctx.add_finding({fmt::format("FP8 P rel-L2, E4M3 τ={:g}, max_offset 8, {} (--rng numpy:1)", tau, kNames2[i]),
-                         cell((*a)["rel_l2"], "{:.3f}"), fmt::format("{:g}", p), std::nullopt, kNote});
+        ctx.add_finding({fmt::format("FP8 P rel-L2, E4M3 τ={:g}, max_offset 8, {} (--rng numpy:1)",
+                                     tau, kNames2[i]),
+                         cell((*a)["rel_l2"], "{:.3f}"), fmt::format("{:g}", p), std::nullopt,
+                         kNote});
     }
     const json* s = find_run(f_np, kDists2[i], 4.0, "e4m3");
     row.push_back(s ? fmt::format("{} ({}%)", cell((*s)["saturated"], "{:.0f}"),
@@ -172,9 +184,10 @@ std::string fp8_table(ReportContext& ctx) {
                     : "?");
     t3.rows.push_back(row);
   }
-  t3.notes.push_back("Command: `fa4sim rescale --dist normal:1.5,peaked --dtype e4m3,e5m2 --tau 0,4 "
-                     "--max-offset 8 --allow-saturation --rng numpy:1`. Without --allow-saturation "
-                     "it refuses E4M3 with tau 4: 8 + 4 >= log2(448) = 8.807.");
+  t3.notes.push_back(
+      "Command: `fa4sim rescale --dist normal:1.5,peaked --dtype e4m3,e5m2 --tau 0,4 "
+      "--max-offset 8 --allow-saturation --rng numpy:1`. Without --allow-saturation "
+      "it refuses E4M3 with tau 4: 8 + 4 >= log2(448) = 8.807.");
   return render_markdown(t3) + "\n";
 }
 

@@ -22,7 +22,8 @@ void check_roofline_data() {
 
 std::string python_with_matplotlib() {
   for (const char* py : {"python3", "/usr/bin/python3"}) {
-    if (run_shell(shell_command({py, "-c", "import matplotlib"}, ">/dev/null 2>&1")) == 0) return py;
+    if (run_shell(shell_command({py, "-c", "import matplotlib"}, ">/dev/null 2>&1")) == 0)
+      return py;
   }
   return {};
 }
@@ -42,8 +43,10 @@ std::optional<double> model_figure(const PublishedValues& pub, const std::string
   for (const char* f : {"arch", "direction", "dtype", "quantity"})
     if (!e.contains(f) || !e[f].is_string()) pub.fail(key, fmt::format("needs a string '{}'", f));
   for (const char* f : {"cta_group", "d"})
-    if (!e.contains(f) || !e[f].is_number_integer()) pub.fail(key, fmt::format("needs an integer '{}'", f));
-  const auto a = std::find_if(archs.begin(), archs.end(), [&](const ArchSpec& s) { return s.name == e["arch"]; });
+    if (!e.contains(f) || !e[f].is_number_integer())
+      pub.fail(key, fmt::format("needs an integer '{}'", f));
+  const auto a = std::find_if(archs.begin(), archs.end(),
+                              [&](const ArchSpec& s) { return s.name == e["arch"]; });
   if (a == archs.end()) return std::nullopt;
   const Direction dir = e["direction"] == "bwd" ? Direction::bwd : Direction::fwd;
   const OperandType t = e["dtype"] == "fp8" ? OperandType::fp8 : OperandType::bf16;
@@ -63,32 +66,46 @@ std::optional<double> model_figure(const PublishedValues& pub, const std::string
 // The paper's and the seed's published figures next to the model's: a figure matches within 1e-9
 // relative (the model is exact arithmetic on the published rates). Appended to `r`'s tables and
 // results ("published").
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs, const PublishedValues& pub,
-                              ReportContext* ctx) {
-  Table t{"Published figures vs fa4sim roofline", {"quantity", "published", "fa4sim", "source", "match"}, {}, {}};
+void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs,
+                              const PublishedValues& pub, ReportContext* ctx) {
+  Table t{"Published figures vs fa4sim roofline",
+          {"quantity", "published", "fa4sim", "source", "match"},
+          {},
+          {}};
   json out = json::array();
   size_t matched = 0;
-  auto add = [&](const std::string& q, double published, double model, const std::string& src, bool finding) {
+  auto add = [&](const std::string& q, double published, double model, const std::string& src,
+                 bool finding) {
     const bool match = std::fabs(model - published) <= 1e-9 * std::max(1.0, std::fabs(published));
     matched += match;
     t.rows.push_back({q, fmt_figure(published), fmt_figure(model), src, match ? "yes" : "NO"});
-    out.push_back({{"quantity", q}, {"published", published}, {"model", model}, {"source", src}, {"match", match}});
+    out.push_back({{"quantity", q},
+                   {"published", published},
+                   {"model", model},
+                   {"source", src},
+                   {"match", match}});
     if (finding && ctx)
-      ctx->add_finding({"roofline " + q, fmt_figure(model), fmt_figure(published), match,
-                        "roofline: pass = the model's figure within 1e-9 relative of the published one"});
+      ctx->add_finding(
+          {"roofline " + q, fmt_figure(model), fmt_figure(published), match,
+           "roofline: pass = the model's figure within 1e-9 relative of the published one"});
   };
   for (auto it = pub.values().begin(); it != pub.values().end(); ++it)
     if (const auto model = model_figure(pub, it.key(), archs))
-      add(it.key(), pub.value(it.key()), *model, pub.source(it.key()), it.value().value("finding", false));
+      add(it.key(), pub.value(it.key()), *model, pub.source(it.key()),
+          it.value().value("finding", false));
   const TuningTable tt = load_tuning();
   for (const auto& e : tt.entries)
     if (e.seed_fraction)
-      add(fmt::format("schedule {} ({}): emulated fraction", tuning_key(e), e.seed_case), *e.seed_fraction,
-          compute_schedule(e.freq, e.res, e.start_frg, tt.row_width, tuning_key(e)).fraction, "seed article", false);
+      add(fmt::format("schedule {} ({}): emulated fraction", tuning_key(e), e.seed_case),
+          *e.seed_fraction,
+          compute_schedule(e.freq, e.res, e.start_frg, tt.row_width, tuning_key(e)).fraction,
+          "seed article", false);
   if (ctx)
-    ctx->add_finding({"roofline: published tile figures and schedule fractions reproduced",
-                      fmt::format("{} of {} match", matched, out.size()), fmt::format("{} figures", out.size()),
-                      matched == out.size(), "roofline: pass = the model's figure within 1e-9 relative of the published one"});
+    ctx->add_finding(
+        {"roofline: published tile figures and schedule fractions reproduced",
+         fmt::format("{} of {} match", matched, out.size()), fmt::format("{} figures", out.size()),
+         matched == out.size(),
+         "roofline: pass = the model's figure within 1e-9 relative of the published one"});
   r.tables.push_back(t);
   r.results["published"] = out;
 }
@@ -110,15 +127,18 @@ std::string measured_table(ReportContext& ctx, const Report& r, const Table* t) 
     lo = std::min(lo, p["ratio"].get<double>());
     hi = std::max(hi, p["ratio"].get<double>());
   }
-  small.notes = {fmt::format("all {} points, every degree: measured/predicted from {:.3f} to {:.3f}. The pipe "
-                             "model is a throughput bound (no latency, perfect overlap): a ratio above 1 would "
-                             "mean a wrong rate or instruction count",
-                             r.results["measured"]["points"].size(), lo, hi)};
-  ctx.add_finding({fmt::format("{} exp2 throughput, measured / pipe model (all {} points)",
-                               r.results["measured"]["device"].get<std::string>(), r.results["measured"]["points"].size()),
-                   fmt::format("{:.3f} .. {:.3f}", lo, hi), "-", std::nullopt,
-                   "roofline: measured / predicted exp throughput has no published counterpart; the pipe model is "
-                   "an upper bound, so a ratio above 1 would mean a wrong rate or instruction count"});
+  small.notes = {fmt::format(
+      "all {} points, every degree: measured/predicted from {:.3f} to {:.3f}. The pipe "
+      "model is a throughput bound (no latency, perfect overlap): a ratio above 1 would "
+      "mean a wrong rate or instruction count",
+      r.results["measured"]["points"].size(), lo, hi)};
+  ctx.add_finding(
+      {fmt::format("{} exp2 throughput, measured / pipe model (all {} points)",
+                   r.results["measured"]["device"].get<std::string>(),
+                   r.results["measured"]["points"].size()),
+       fmt::format("{:.3f} .. {:.3f}", lo, hi), "-", std::nullopt,
+       "roofline: measured / predicted exp throughput has no published counterpart; the pipe model is "
+       "an upper bound, so a ratio above 1 would mean a wrong rate or instruction count"});
   return render_markdown(small) + "\n";
 }
 
@@ -138,7 +158,8 @@ std::string figures(const ReportContext& ctx) {
     return "Figures (drawn by `scripts/drivers/plot.py` with matplotlib):\n\n"
            "![T_exp/T_mma vs d](roofline_exp_over_mma.png)\n\n"
            "![Predicted exp throughput vs f](roofline_pipe_model.png)\n\n";
-  return fmt::format("Figures: `{}` failed (see its message above); the JSON is complete.\n\n", cmd);
+  return fmt::format("Figures: `{}` failed (see its message above); the JSON is complete.\n\n",
+                     cmd);
 }
 
 }  // namespace
@@ -156,11 +177,17 @@ void report_roofline(ReportContext& ctx) {
   std::vector<std::string> measured;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(roofline_data_dir() + "/gpu", ec))
-    if (e.path().filename().string().ends_with("-bench-exp.json")) measured.push_back(e.path().string());
+    if (e.path().filename().string().ends_with("-bench-exp.json"))
+      measured.push_back(e.path().string());
   std::sort(measured.begin(), measured.end());
   if (!measured.empty()) o.measured_path = measured.front();
-  o.params = {{"arch", "all"}, {"d", o.ds}, {"direction", "all"}, {"dtype", "all"}, {"tile", "128x128"},
-              {"degree", o.degrees}, {"schedule", "table"},
+  o.params = {{"arch", "all"},
+              {"d", o.ds},
+              {"direction", "all"},
+              {"dtype", "all"},
+              {"tile", "128x128"},
+              {"degree", o.degrees},
+              {"schedule", "table"},
               {"measured", o.measured_path ? json(*o.measured_path) : json(nullptr)}};
   Report r = run_roofline(o);
   add_published_comparison(r, o.archs, ctx.published("roofline"), &ctx);
@@ -169,19 +196,21 @@ void report_roofline(ReportContext& ctx) {
   ctx.write(r, "roofline.json", sw.seconds());
 
   std::string md = "## Roofline (`fa4sim roofline`)\n\n";
-  md += "Command: `fa4sim roofline --arch all --sweep-d 32:256:32 --direction all --dtype all --degree 3,2,4,5 "
-        "--schedule [--measured data/gpu/<device>-bench-exp.json]` plus the published-figures check and the \"25-60 %\" investigation; full results in "
-        "`roofline.json`. Counting convention: `include/fa4sim/analysis/roofline.h`, Note [Counting convention]. "
-        "Inputs: `data/archs/*.json` (each number with its source; fields marked `assumption` are listed under "
-        "the tile table), `data/exp_pipe_model.json`, `data/fa4_tuning.json`.\n\n";
+  md +=
+      "Command: `fa4sim roofline --arch all --sweep-d 32:256:32 --direction all --dtype all --degree 3,2,4,5 "
+      "--schedule [--measured data/gpu/<device>-bench-exp.json]` plus the published-figures check and the \"25-60 %\" investigation; full results in "
+      "`roofline.json`. Counting convention: `include/fa4sim/analysis/roofline.h`, Note [Counting convention]. "
+      "Inputs: `data/archs/*.json` (each number with its source; fields marked `assumption` are listed under "
+      "the tile table), `data/exp_pipe_model.json`, `data/fa4_tuning.json`.\n\n";
   // Published-vs-model first, then the investigation, the pipe model, the schedule.
   auto find_table = [&](const std::string& prefix) -> const Table* {
     for (const auto& t : r.tables)
       if (t.title.rfind(prefix, 0) == 0) return &t;
     return nullptr;
   };
-  for (const char* prefix : {"Published figures", "Investigation", "Head dim d at which", "Exp pipe model", "Predicted exps",
-                             "Predicted softmax", "Exp2 emulation schedule"})
+  for (const char* prefix :
+       {"Published figures", "Investigation", "Head dim d at which", "Exp pipe model",
+        "Predicted exps", "Predicted softmax", "Exp2 emulation schedule"})
     if (const Table* t = find_table(prefix)) md += render_markdown(*t) + "\n";
   md += measured_table(ctx, r, find_table("Measured vs predicted"));
   // The tile table is long (5 archs x 8 d x 3 directions x 2 dtypes): show d = 64 and 128 here.

@@ -31,7 +31,8 @@ struct Compared {
 };
 
 // Re-predicts each item (its "input", arch included) and compares with `measured_key`.
-Compared compare(const json& items, const std::string& measured_key, const std::string& stored_key, bool skip_fit) {
+Compared compare(const json& items, const std::string& measured_key, const std::string& stored_key,
+                 bool skip_fit) {
   Compared c;
   std::map<std::string, std::pair<ArchSpec, ScheduleSpec>> cache;
   for (const json& it : items) {
@@ -43,7 +44,8 @@ Compared compare(const json& items, const std::string& measured_key, const std::
       cache.emplace(arch, std::make_pair(std::move(a), std::move(s)));
     }
     const auto& [a, s] = cache.at(arch);
-    const SchedulePrediction p = predict_schedule(a, s, schedule_input_from_json(it["input"], ScheduleInput{}, "eval item"));
+    const SchedulePrediction p =
+        predict_schedule(a, s, schedule_input_from_json(it["input"], ScheduleInput{}, "eval item"));
     const double meas = it.at(measured_key).get<double>(), ratio = p.tflops / meas;
     ++c.n;
     c.within5 += std::abs(ratio - 1) <= 0.05;
@@ -61,8 +63,10 @@ std::string figure(const std::string& out_dir) {
   const std::string py = python_with_matplotlib();
   const std::string path = (std::filesystem::path(out_dir) / "schedule.json").string();
   if (py.empty())
-    return fmt::format("Figure: not drawn, because no python3 with matplotlib was found (then run `python3 "
-                       "scripts/drivers/plot.py {} --out {}`).\n\n", path, out_dir);
+    return fmt::format(
+        "Figure: not drawn, because no python3 with matplotlib was found (then run `python3 "
+        "scripts/drivers/plot.py {} --out {}`).\n\n",
+        path, out_dir);
   const std::string cmd =
       shell_command({py, drivers_dir() + "/plot.py", path, "--out", out_dir}, ">/dev/null");
   if (run_shell(cmd) == 0)
@@ -84,51 +88,64 @@ void report_schedule(ReportContext& ctx) {
   const json h200 = load_eval("eval_h200.json"), bw = load_eval("eval_blackwell.json");
   Report r;
   r.command = "schedule";
-  r.params = {{"h200", "data/schedule/eval_h200.json"}, {"blackwell", "data/schedule/eval_blackwell.json"}};
+  r.params = {{"h200", "data/schedule/eval_h200.json"},
+              {"blackwell", "data/schedule/eval_blackwell.json"}};
   Table t;
-  t.title = "Schedule model: predicted vs measured (H200, upstream FA4 sm90) and published (Blackwell, sm100) TFLOP/s";
+  t.title =
+      "Schedule model: predicted vs measured (H200, upstream FA4 sm90) and published (Blackwell, sm100) TFLOP/s";
   t.columns = {"set", "configurations", "within 5 %", "within 10 %", "stored predictions stale"};
   json results = json::object();
   auto add = [&](const std::string& name, const Compared& c) {
-    t.rows.push_back({name, fmt::format("{}", c.n), fmt::format("{} ({:.0f} %)", c.within5, 100.0 * c.within5 / std::max(1, c.n)),
-                      fmt::format("{} ({:.0f} %)", c.within10, 100.0 * c.within10 / std::max(1, c.n)), fmt::format("{}", c.stale)});
-    results[name] = {{"configurations", c.n}, {"within_5pct", c.within5}, {"within_10pct", c.within10},
-                     {"stale", c.stale}, {"items", c.items}};
+    t.rows.push_back(
+        {name, fmt::format("{}", c.n),
+         fmt::format("{} ({:.0f} %)", c.within5, 100.0 * c.within5 / std::max(1, c.n)),
+         fmt::format("{} ({:.0f} %)", c.within10, 100.0 * c.within10 / std::max(1, c.n)),
+         fmt::format("{}", c.stale)});
+    results[name] = {{"configurations", c.n},
+                     {"within_5pct", c.within5},
+                     {"within_10pct", c.within10},
+                     {"stale", c.stale},
+                     {"items", c.items}};
   };
   for (const char* plan : {"calibration", "heldout", "moonshot", "heldout2", "heldout3"})
     if (h200["plans"].contains(plan))
-      add(fmt::format("h200_{}", plan), compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
+      add(fmt::format("h200_{}", plan),
+          compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
   const Compared held = compare(bw["items"], "published_tflops", "predicted_tflops", true);
   add("blackwell_published_held_out", held);
-  t.notes.push_back("H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged); the "
-                    "constants are fitted on calibration and heldout, moonshot, heldout2 and heldout3 are not used "
-                    "(heldout2 and heldout3 were measured after their plans were fixed, for this; heldout3 showed the "
-                    "load bound, whose rates are measured, not fitted: docs/schedule.md, round 4). "
-                    "Blackwell: published "
-                    "figures of data/published/fa4_speeds.json except PR #2109's rows, on which the sm100 MMA latency "
-                    "and issue window were fitted. docs/schedule.md has the misses and their reasons.");
+  t.notes.push_back(
+      "H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged); the "
+      "constants are fitted on calibration and heldout, moonshot, heldout2 and heldout3 are not used "
+      "(heldout2 and heldout3 were measured after their plans were fixed, for this; heldout3 showed the "
+      "load bound, whose rates are measured, not fitted: docs/schedule.md, round 4). "
+      "Blackwell: published "
+      "figures of data/published/fa4_speeds.json except PR #2109's rows, on which the sm100 MMA latency "
+      "and issue window were fitted. docs/schedule.md has the misses and their reasons.");
   r.results = results;
   r.tables.push_back(t);
   r.threads = 1;
   ctx.write(r, "schedule.json", sw.seconds());
   const json& ho = results["h200_heldout2"];
-  ctx.add_finding({"schedule model, H200 held-out (heldout2) configurations within 5 % / 10 % of measured",
-                   fmt::format("{} / {} of {}", ho["within_5pct"].get<int>(), ho["within_10pct"].get<int>(),
-                               ho["configurations"].get<int>()),
-                   "-", std::nullopt, "schedule: the issue's target is 80 % within 5 % and all within 10 %"});
+  ctx.add_finding(
+      {"schedule model, H200 held-out (heldout2) configurations within 5 % / 10 % of measured",
+       fmt::format("{} / {} of {}", ho["within_5pct"].get<int>(), ho["within_10pct"].get<int>(),
+                   ho["configurations"].get<int>()),
+       "-", std::nullopt, "schedule: the issue's target is 80 % within 5 % and all within 10 %"});
   if (results.contains("h200_heldout3")) {
     const json& h3 = results["h200_heldout3"];
-    ctx.add_finding({"schedule model, H200 heldout3 (twelve newer shapes) within 5 % / 10 % of measured",
-                     fmt::format("{} / {} of {}", h3["within_5pct"].get<int>(), h3["within_10pct"].get<int>(),
-                                 h3["configurations"].get<int>()),
-                     "-", std::nullopt, "schedule: docs/schedule.md round 4"});
+    ctx.add_finding(
+        {"schedule model, H200 heldout3 (twelve newer shapes) within 5 % / 10 % of measured",
+         fmt::format("{} / {} of {}", h3["within_5pct"].get<int>(), h3["within_10pct"].get<int>(),
+                     h3["configurations"].get<int>()),
+         "-", std::nullopt, "schedule: docs/schedule.md round 4"});
   }
   ctx.add_finding({"schedule model, published Blackwell FA4 speeds within 10 % (held out)",
                    fmt::format("{} of {}", held.within10, held.n), "-", std::nullopt, ""});
   std::string md = "## Schedule model (`fa4sim schedule`)\n\n";
-  md += "Re-predicts every stored H200 measurement and published Blackwell figure with the current model "
-        "(`data/schedule/sm90.json`, `sm100.json`; docs/schedule.md). Single predictions: `fa4sim schedule --arch h200 "
-        "--d 64 --seq 4096`.\n\n";
+  md +=
+      "Re-predicts every stored H200 measurement and published Blackwell figure with the current model "
+      "(`data/schedule/sm90.json`, `sm100.json`; docs/schedule.md). Single predictions: `fa4sim schedule --arch h200 "
+      "--d 64 --seq 4096`.\n\n";
   md += render_markdown(t) + "\n" + figure(ctx.out_dir);
   ctx.markdown += md;
 }

@@ -12,7 +12,10 @@ const std::vector<ReportSection>& report_sections() {
       {"rescale", report_rescale, {"rescale"}, nullptr},
       {"roofline", report_roofline, {"roofline"}, check_roofline_data},
       {"schedule", report_schedule, {}, check_schedule_data},
-      {"attention", report_attention, {"rescale"}, nullptr},  // the seed article's P-only FP8 figures
+      {"attention",
+       report_attention,
+       {"rescale"},
+       nullptr},  // the seed article's P-only FP8 figures
       {"gpu", report_gpu, {}, nullptr},
   };
   return kReportSections;

@@ -18,9 +18,12 @@ size_t json_nesting_depth(const std::string& text, size_t limit) {
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -35,7 +38,8 @@ size_t json_nesting_depth(const std::string& text, size_t limit) {
   return deepest;
 }
 
-json parse_json_input(const std::string& text, const std::string& not_json, const std::string& hint) {
+json parse_json_input(const std::string& text, const std::string& not_json,
+                      const std::string& hint) {
   // Refused before parsing (Note [JSON input depth]).
   if (json_nesting_depth(text) > kMaxJsonDepth)
     throw Error(fmt::format("{}: nested deeper than {} levels", not_json, kMaxJsonDepth),
@@ -61,9 +65,11 @@ json read_json_input(const std::string& path, const std::string& what, const std
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec))
-    throw Error(fmt::format("{} '{}' does not exist", what, path), hint.empty() ? "check the path" : hint);
+    throw Error(fmt::format("{} '{}' does not exist", what, path),
+                hint.empty() ? "check the path" : hint);
   if (fs::is_directory(path, ec))
-    throw Error(fmt::format("{} '{}' is a directory", what, path), hint.empty() ? "give a .json file" : hint);
+    throw Error(fmt::format("{} '{}' is a directory", what, path),
+                hint.empty() ? "give a .json file" : hint);
   const std::optional<std::string> text = read_text_file(path);
   if (!text)
     throw Error(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)),

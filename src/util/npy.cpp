@@ -95,7 +95,8 @@ class HeaderParser {
         if (seen_descr) fail(name_, "header has the key 'descr' twice");
         seen_descr = true;
         if (peek() != '\'' && peek() != '"')
-          fail(name_, "'descr' must be a type string such as '<f4' (structured dtypes are not supported)");
+          fail(name_,
+               "'descr' must be a type string such as '<f4' (structured dtypes are not supported)");
         h.descr = parse_string();
       } else if (key == "fortran_order") {
         if (seen_fortran) fail(name_, "header has the key 'fortran_order' twice");
@@ -119,19 +120,20 @@ class HeaderParser {
     ++pos_;  // '}'
     skip_ws();
     if (pos_ != s_.size())
-      fail(name_, fmt::format("unexpected text after the header dict: '{}'",
-                              printable(s_.substr(pos_))));
+      fail(name_,
+           fmt::format("unexpected text after the header dict: '{}'", printable(s_.substr(pos_))));
     if (!seen_descr || !seen_fortran || !seen_shape)
-      fail(name_, fmt::format("header lacks the key(s){}{}{}", seen_descr ? "" : " 'descr'",
-                              seen_fortran ? "" : " 'fortran_order'", seen_shape ? "" : " 'shape'"));
+      fail(name_,
+           fmt::format("header lacks the key(s){}{}{}", seen_descr ? "" : " 'descr'",
+                       seen_fortran ? "" : " 'fortran_order'", seen_shape ? "" : " 'shape'"));
     return h;
   }
 
  private:
   int peek() const { return pos_ < s_.size() ? static_cast<unsigned char>(s_[pos_]) : -1; }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
   void expect(char c, const std::string& what) {
@@ -247,12 +249,13 @@ NpyType descr_to_type(const std::string& descr, const std::string& name, bool al
     throw Error(fmt::format("'{}' holds big-endian data ('{}'); fa4sim reads little-endian only",
                             name, printable(descr)),
                 "convert with array.astype(array.dtype.newbyteorder('<')) before numpy.save");
-  throw UnreadableType(fmt::format("'{}' has element type '{}'; fa4sim reads '<f4' (float32), '<f2' "
-                                   "(float16) and '<u2' (bfloat16 bits)",
-                                   name, printable(descr)),
-                       "convert with array.astype(numpy.float32), or save bfloat16 as "
-                       "array.view(numpy.uint16)",
-                       printable(descr));
+  throw UnreadableType(
+      fmt::format("'{}' has element type '{}'; fa4sim reads '<f4' (float32), '<f2' "
+                  "(float16) and '<u2' (bfloat16 bits)",
+                  name, printable(descr)),
+      "convert with array.astype(numpy.float32), or save bfloat16 as "
+      "array.view(numpy.uint16)",
+      printable(descr));
 }
 
 }  // namespace
@@ -319,8 +322,8 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name, bo
     fail(name, "it does not start with the .npy magic \\x93NUMPY");
   const int major = data[6], minor = data[7];
   if (major < 1 || major > 3 || minor != 0)
-    fail(name, fmt::format("unsupported .npy format version {}.{} (known: 1.0, 2.0, 3.0)", major,
-                           minor));
+    fail(name,
+         fmt::format("unsupported .npy format version {}.{} (known: 1.0, 2.0, 3.0)", major, minor));
   const size_t len_bytes = major == 1 ? 2 : 4;
   const size_t prefix = kMagicLen + 2 + len_bytes;
   if (size < prefix) fail(name, "the file ends inside the header length field (truncated)");
@@ -350,12 +353,14 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name, bo
   const uint64_t want = count * a.item_size();
   const uint64_t have = size - prefix - header_len;
   if (have < want)
-    fail(name, fmt::format("the data are truncated: shape {} of {} needs {} bytes, the file has {}",
-                           a.shape_string(), npy_type_name(a.type), want, have),
+    fail(name,
+         fmt::format("the data are truncated: shape {} of {} needs {} bytes, the file has {}",
+                     a.shape_string(), npy_type_name(a.type), want, have),
          "the file was cut short; write it again");
   if (have > want)
-    fail(name, fmt::format("{} unexpected bytes after the data of shape {} of {}", have - want,
-                           a.shape_string(), npy_type_name(a.type)),
+    fail(name,
+         fmt::format("{} unexpected bytes after the data of shape {} of {}", have - want,
+                     a.shape_string(), npy_type_name(a.type)),
          "the header and the data disagree; write the file again with numpy.save");
 
   const uint8_t* src = data + prefix + header_len;
@@ -394,7 +399,8 @@ NpyArray read_npy(const std::string& path, bool allow_u8) {
   if (end < 0) throw Error(fmt::format("cannot read '{}'", path), "is it a regular file?");
   f.seekg(0, std::ios::beg);
   std::vector<uint8_t> buf(static_cast<size_t>(end));
-  if (!buf.empty() && !f.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size())))
+  if (!buf.empty() &&
+      !f.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size())))
     throw Error(fmt::format("cannot read '{}'", path), "is it a regular file?");
   return parse_npy(buf.data(), buf.size(), path, allow_u8);
 }
@@ -418,8 +424,8 @@ NpyArray read_npy_2d_f32(const std::string& path) {
   return a;
 }
 
-std::vector<uint8_t> encode_npy(NpyType type, const std::vector<uint64_t>& shape,
-                                const void* raw, size_t raw_bytes, bool fortran_order) {
+std::vector<uint8_t> encode_npy(NpyType type, const std::vector<uint64_t>& shape, const void* raw,
+                                size_t raw_bytes, bool fortran_order) {
   uint64_t count = 1;
   for (auto d : shape) count *= d;
   if (count * type_size(type) != raw_bytes)

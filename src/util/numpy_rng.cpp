@@ -71,7 +71,8 @@ constexpr u128 kPcgMult = (u128(0x2360ED051FC65DA4ull) << 64) | u128(0x4385DF649
 NumpyGenerator::NumpyGenerator(uint64_t seed) {
   const std::vector<uint32_t> w = numpy_seed_sequence_state(seed, 8);
   uint64_t v[4];
-  for (int i = 0; i < 4; ++i) v[i] = uint64_t(w[size_t(2 * i)]) | (uint64_t(w[size_t(2 * i + 1)]) << 32);
+  for (int i = 0; i < 4; ++i)
+    v[i] = uint64_t(w[size_t(2 * i)]) | (uint64_t(w[size_t(2 * i + 1)]) << 32);
   const u128 initstate = (u128(v[0]) << 64) | v[1];
   const u128 initseq = (u128(v[2]) << 64) | v[3];
   state_ = 0;
@@ -107,7 +108,8 @@ void NumpyGenerator::standard_normals(double* out, size_t n) {
       before[l] = state_;
       r[l] = next_uint64();
     }
-    const int ok = simd::ziggurat_fast4(_mm256_load_si256(reinterpret_cast<const __m256i*>(r)), out + i);
+    const int ok =
+        simd::ziggurat_fast4(_mm256_load_si256(reinterpret_cast<const __m256i*>(r)), out + i);
     if (ok == 0xF) {
       i += 4;
       continue;

@@ -63,7 +63,7 @@ Target resolve_target(const std::string& path, const std::string& opt) {
                     fmt::format("pass another {} path", opt));
       return {fd == 1 ? Target::kStdout : Target::kFd, p, fd};
     }
-    struct stat st{};
+    struct stat st {};
     if (lstat(p.c_str(), &st) != 0) return {Target::kNew, p};
     if (S_ISLNK(st.st_mode)) {
       std::string link(4096, '\0');
@@ -96,12 +96,14 @@ void check_parent_dir(const std::string& path, const std::string& target, const 
     throw Error(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()),
                 fmt::format("pass another {} path", opt));
   if (access(dir.c_str(), W_OK) != 0)
-    throw Error(fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()),
-                fmt::format("pass another {} path", opt));
+    throw Error(
+        fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()),
+        fmt::format("pass another {} path", opt));
 }
 
 // Writes through an open descriptor (duplicated, so the caller's stays open).
-void write_through_fd(int fd, const std::string& path, const std::function<void(std::FILE*)>& body) {
+void write_through_fd(int fd, const std::string& path,
+                      const std::function<void(std::FILE*)>& body) {
   const int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   std::FILE* f = dup_fd >= 0 ? fdopen(dup_fd, "wb") : nullptr;
   if (!f) {
@@ -125,7 +127,8 @@ std::atomic<unsigned> g_tmp_counter{0};
 // stays within NAME_MAX (a 250-character file name is valid; its temporary must be too).
 std::string temp_name_for(const std::string& target) {
   const fs::path p(target);
-  const std::string suffix = fmt::format(".tmp.{}.{}", static_cast<long>(getpid()), g_tmp_counter.fetch_add(1));
+  const std::string suffix =
+      fmt::format(".tmp.{}.{}", static_cast<long>(getpid()), g_tmp_counter.fetch_add(1));
   std::string base = p.filename().string();
   if (base.size() + suffix.size() > NAME_MAX) base.resize(NAME_MAX - suffix.size());
   return (p.parent_path() / (base + suffix)).string();
@@ -156,9 +159,9 @@ extern "C" void remove_temporaries_and_reraise(int sig) {
 
 void install_temp_cleanup() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = remove_temporaries_and_reraise;
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, nullptr);
@@ -206,9 +209,11 @@ bool same_output_target(const std::string& a, const std::string& b) {
   try {
     const Target ta = resolve_target(a, "--json"), tb = resolve_target(b, "--json");
     if (ta.kind == Target::kStdout || tb.kind == Target::kStdout) return ta.kind == tb.kind;
-    if (ta.kind == Target::kFd || tb.kind == Target::kFd) return ta.kind == tb.kind && ta.fd == tb.fd;
+    if (ta.kind == Target::kFd || tb.kind == Target::kFd)
+      return ta.kind == tb.kind && ta.fd == tb.fd;
     std::error_code ec;
-    if (ta.kind != Target::kNew && tb.kind != Target::kNew) return fs::equivalent(ta.path, tb.path, ec);
+    if (ta.kind != Target::kNew && tb.kind != Target::kNew)
+      return fs::equivalent(ta.path, tb.path, ec);
     const auto norm = [&](const std::string& p) {
       return fs::weakly_canonical(fs::absolute(p, ec).lexically_normal(), ec);
     };
@@ -223,8 +228,7 @@ void check_output_path(const std::string& path, const std::string& opt) {
   const Target t = resolve_target(path, opt);
   switch (t.kind) {
     case Target::kStdout:
-    case Target::kFd:
-      return;
+    case Target::kFd: return;
     case Target::kRegular:
       // A file without write permission is not replaced, as cp and the shell's > refuse it (the
       // rename would need only the directory's permission). The mode bits decide for root too.
@@ -233,9 +237,7 @@ void check_output_path(const std::string& path, const std::string& opt) {
                     fmt::format("make it writable (chmod u+w), or pass another {} path", opt));
       check_parent_dir(path, t.path, opt);
       return;
-    case Target::kNew:
-      check_parent_dir(path, t.path, opt);
-      return;
+    case Target::kNew: check_parent_dir(path, t.path, opt); return;
     case Target::kOther:
       if (access(t.path.c_str(), W_OK) != 0)
         throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)),
@@ -289,7 +291,8 @@ void write_output(const std::string& path, const std::function<void(std::FILE*)>
   }
   if (close(fd) != 0) {
     std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)), "check disk space");
+    throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)),
+                "check disk space");
   }
   if (std::rename(tmp.c_str(), t.path.c_str()) != 0) {
     const int e = errno;
@@ -302,7 +305,8 @@ void write_output(const std::string& path, const std::function<void(std::FILE*)>
 void write_file_atomic(const std::string& path, const std::string& content) {
   write_output(path, [&](std::FILE* f) {
     if (std::fwrite(content.data(), 1, content.size(), f) != content.size())
-      throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "check disk space");
+      throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)),
+                  "check disk space");
   });
 }
 

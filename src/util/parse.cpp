@@ -42,8 +42,10 @@ std::string printable_text(const std::string& s) {
   std::string out;
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c > 0x7e) out += fmt::format("\\x{:02x}", c);
-    else out += ch;
+    if (c < 0x20 || c > 0x7e)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
   }
   return out;
 }
@@ -78,7 +80,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 namespace {
 
-[[noreturn]] void throw_not_a_number(const std::string& opt, const std::string& s, const std::string& hint) {
+[[noreturn]] void throw_not_a_number(const std::string& opt, const std::string& s,
+                                     const std::string& hint) {
   if (s.find(',') != std::string::npos)
     throw Error(fmt::format("{} takes one number, got the list '{}'", opt, s), "give one value");
   throw Error(fmt::format("{} expects a number, got '{}'", opt, s), hint);
@@ -100,7 +103,8 @@ ExactInt exact_int(const std::string& text) {
   std::string digits;  // the significant digits, int part then fraction
   int64_t exp10 = 0;
   size_t n_digits = 0;
-  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++n_digits) digits += text[i];
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++n_digits)
+    digits += text[i];
   if (i < text.size() && text[i] == '.')
     for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++n_digits)
       digits += text[i], --exp10;
@@ -136,7 +140,8 @@ ExactInt exact_int(const std::string& text) {
   digits.append(size_t(exp10), '0');
   unsigned __int128 v = 0;
   for (char ch : digits) v = v * 10 + unsigned(ch - '0');
-  const auto limit = static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()) + (r.negative ? 1u : 0u);
+  const auto limit =
+      static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()) + (r.negative ? 1u : 0u);
   if (v > limit) {
     r.kind = ExactInt::kTooLarge;
     return r;
@@ -159,24 +164,31 @@ double parse_double(const std::string& opt, const std::string& s, bool allow_non
 
 int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int64_t hi) {
   // Bounds that only guard the conversion (-2^62) would read as noise in the hint.
-  const std::string valid = lo < -1000000000000LL ? "e.g. 1000 or 1e6" : "valid: " + range_text(lo, hi);
+  const std::string valid =
+      lo < -1000000000000LL ? "e.g. 1000 or 1e6" : "valid: " + range_text(lo, hi);
   if (s.empty()) throw Error(fmt::format("{} needs a number, got an empty value", opt));
   ExactInt e = exact_int(s);
   if (e.kind == ExactInt::kNotLiteral) {  // hex integers, inf, nan: read as a double
     const std::optional<double> v = strtod_whole(s);
     if (!v) throw_not_a_number(opt, s, valid);
-    if (std::isinf(*v)) e.kind = ExactInt::kTooLarge, e.negative = *v < 0;
-    else if (std::isnan(*v) || *v != std::floor(*v)) e.kind = ExactInt::kFraction;
-    else if (std::fabs(*v) >= 0x1p63) e.kind = ExactInt::kTooLarge, e.negative = *v < 0;
-    else e.kind = ExactInt::kValue, e.value = static_cast<int64_t>(*v);
+    if (std::isinf(*v))
+      e.kind = ExactInt::kTooLarge, e.negative = *v < 0;
+    else if (std::isnan(*v) || *v != std::floor(*v))
+      e.kind = ExactInt::kFraction;
+    else if (std::fabs(*v) >= 0x1p63)
+      e.kind = ExactInt::kTooLarge, e.negative = *v < 0;
+    else
+      e.kind = ExactInt::kValue, e.value = static_cast<int64_t>(*v);
   }
-  if (e.kind == ExactInt::kFraction) throw Error(fmt::format("{} expects an integer, got '{}'", opt, s), valid);
+  if (e.kind == ExactInt::kFraction)
+    throw Error(fmt::format("{} expects an integer, got '{}'", opt, s), valid);
   if (e.kind == ExactInt::kTooLarge || e.value < lo || e.value > hi)
     throw Error(fmt::format("{} = {} is out of range", opt, s), valid);
   return e.value;
 }
 
-std::vector<std::string> list_items(const std::string& opt, const std::string& s, const std::string& noun) {
+std::vector<std::string> list_items(const std::string& opt, const std::string& s,
+                                    const std::string& noun) {
   std::vector<std::string> items = split(s, ',');
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].empty())
@@ -192,12 +204,14 @@ std::vector<std::string> list_items(const std::string& opt, const std::string& s
 namespace {
 // Refuses a list whose numbers repeat in another spelling (8 and 8.0).
 template <typename T>
-void refuse_repeated_numbers(const std::string& opt, const std::vector<T>& v, const std::vector<std::string>& text) {
+void refuse_repeated_numbers(const std::string& opt, const std::vector<T>& v,
+                             const std::vector<std::string>& text) {
   for (size_t i = 0; i < v.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (v[j] == v[i])
-        throw Error(fmt::format("{} lists the same value twice ('{}' and '{}')", opt, text[j], text[i]),
-                    "give each value once");
+        throw Error(
+            fmt::format("{} lists the same value twice ('{}' and '{}')", opt, text[j], text[i]),
+            "give each value once");
 }
 }  // namespace
 
@@ -225,7 +239,8 @@ std::pair<double, double> parse_range(const std::string& opt, const std::string&
   const double lo = parse_double(opt, parts[0]), hi = parse_double(opt, parts[1]);
   if (!(lo < hi))  // suggest the swapped range only when it is not empty too (1,1 or -0,0)
     throw Error(fmt::format("{} is empty: LO = {} is not below HI = {}", opt, parts[0], parts[1]),
-                hi < lo ? fmt::format("did you mean {},{}?", parts[1], parts[0]) : "give LO < HI, e.g. -20,8");
+                hi < lo ? fmt::format("did you mean {},{}?", parts[1], parts[0])
+                        : "give LO < HI, e.g. -20,8");
   return {lo, hi};
 }
 

@@ -44,8 +44,9 @@ std::string data_dir() {
   if (const char* env = std::getenv("FA4SIM_DATA_DIR"); env && *env) {
     std::error_code ec;
     if (!fs::is_directory(env, ec))
-      throw Error(fmt::format("FA4SIM_DATA_DIR '{}' is not a directory", env),
-                  "point it at fa4sim's data folder (share/fa4sim/data when installed), or unset it");
+      throw Error(
+          fmt::format("FA4SIM_DATA_DIR '{}' is not a directory", env),
+          "point it at fa4sim's data folder (share/fa4sim/data when installed), or unset it");
     return env;
   }
   if (!packaged_data_dir().empty()) return packaged_data_dir();
@@ -61,7 +62,8 @@ bool data_from_foreign_source_tree() {
   if (exe.empty() || exe.rfind(src, 0) == 0) return false;
   // A build tree outside the source tree is still a build tree (CMakeCache.txt above the binary).
   std::error_code ec;
-  for (fs::path d = fs::path(exe).parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+  for (fs::path d = fs::path(exe).parent_path(); !d.empty() && d != d.root_path();
+       d = d.parent_path())
     if (fs::exists(d / "CMakeCache.txt", ec)) return false;
   return true;
 }

@@ -40,7 +40,8 @@ std::string render_text(const Table& t) {
   std::vector<size_t> w(t.columns.size(), 0);
   for (size_t i = 0; i < t.columns.size(); ++i) w[i] = display_width(t.columns[i]);
   for (const auto& row : t.rows)
-    for (size_t i = 0; i < row.size() && i < w.size(); ++i) w[i] = std::max(w[i], display_width(row[i]));
+    for (size_t i = 0; i < row.size() && i < w.size(); ++i)
+      w[i] = std::max(w[i], display_width(row[i]));
   std::string out;
   if (!t.title.empty()) out += t.title + "\n";
   auto line = [&](const std::vector<std::string>& cells, bool header) {
@@ -76,7 +77,8 @@ std::string render_markdown(const Table& t) {
   out += "\n";
   for (const auto& row : t.rows) {
     out += "|";
-    for (size_t i = 0; i < t.columns.size(); ++i) out += " " + (i < row.size() ? row[i] : "") + " |";
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      out += " " + (i < row.size() ? row[i] : "") + " |";
     out += "\n";
   }
   if (!t.notes.empty()) {
@@ -131,7 +133,8 @@ json envelope(const Report& r, double elapsed_s) {
   j["params"] = with_nonfinite_as_text(r.params);
   j["results"] = with_nonfinite_as_text(r.results);
   j["provenance"] = provenance(r.threads, elapsed_s);
-  for (auto it = r.timings.begin(); it != r.timings.end(); ++it) j["provenance"][it.key()] = it.value();
+  for (auto it = r.timings.begin(); it != r.timings.end(); ++it)
+    j["provenance"][it.key()] = it.value();
   return j;
 }
 

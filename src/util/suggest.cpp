@@ -21,7 +21,8 @@ static size_t levenshtein(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands) {
+std::optional<std::string> did_you_mean(const std::string& s,
+                                        const std::vector<std::string>& cands) {
   std::optional<std::string> best;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (const auto& c : cands) {
@@ -38,7 +39,8 @@ void throw_unknown_choice(const std::string& what, const std::string& s,
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   std::string hint = "valid: " + list;
-  if (auto m = did_you_mean(s, choices)) hint = fmt::format("did you mean '{}'? valid: {}", *m, list);
+  if (auto m = did_you_mean(s, choices))
+    hint = fmt::format("did you mean '{}'? valid: {}", *m, list);
   throw Error(fmt::format("unknown {} '{}'", what, s), hint);
 }
 

@@ -24,7 +24,8 @@ inline int ziggurat_fast4(__m256i z, double* x_out) {
   const __m256i idx = _mm256_and_si256(z, _mm256_set1_epi64x(0xFF));
   const __m256i r = _mm256_srli_epi64(z, 8);
   const __m256i sign = _mm256_slli_epi64(_mm256_and_si256(r, _mm256_set1_epi64x(1)), 63);
-  const __m256i rabs = _mm256_and_si256(_mm256_srli_epi64(r, 1), _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll));
+  const __m256i rabs =
+      _mm256_and_si256(_mm256_srli_epi64(r, 1), _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll));
   // double(rabs) exactly (rabs < 2^52): the bits of 2^52 + rabs, minus 2^52.
   const __m256d rd = _mm256_sub_pd(
       _mm256_castsi256_pd(_mm256_or_si256(rabs, _mm256_set1_epi64x(0x4330000000000000ll))),

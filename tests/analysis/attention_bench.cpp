@@ -28,13 +28,16 @@ void BM_Fp32FmaPeak(benchmark::State& state) {
       for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
     for (int i = 0; i < kChains; ++i) benchmark::DoNotOptimize(acc[i]);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(double(state.iterations()) * kIters * kChains * 16,
-                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(double(state.iterations()) * kIters * kChains * 16,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 #else
   state.SkipWithError("built without AVX2/FMA");
 #endif
 }
-BENCHMARK(BM_Fp32FmaPeak)->Threads(1)->Threads(2);  // rates over CPU time: robust to a shared machine
+BENCHMARK(BM_Fp32FmaPeak)
+    ->Threads(1)
+    ->Threads(2);  // rates over CPU time: robust to a shared machine
 
 void BM_AttentionForward(benchmark::State& state) {
   fa4sim::AttentionConfig c;
@@ -48,10 +51,10 @@ void BM_AttentionForward(benchmark::State& state) {
     fp32 = r.report.results["perf"]["executed_fp32_flops"].get<double>();
     fp64 = r.report.results["perf"]["executed_fp64_flops"].get<double>();
   }
-  state.counters["fp32 GFLOP/s"] = benchmark::Counter(fp32 * double(state.iterations()),
-                                                      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  state.counters["fp64 GFLOP/s"] = benchmark::Counter(fp64 * double(state.iterations()),
-                                                      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["fp32 GFLOP/s"] = benchmark::Counter(
+      fp32 * double(state.iterations()), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["fp64 GFLOP/s"] = benchmark::Counter(
+      fp64 * double(state.iterations()), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_AttentionForward)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kSecond);
 

@@ -190,7 +190,8 @@ struct NpyInputs {
 NpyInputs write_inputs(int s, int hq, int hkv, int d, bool replicate, bool fortran) {
   NpyInputs n;
   n.dir = test::temp_dir("attn-npy");
-  n.q = (n.dir / "q.npy").string(), n.k = (n.dir / "k.npy").string(), n.v = (n.dir / "v.npy").string();
+  n.q = (n.dir / "q.npy").string(), n.k = (n.dir / "k.npy").string(),
+  n.v = (n.dir / "v.npy").string();
   const auto q = seeded_input(7, 0, 1, s, hq, d, 1);
   auto k = seeded_input(7, 1, 1, s, hkv, d, 1), v = seeded_input(7, 2, 1, s, hkv, d, 1);
   int hk = hkv;
@@ -199,7 +200,8 @@ NpyInputs write_inputs(int s, int hq, int hkv, int d, bool replicate, bool fortr
     for (int t = 0; t < s; ++t)
       for (int h = 0; h < hq; ++h)
         for (int j = 0; j < d; ++j) {
-          const size_t src = (size_t(t) * size_t(hkv) + size_t(h / (hq / hkv))) * size_t(d) + size_t(j);
+          const size_t src =
+              (size_t(t) * size_t(hkv) + size_t(h / (hq / hkv))) * size_t(d) + size_t(j);
           k2.push_back(k[src]);
           v2.push_back(v[src]);
         }
@@ -262,7 +264,8 @@ TEST(AttentionModel, NpyGeometryComesFromTheFiles) {
 TEST(AttentionModel, RefusesBadConfigs) {
   AttentionConfig c = small("bf16");
   c.heads = 6, c.kv_heads = 4;
-  expect_error([&] { validate_attention_config(c); }, "--heads 6 is not a multiple of --kv-heads 4");
+  expect_error([&] { validate_attention_config(c); },
+               "--heads 6 is not a multiple of --kv-heads 4");
   c = small("bf16");
   c.d = 0;
   expect_error([&] { validate_attention_config(c); }, "must be >= 1");
@@ -295,10 +298,15 @@ TEST(AttentionModel, RefusesMismatchedAndNonFiniteNpy) {
   k[40] = INFINITY;
   write_npy_f32(a.k, {1, 64, 1, 16}, k);
   c.q_path = a.q, c.k_path = a.k, c.v_path = a.v;
-  expect_error([&] { run_attention(c); }, "holds 2 non-finite value(s) (NaN or inf); the first is nan at flat index 37");
+  expect_error([&] { run_attention(c); },
+               "holds 2 non-finite value(s) (NaN or inf); the first is nan at flat index 37");
   // Not a .npy file.
   test::slurp(a.q);
-  { std::FILE* f = std::fopen(a.q.c_str(), "w"); std::fputs("q,k,v\n1,2,3\n", f); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(a.q.c_str(), "w");
+    std::fputs("q,k,v\n1,2,3\n", f);
+    std::fclose(f);
+  }
   expect_error([&] { validate_attention_config(c); }, "is not a valid .npy file");
   for (const auto* n : {&a, &b, &d32}) std::filesystem::remove_all(n->dir);
 }
@@ -390,15 +398,20 @@ TEST(AttentionBlock, RefusesBadOperands) {
                "does not divide the head dim d = 48");
   expect_error(with([](AttentionConfig& c) { c.v_format = "nvfp4", c.block_n = 24; }),
                "does not divide --block-n 24");
-  expect_error(with([](AttentionConfig& c) { c.p_format = "nvfp4", c.scale_rule = ScaleRule::floor; }),
-               "cannot hold");
-  expect_error(with([](AttentionConfig& c) { c.qk_format = "mxfp8", c.scale_rule = ScaleRule::nearest; }),
-               "cannot hold");
+  expect_error(
+      with([](AttentionConfig& c) { c.p_format = "nvfp4", c.scale_rule = ScaleRule::floor; }),
+      "cannot hold");
+  expect_error(
+      with([](AttentionConfig& c) { c.qk_format = "mxfp8", c.scale_rule = ScaleRule::nearest; }),
+      "cannot hold");
   expect_error(with([](AttentionConfig& c) { c.p_format = "mxfp4", c.p_rule = PRule::two_level; }),
                "--p-rule two-level");
-  expect_error(with([](AttentionConfig& c) { c.p_format = "bf16", c.block = 16; }), "--scale-block applies");
+  expect_error(with([](AttentionConfig& c) { c.p_format = "bf16", c.block = 16; }),
+               "--scale-block applies");
   // two-level with a lagging max: P reaches 2688 x 2^tau, beyond the E4M3 scale's 448 x 6.
-  expect_error(with([](AttentionConfig& c) { c.p_format = "nvfp4", c.p_rule = PRule::two_level, c.taus = {1.0}; }),
+  expect_error(with([](AttentionConfig& c) {
+                 c.p_format = "nvfp4", c.p_rule = PRule::two_level, c.taus = {1.0};
+               }),
                "refusing to run");
 }
 
@@ -422,7 +435,8 @@ TEST(AttentionBlock, CheckRowsPerRule) {
   const BlockCheckRow mo0 = block_check_row("nvfp4", nv, PRule::max_offset, 0, 0);
   EXPECT_EQ(mo0.floor_amax, 0.09375);
   EXPECT_NEAR(mo0.floor_rel_log2, std::log2(0.09375), 1e-12);
-  const BlockCheckResult all = compute_block_check({}, {}, PRule::max_offset, "upstream", {}, std::nullopt);
+  const BlockCheckResult all =
+      compute_block_check({}, {}, PRule::max_offset, "upstream", {}, std::nullopt);
   EXPECT_EQ(all.rows.size(), 3u * 4u + 1u);  // mxfp8, mxfp6, mxfp4 x 4 rules, nvfp4 x nearest
   EXPECT_TRUE(all.all_safe);
 }

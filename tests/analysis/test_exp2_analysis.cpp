@@ -48,9 +48,17 @@ void expect_same(const Exp2Result& a, const Exp2Result& b) {
 TEST(Exp2Analysis, RoundedIndexMatchesFormatsEncode) {
   std::mt19937_64 rng(7);
   for (const Format* f : {&kBF16, &kFP16, &kFP32}) {
-    std::vector<double> vs = {0.0, f->min_subnormal, f->min_subnormal / 2, f->min_subnormal * 1.5,
-                              f->min_normal, f->max_finite, f->max_finite * (1 + f->epsilon / 2),
-                              f->max_finite * 2, 1.0, 1.0 + f->epsilon / 2, 1.0 + 1.5 * f->epsilon};
+    std::vector<double> vs = {0.0,
+                              f->min_subnormal,
+                              f->min_subnormal / 2,
+                              f->min_subnormal * 1.5,
+                              f->min_normal,
+                              f->max_finite,
+                              f->max_finite * (1 + f->epsilon / 2),
+                              f->max_finite * 2,
+                              1.0,
+                              1.0 + f->epsilon / 2,
+                              1.0 + 1.5 * f->epsilon};
     std::uniform_real_distribution<double> e(-160.0, 130.0);
     for (int i = 0; i < 200000; ++i) {
       const double v = std::exp2(e(rng));
@@ -58,12 +66,14 @@ TEST(Exp2Analysis, RoundedIndexMatchesFormatsEncode) {
       // The exact midpoint above the rounded value (ties to even must be decided by the index).
       const float q = decode(*f, encode_f64(*f, v, Overflow::ieee));
       if (std::isfinite(q) && q > 0) {
-        const double next = decode(*f, encode_f64(*f, static_cast<double>(q) * (1 + 2 * f->epsilon), Overflow::ieee));
+        const double next = decode(
+            *f, encode_f64(*f, static_cast<double>(q) * (1 + 2 * f->epsilon), Overflow::ieee));
         if (std::isfinite(next)) vs.push_back(0.5 * (static_cast<double>(q) + next));
       }
     }
     for (double v : vs)
-      ASSERT_EQ(exp2_rounded_index(v, f->name), static_cast<double>(encode_f64(*f, v, Overflow::ieee)))
+      ASSERT_EQ(exp2_rounded_index(v, f->name),
+                static_cast<double>(encode_f64(*f, v, Overflow::ieee)))
           << f->name << " v=" << v;
   }
 }
@@ -98,10 +108,11 @@ TEST(Exp2Analysis, FusedPassEqualsSeparatePasses) {
     uint64_t samples;
     bool expect_fallbacks;
   };
-  for (const Case& k : {Case{"bf16", -20, 8, 300000, false}, Case{"fp16", -20, 8, 300000, false},
-                        Case{"bf16", -1e-30, 1e-30, 70001, false}, Case{"fp16", -127, 128, 65536 * 2 + 37, false},
-                        Case{"bf16", -1022, -1000, 20000, false}, Case{"fp16", -25, -24.999999, 1000, true},
-                        Case{"bf16", -134, -133.99999, 1000, true}}) {
+  for (const Case& k :
+       {Case{"bf16", -20, 8, 300000, false}, Case{"fp16", -20, 8, 300000, false},
+        Case{"bf16", -1e-30, 1e-30, 70001, false}, Case{"fp16", -127, 128, 65536 * 2 + 37, false},
+        Case{"bf16", -1022, -1000, 20000, false}, Case{"fp16", -25, -24.999999, 1000, true},
+        Case{"bf16", -134, -133.99999, 1000, true}}) {
     Exp2Config c = quiet({});
     c.degrees = {0, 1, 2, 3, 4, 5};
     c.out_dtype = k.out_dtype;

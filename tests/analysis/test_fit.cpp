@@ -48,7 +48,8 @@ TEST(Ex2EmuPoly, UpstreamCoefficientsGiveEx2EmuBits) {
   // Every 4093rd float32 bit pattern (1.05 M inputs, all classes: NaN, inf, subnormals, the
   // garbage-by-design ranges) x degrees 0-5: scalar and array form, 0 bits tolerance.
   std::vector<float> in;
-  for (uint64_t v = 0; v <= 0xFFFFFFFFull; v += 4093) in.push_back(f32_from_bits(static_cast<uint32_t>(v)));
+  for (uint64_t v = 0; v <= 0xFFFFFFFFull; v += 4093)
+    in.push_back(f32_from_bits(static_cast<uint32_t>(v)));
   std::vector<float> ref(in.size()), out(in.size());
   uint64_t mismatches = 0;
   for (int d = 0; d <= kExp2MaxDegree; ++d) {
@@ -56,11 +57,12 @@ TEST(Ex2EmuPoly, UpstreamCoefficientsGiveEx2EmuBits) {
     ex2_emu(std::span<const float>(in), std::span<float>(ref), d);
     ex2_emu_poly(std::span<const float>(in), std::span<float>(out), c);
     for (size_t i = 0; i < in.size(); ++i) {
-      const uint32_t a = f32_bits(ref[i]), b = f32_bits(out[i]), s = f32_bits(ex2_emu_poly(in[i], c.data(), d));
+      const uint32_t a = f32_bits(ref[i]), b = f32_bits(out[i]),
+                     s = f32_bits(ex2_emu_poly(in[i], c.data(), d));
       if (a != b || a != s || a != f32_bits(ex2_emu(in[i], d))) {
         if (++mismatches <= 10)
-          ADD_FAILURE() << "degree " << d << " x bits " << std::hex << f32_bits(in[i]) << ": ex2_emu " << a
-                        << " array " << b << " scalar " << s;
+          ADD_FAILURE() << "degree " << d << " x bits " << std::hex << f32_bits(in[i])
+                        << ": ex2_emu " << a << " array " << b << " scalar " << s;
       }
     }
   }
@@ -174,9 +176,10 @@ TEST(Fit, Degree1RangeObjectiveConvergesFromAFarStart) {
   EXPECT_DOUBLE_EQ(r.objective_value, r.score.bf16_identical_pct);
   EXPECT_LT(r.proxy_candidates, 600u);
   EXPECT_EQ(r.exact_candidates, kFitFinalists + 1);
-  std::printf("degree 1 bf16-identical on [1, 2): fit %.4f%%, upstream %.4f%% (%llu candidates, %d rounds)\n",
-              r.score.bf16_identical_pct, r.upstream.bf16_identical_pct,
-              static_cast<unsigned long long>(r.candidates), r.rounds);
+  std::printf(
+      "degree 1 bf16-identical on [1, 2): fit %.4f%%, upstream %.4f%% (%llu candidates, %d rounds)\n",
+      r.score.bf16_identical_pct, r.upstream.bf16_identical_pct,
+      static_cast<unsigned long long>(r.candidates), r.rounds);
 }
 
 TEST(FitSlow, Fp32MaxrelDegrees3And5NoWorseThanUpstream) {
@@ -212,7 +215,8 @@ TEST(CoeffList, ParsesListsAndFiles) {
   EXPECT_EQ(d[1], kPolyEx2[2][1]);
   EXPECT_EQ(d[2], kPolyEx2[2][2]);
   std::filesystem::remove(dir);
-  for (const char* bad : {"1", "1,2,3,4,5,6,7", "1,nan", "1,-inf", "1,x", "1,,2", "1,2,", ",1,2", "1,1e39"})
+  for (const char* bad :
+       {"1", "1,2,3,4,5,6,7", "1,nan", "1,-inf", "1,x", "1,,2", "1,2,", ",1,2", "1,1e39"})
     EXPECT_THROW(parse_coeff_list("--coeffs", bad), Error) << bad;
 }
 
@@ -229,7 +233,8 @@ TEST(FitConfigTest, Validation) {
   c.lo = c.hi = 1;
   EXPECT_THROW(validate(c), Error);
   EXPECT_THROW(parse_fit_objective("bf16-identcal"), Error);
-  for (const auto& n : fit_objective_names()) EXPECT_EQ(fit_objective_name(parse_fit_objective(n)), n);
+  for (const auto& n : fit_objective_names())
+    EXPECT_EQ(fit_objective_name(parse_fit_objective(n)), n);
 }
 
 }  // namespace

@@ -29,12 +29,13 @@ void apply(const float* in, float* out, size_t n, float (*f)(float)) {
 }  // namespace
 
 TEST(Monotone, ValueOrder) {
-  EXPECT_EQ(kOrderedFloats, 4278190082u);  // 2^32 minus the 2^24 - 2 NaN patterns
-  EXPECT_EQ(ordered_float_bits(0), 0xFF800000u);              // -inf
-  EXPECT_EQ(ordered_float_bits(0x7F800000u), 0x80000000u);    // -0
-  EXPECT_EQ(ordered_float_bits(0x7F800001u), 0x00000000u);    // +0
+  EXPECT_EQ(kOrderedFloats, 4278190082u);                   // 2^32 minus the 2^24 - 2 NaN patterns
+  EXPECT_EQ(ordered_float_bits(0), 0xFF800000u);            // -inf
+  EXPECT_EQ(ordered_float_bits(0x7F800000u), 0x80000000u);  // -0
+  EXPECT_EQ(ordered_float_bits(0x7F800001u), 0x00000000u);  // +0
   EXPECT_EQ(ordered_float_bits(kOrderedFloats - 1), 0x7F800000u);  // +inf
-  for (float x : {-3.0f, -0.0f, 0.0f, 1e-40f, 1.0f, 7.5e37f}) EXPECT_EQ(ordered_float_bits(index_of(x)), f32_bits(x));
+  for (float x : {-3.0f, -0.0f, 0.0f, 1e-40f, 1.0f, 7.5e37f})
+    EXPECT_EQ(ordered_float_bits(index_of(x)), f32_bits(x));
   for (uint64_t k = 0; k + 1 < kOrderedFloats; k += 0x01234567u)
     EXPECT_LE(f32_from_bits(ordered_float_bits(k)), f32_from_bits(ordered_float_bits(k + 1))) << k;
 }
@@ -81,10 +82,13 @@ TEST(MonotoneSlow, Ex2EmuAllDegreesAllInputs) {
   std::printf("%.1f s\n", sw.seconds());
   for (const auto& d : rep.results.at("degrees")) {
     const int deg = d.at("degree").get<int>();
-    EXPECT_EQ(d.at("steps").get<uint64_t>() + d.at("nan_steps").get<uint64_t>(), kOrderedFloats - 1);
+    EXPECT_EQ(d.at("steps").get<uint64_t>() + d.at("nan_steps").get<uint64_t>(),
+              kOrderedFloats - 1);
     for (const auto& s : d.at("first_down")) {
-      const float x = f32_from_bits(uint32_t(std::stoul(s.at("x").get<std::string>(), nullptr, 16)));
-      const float nx = f32_from_bits(uint32_t(std::stoul(s.at("next").get<std::string>(), nullptr, 16)));
+      const float x =
+          f32_from_bits(uint32_t(std::stoul(s.at("x").get<std::string>(), nullptr, 16)));
+      const float nx =
+          f32_from_bits(uint32_t(std::stoul(s.at("next").get<std::string>(), nullptr, 16)));
       EXPECT_LT(ex2_emu(nx, deg), ex2_emu(x, deg)) << deg;  // re-checked with the scalar form
       EXPECT_EQ(std::nextafter(x, INFINITY), nx);
     }

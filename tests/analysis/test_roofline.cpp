@@ -75,8 +75,10 @@ TEST(Exp2Schedule, SeedFourCasesOf128WideRow) {
 TEST(Exp2Schedule, ColumnByColumn) {
   // (10, 4, 1), fragment 1 = columns 32..63: k = 6 -> columns 38, 39; k = 8 -> 40, 41;
   // k = 4 (36, 37) and k = 10 (42, 43: 10 % 10 = 0 < 6) stay on the MUFU.
-  for (int c : {38, 39, 40, 41, 48, 49, 50, 51, 58, 59, 60, 61}) EXPECT_TRUE(emulated(c, 128, 10, 4, 1)) << c;
-  for (int c : {36, 37, 42, 43, 6, 7, 8, 9, 102, 103, 104, 105}) EXPECT_FALSE(emulated(c, 128, 10, 4, 1)) << c;
+  for (int c : {38, 39, 40, 41, 48, 49, 50, 51, 58, 59, 60, 61})
+    EXPECT_TRUE(emulated(c, 128, 10, 4, 1)) << c;
+  for (int c : {36, 37, 42, 43, 6, 7, 8, 9, 102, 103, 104, 105})
+    EXPECT_FALSE(emulated(c, 128, 10, 4, 1)) << c;
   // start_frg = 0 makes fragment 0 eligible: column 6 (k = 6) is emulated then.
   EXPECT_TRUE(emulated(6, 128, 10, 4, 0));
   // hd256 (14, 6, 0): k % 14 >= 8 -> k = 8, 10, 12, 22, 24, 26 -> 12 columns x 3 fragments = 36.
@@ -87,13 +89,14 @@ TEST(Exp2Schedule, ColumnByColumn) {
 }
 
 TEST(Exp2Schedule, IllFormedIsAllHardwareAndRejectedAtTheBoundary) {
-  EXPECT_EQ(emulated_count(128, 0, 4, 1), 0);    // freq 0 = no emulation (sm103)
-  EXPECT_FALSE(emulated(40, 128, 3, 4, 0));      // res >= freq: ill formed -> hardware
-  EXPECT_FALSE(emulated(40, 100, 10, 4, 0));     // row not a multiple of 32
+  EXPECT_EQ(emulated_count(128, 0, 4, 1), 0);  // freq 0 = no emulation (sm103)
+  EXPECT_FALSE(emulated(40, 128, 3, 4, 0));    // res >= freq: ill formed -> hardware
+  EXPECT_FALSE(emulated(40, 100, 10, 4, 0));   // row not a multiple of 32
   EXPECT_FALSE(emulated(-1, 128, 10, 4, 0));
   EXPECT_FALSE(emulated(128, 128, 10, 4, 0));
   EXPECT_NE(error_of([] { compute_schedule(3, 4, 0, 128); }).find("res = 4"), std::string::npos);
-  EXPECT_NE(error_of([] { compute_schedule(10, 4, 1, 100); }).find("row width 100"), std::string::npos);
+  EXPECT_NE(error_of([] { compute_schedule(10, 4, 1, 100); }).find("row width 100"),
+            std::string::npos);
   EXPECT_NE(error_of([] { compute_schedule(-1, 4, 1, 128); }).find("negative"), std::string::npos);
 }
 
@@ -101,7 +104,8 @@ TEST(Exp2Schedule, TuningTableReproducesEverySeedFraction) {
   const TuningTable t = load_tuning();
   int seeds = 0;
   for (const auto& e : t.entries) {
-    const ScheduleResult s = compute_schedule(e.freq, e.res, e.start_frg, t.row_width, tuning_key(e));
+    const ScheduleResult s =
+        compute_schedule(e.freq, e.res, e.start_frg, t.row_width, tuning_key(e));
     if (e.is_sm103) {
       EXPECT_EQ(s.emulated.size(), 0u) << s.key;  // "fast native exp2"
     }
@@ -133,16 +137,20 @@ TEST(RooflineTile, B200ForwardTable1) {
 TEST(RooflineTile, ExpOverMmaIs128OverDOnB200And64OverDOnHopperAndB300) {
   for (int d : {32, 64, 96, 128, 192, 256}) {
     // B200: (M N / 16) / (4 M N d / 8192) = 128 / d.
-    EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
-                     128.0 / d);
+    EXPECT_DOUBLE_EQ(
+        tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
+        128.0 / d);
     // H100: (M N / 16) / (4 M N d / 4096) = 64 / d; B300: (M N / 32) / (4 M N d / 8192) = 64 / d.
-    EXPECT_DOUBLE_EQ(tile_cost(arch("h100_sxm"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
-                     64.0 / d);
-    EXPECT_DOUBLE_EQ(tile_cost(arch("b300"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
-                     64.0 / d);
+    EXPECT_DOUBLE_EQ(
+        tile_cost(arch("h100_sxm"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
+        64.0 / d);
+    EXPECT_DOUBLE_EQ(
+        tile_cost(arch("b300"), Direction::fwd, OperandType::bf16, 1, 128, 128, d).exp_over_mma,
+        64.0 / d);
   }
   // Tile size cancels: 64 x 256 gives the same ratio as 128 x 128.
-  EXPECT_DOUBLE_EQ(tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 64, 256, 64).exp_over_mma, 2.0);
+  EXPECT_DOUBLE_EQ(
+      tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 64, 256, 64).exp_over_mma, 2.0);
   // d = 64 on B200: T_mma = 4 * 128 * 128 * 64 / 8192 = 512, T_exp = 1024, so half the exps must
   // leave the MUFU: (1 - f) * 1024 = 512 -> f = 0.5.
   const TileCost c = tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 128, 128, 64);
@@ -177,14 +185,17 @@ TEST(RooflineTile, Fp8ForwardAndRejections) {
   EXPECT_DOUBLE_EQ(c.cycles_mma, 512);
   EXPECT_DOUBLE_EQ(c.cycles_smem, 384);
   EXPECT_DOUBLE_EQ(c.exp_over_mma, 2.0);
-  EXPECT_NE(error_of([] { tile_cost(arch("a100"), Direction::fwd, OperandType::fp8, 1, 128, 128, 128); })
-                .find("no fp8 MMA"),
+  EXPECT_NE(error_of([] {
+              tile_cost(arch("a100"), Direction::fwd, OperandType::fp8, 1, 128, 128, 128);
+            }).find("no fp8 MMA"),
             std::string::npos);
-  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::bwd, OperandType::fp8, 1, 128, 128, 128); })
-                .find("backward"),
+  EXPECT_NE(error_of([] {
+              tile_cost(arch("b200"), Direction::bwd, OperandType::fp8, 1, 128, 128, 128);
+            }).find("backward"),
             std::string::npos);
-  EXPECT_NE(error_of([] { tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 0, 128, 128); })
-                .find("empty"),
+  EXPECT_NE(error_of([] {
+              tile_cost(arch("b200"), Direction::fwd, OperandType::bf16, 1, 0, 128, 128);
+            }).find("empty"),
             std::string::npos);
 }
 
@@ -212,13 +223,17 @@ TEST(RooflineArch, ValidationNamesTheField) {
   const std::string missing = msg(with("mufu_ex2_per_clk_sm", json(json::value_t::discarded)));
   EXPECT_NE(missing.find("'fields.mufu_ex2_per_clk_sm' is missing"), std::string::npos) << missing;
   const std::string type = msg(with("sm_count", "many"));
-  EXPECT_NE(type.find("'fields.sm_count.value' must be a number, got string"), std::string::npos) << type;
+  EXPECT_NE(type.find("'fields.sm_count.value' must be a number, got string"), std::string::npos)
+      << type;
   const std::string neg = msg(with("mma_bf16_flop_per_clk_sm", -8192));
-  EXPECT_NE(neg.find("'fields.mma_bf16_flop_per_clk_sm.value' must be > 0, got -8192"), std::string::npos) << neg;
+  EXPECT_NE(neg.find("'fields.mma_bf16_flop_per_clk_sm.value' must be > 0, got -8192"),
+            std::string::npos)
+      << neg;
   const std::string zero = msg(with("smem_bytes_per_clk_sm", 0));
   EXPECT_NE(zero.find("smem_bytes_per_clk_sm.value' must be > 0"), std::string::npos) << zero;
   const std::string boolean = msg(with("packed_f32x2", 1));
-  EXPECT_NE(boolean.find("'fields.packed_f32x2.value' must be true or false"), std::string::npos) << boolean;
+  EXPECT_NE(boolean.find("'fields.packed_f32x2.value' must be true or false"), std::string::npos)
+      << boolean;
   const std::string frac = msg(with("sm_count", 1.5));
   EXPECT_NE(frac.find("'fields.sm_count.value' must be an integer"), std::string::npos) << frac;
   json unknown = custom_arch_json();
@@ -242,11 +257,13 @@ TEST(RooflineArch, ShippedFilesLoadAndMarkAssumptions) {
     const ArchSpec a = load_known_arch(n);
     EXPECT_EQ(a.name, n);
     // Every field has a non-empty source (parse_arch enforces it; this checks the shipped data).
-    for (const auto& [k, v] : a.fields.items()) EXPECT_FALSE(v.at("source").get<std::string>().empty()) << n << k;
+    for (const auto& [k, v] : a.fields.items())
+      EXPECT_FALSE(v.at("source").get<std::string>().empty()) << n << k;
   }
   // The B300 SM count and Blackwell clocks are secondary (docs/facts.md §4): marked.
   const ArchSpec b300 = load_known_arch("b300");
-  EXPECT_NE(std::find(b300.assumptions.begin(), b300.assumptions.end(), "sm_count"), b300.assumptions.end());
+  EXPECT_NE(std::find(b300.assumptions.begin(), b300.assumptions.end(), "sm_count"),
+            b300.assumptions.end());
   EXPECT_DOUBLE_EQ(b300.mufu_ex2_per_clk_sm, 32);
   EXPECT_TRUE(load_known_arch("h200").assumptions.empty());  // read on a real H200 or published
 }
@@ -258,7 +275,8 @@ TEST(RooflinePipe, InstructionCountsPerEmulatedExp) {
   const ArchSpec hopper = arch("h100_sxm"), blackwell = arch("b200");
   // Degree 3: FMA pipe = add.rm + 2 sub + 3 fma = 6; ALU = max + LEA = 2.
   // Issue: scalar 6 + 2 = 8; packed 6 / 2 + 2 = 5.
-  const PipeCounts h = pipe_counts(pm.emulated_exp2, hopper, 3), b = pipe_counts(pm.emulated_exp2, blackwell, 3);
+  const PipeCounts h = pipe_counts(pm.emulated_exp2, hopper, 3),
+                   b = pipe_counts(pm.emulated_exp2, blackwell, 3);
   EXPECT_DOUBLE_EQ(h.fma, 6);
   EXPECT_DOUBLE_EQ(h.alu, 2);
   EXPECT_DOUBLE_EQ(h.mufu, 0);
@@ -266,7 +284,8 @@ TEST(RooflinePipe, InstructionCountsPerEmulatedExp) {
   EXPECT_DOUBLE_EQ(b.fma, 6);
   EXPECT_DOUBLE_EQ(b.issue, 5);
   // Each degree adds one FMA.
-  for (int deg = 1; deg <= 5; ++deg) EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, deg).fma, 3 + deg);
+  for (int deg = 1; deg <= 5; ++deg)
+    EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, deg).fma, 3 + deg);
   // Degree 0: p = 1 ignores f, so the two subtracts are dead: FMA pipe = add.rm only; issue =
   // add.rm + max + LEA = 3 (H200 SASS: FADD.FTZ.RM, FMNMX.FTZ, LEA per exp).
   EXPECT_DOUBLE_EQ(pipe_counts(pm.emulated_exp2, hopper, 0).fma, 1);
@@ -375,8 +394,9 @@ TEST(RooflineReport, RunRooflineRowsCarryTheDocumentedFields) {
   Report r = run_roofline(o);
   ASSERT_EQ(r.results["rows"].size(), 1u);
   const json& row = r.results["rows"][0];
-  for (const char* k : {"arch", "d", "direction", "dtype", "tile_m", "tile_n", "cycles_mma", "cycles_exp",
-                        "cycles_smem", "exp_over_mma", "smem_over_mma", "bottleneck", "emu_fraction_to_tie"})
+  for (const char* k :
+       {"arch", "d", "direction", "dtype", "tile_m", "tile_n", "cycles_mma", "cycles_exp",
+        "cycles_smem", "exp_over_mma", "smem_over_mma", "bottleneck", "emu_fraction_to_tie"})
     EXPECT_TRUE(row.contains(k)) << k;
   EXPECT_DOUBLE_EQ(row["exp_over_mma"].get<double>(), 2.0);
   // f = 0.25 on B200, exp only: mufu 8 - 2 = 6 -> 128 / 6 per clock -> 16384 * 6 / 128 = 768.

@@ -60,8 +60,8 @@ TEST(OnlineSoftmax, TauZeroEqualsTwoPassUpToRounding) {
     SoftmaxParams p;
     p.p_format = *f;
     p.rescale_threshold = 0.0f;
-    const RowBlockRunResult on = simulate_rows(p, S.data(), rows, keys, block, BlockOrder::forward,
-                                               V.data(), d, 2);
+    const RowBlockRunResult on =
+        simulate_rows(p, S.data(), rows, keys, block, BlockOrder::forward, V.data(), d, 2);
     EXPECT_GT(on.counts.row_rescales, 0u);
     std::vector<float> O2;
     two_pass(p, S.data(), rows, keys, V.data(), d, O2);
@@ -75,7 +75,8 @@ TEST(OnlineSoftmax, TauZeroEqualsTwoPassUpToRounding) {
       for (int k = 0; k < keys; ++k) {
         const double pk = std::exp2(double(s[k]) - m);
         l += pk;
-        for (int j = 0; j < d; ++j) cond[size_t(j)] += pk * std::fabs(V[size_t(k) * size_t(d) + size_t(j)]);
+        for (int j = 0; j < d; ++j)
+          cond[size_t(j)] += pk * std::fabs(V[size_t(k) * size_t(d) + size_t(j)]);
       }
       for (int j = 0; j < d; ++j) {
         const size_t i = size_t(r) * size_t(d) + size_t(j);
@@ -107,10 +108,12 @@ TEST(OnlineSoftmax, RunningMaxLagsByAtMostTau) {
           sim.process_tile(S.data() + size_t(b) * size_t(block), size_t(keys), nullptr, 0, block);
           for (int r = 0; r < rows; ++r) {
             const float* s = S.data() + size_t(r) * size_t(keys) + size_t(b) * size_t(block);
-            for (int k = 0; k < block; ++k) true_max[size_t(r)] = std::max(true_max[size_t(r)], s[k]);
+            for (int k = 0; k < block; ++k)
+              true_max[size_t(r)] = std::max(true_max[size_t(r)], s[k]);
             const float lag = (true_max[size_t(r)] - sim.row_max()[size_t(r)]) * scale_log2;
             worst = std::max(worst, lag);
-            ASSERT_LE(lag, tau) << "rise " << rise << " tau " << tau << " row " << r << " block " << b;
+            ASSERT_LE(lag, tau) << "rise " << rise << " tau " << tau << " row " << r << " block "
+                                << b;
             ASSERT_LE(sim.row_max()[size_t(r)], true_max[size_t(r)]);
           }
         }
@@ -138,11 +141,13 @@ TEST(OnlineSoftmax, ShiftInvariance) {
       SoftmaxParams p;
       p.rescale_threshold = tau;
       p.exp2.mode = mode;
-      const auto a = simulate_rows(p, S.data(), rows, keys, block, BlockOrder::forward, V.data(), d, 1);
+      const auto a =
+          simulate_rows(p, S.data(), rows, keys, block, BlockOrder::forward, V.data(), d, 1);
       for (float c : {-37.0f, 5.0f, 100.0f}) {
         auto S2 = S;
         for (auto& x : S2) x += c;
-        const auto b = simulate_rows(p, S2.data(), rows, keys, block, BlockOrder::forward, V.data(), d, 1);
+        const auto b =
+            simulate_rows(p, S2.data(), rows, keys, block, BlockOrder::forward, V.data(), d, 1);
         ASSERT_EQ(a.O, b.O) << "tau " << tau << " shift " << c;
         EXPECT_EQ(a.counts.row_rescales, b.counts.row_rescales);
         EXPECT_EQ(a.counts.warp_rescales, b.counts.warp_rescales);
@@ -163,9 +168,12 @@ TEST(OnlineSoftmax, CountsMatchBruteForce) {
     BlockOrder order;
   };
   const Case cases[] = {
-      {8, 64, 8, 4, 1.5, 0, 0.0f, BlockOrder::forward},  {8, 64, 8, 4, 6.0, 24, 2.0f, BlockOrder::forward},
-      {13, 100, 16, 4, 3.0, 24, 0.0f, BlockOrder::forward}, {13, 100, 16, 4, 3.0, 96, 8.0f, BlockOrder::reverse},
-      {40, 512, 32, 32, 6.0, 96, 8.0f, BlockOrder::forward}, {7, 50, 7, 3, 2.0, 10, 1.0f, BlockOrder::reverse},
+      {8, 64, 8, 4, 1.5, 0, 0.0f, BlockOrder::forward},
+      {8, 64, 8, 4, 6.0, 24, 2.0f, BlockOrder::forward},
+      {13, 100, 16, 4, 3.0, 24, 0.0f, BlockOrder::forward},
+      {13, 100, 16, 4, 3.0, 96, 8.0f, BlockOrder::reverse},
+      {40, 512, 32, 32, 6.0, 96, 8.0f, BlockOrder::forward},
+      {7, 50, 7, 3, 2.0, 10, 1.0f, BlockOrder::reverse},
   };
   int ci = 0;
   for (const Case& c : cases) {
@@ -256,7 +264,7 @@ TEST(OnlineSoftmax, MaskedRows) {
 TEST(OnlineSoftmax, SaturationThresholdAndCount) {
   EXPECT_EQ(saturation_threshold(kE4M3), std::nextafter(464.0f, 1e9f));  // 464 ties to even 448
   EXPECT_EQ(saturation_threshold(kE5M2), 61440.0f);                      // tie goes up to 65536
-  EXPECT_EQ(saturation_threshold(kBF16), 0x1.FFp127f);                   // max 0x1.FEp127 is odd: tie goes up
+  EXPECT_EQ(saturation_threshold(kBF16), 0x1.FFp127f);  // max 0x1.FEp127 is odd: tie goes up
   EXPECT_TRUE(std::isinf(saturation_threshold(kFP32)));
   const int rows = 32, keys = 4096;
   const auto S = normal_matrix(rows, keys, 6.0, 51);
@@ -265,11 +273,13 @@ TEST(OnlineSoftmax, SaturationThresholdAndCount) {
     p.p_format = *f;
     p.max_offset = 8.0f;
     p.rescale_threshold = 4.0f;
-    const auto res = simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, nullptr, 0, 1);
+    const auto res =
+        simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, nullptr, 0, 1);
     // The counts-only path (P only where it could saturate) counts exactly what the full path does.
     const std::vector<float> V1(size_t(keys), 1.0f);
     EXPECT_EQ(res.counts.saturated,
-              simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, V1.data(), 1, 1).counts.saturated);
+              simulate_rows(p, S.data(), rows, keys, 128, BlockOrder::forward, V1.data(), 1, 1)
+                  .counts.saturated);
     if (f == &kE4M3)
       EXPECT_GT(res.counts.saturated, 0u);
     else
@@ -299,8 +309,10 @@ TEST(OnlineSoftmax, ScheduleUsesEmulationOnItsColumns) {
     emulated_cols += e;
     const float pm = p_exp2(S[size_t(k)], m, mufu, false);
     const float pe = p_exp2(S[size_t(k)], m, sched, e);
-    if (!e) EXPECT_EQ(pm, pe);
-    else EXPECT_EQ(pe, ex2_emu(std::fma(S[size_t(k)], 1.0f, -m), 3));
+    if (!e)
+      EXPECT_EQ(pm, pe);
+    else
+      EXPECT_EQ(pe, ex2_emu(std::fma(S[size_t(k)], 1.0f, -m), 3));
   }
   EXPECT_EQ(emulated_cols, 24);  // 18.75 % of 128 (docs/facts.md §1)
   EXPECT_NE(a.row_sum()[0], b.row_sum()[0]);
@@ -349,13 +361,15 @@ uint32_t bits_of(float x) {
 TEST(OnlineSoftmax, QuantizePMatchesQuantize) {
   for (const Format* f : {&kBF16, &kFP16, &kE4M3, &kE5M2, &kFP32}) {
     std::vector<float> in;
-    for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 4099) in.push_back(f32_from_bits(uint32_t(b)));
-    for (double edge : {f->min_subnormal, f->min_normal, f->max_finite, double(saturation_threshold(*f)),
-                        1.0, 0.0})
+    for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 4099)
+      in.push_back(f32_from_bits(uint32_t(b)));
+    for (double edge : {f->min_subnormal, f->min_normal, f->max_finite,
+                        double(saturation_threshold(*f)), 1.0, 0.0})
       for (int sgn : {0, 1})
         for (int64_t dlt = -4096; dlt <= 4096; ++dlt) {
           const int64_t b = int64_t(bits_of(float(std::min(edge, 3.0e38)))) + dlt;
-          if (b >= 0 && b < 0x7F800000) in.push_back(f32_from_bits(uint32_t(b) | (uint32_t(sgn) << 31)));
+          if (b >= 0 && b < 0x7F800000)
+            in.push_back(f32_from_bits(uint32_t(b) | (uint32_t(sgn) << 31)));
         }
     in.push_back(std::numeric_limits<float>::infinity());
     in.push_back(std::numeric_limits<float>::quiet_NaN());
@@ -366,7 +380,8 @@ TEST(OnlineSoftmax, QuantizePMatchesQuantize) {
       size_t bad = 0;
       for (size_t i = 0; i < in.size(); ++i)
         if (bits_of(out[i]) != bits_of(quantize(*f, in[i], ov)) && bad++ < 5)
-          ADD_FAILURE() << f->name << " " << overflow_name(ov) << " x bits " << std::hex << bits_of(in[i]);
+          ADD_FAILURE() << f->name << " " << overflow_name(ov) << " x bits " << std::hex
+                        << bits_of(in[i]);
       EXPECT_EQ(bad, 0u) << f->name;
     }
   }
@@ -413,7 +428,8 @@ TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
               const int n = std::min(block, keys - k0);
               float bm = neg_inf_f32();
               for (int k = 0; k < n; ++k) bm = s[k0 + k] > bm ? s[k0 + k] : bm;
-              const RowUpdate u = update_row_max(m, bm, p.scale_log2, tau, k0 == 0, mode == Exp2Mode::exact);
+              const RowUpdate u =
+                  update_row_max(m, bm, p.scale_log2, tau, k0 == 0, mode == Exp2Mode::exact);
               m = u.row_max;
               row_resc += u.rescale;
               float acc8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -430,7 +446,8 @@ TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
               l = l * u.acc_scale + (acc8[0] + acc8[1]);
               for (int j = 0; j < d; ++j) {
                 float a = u.acc_scale != 1.0f ? o[size_t(j)] * u.acc_scale : o[size_t(j)];
-                for (int k = 0; k < n; ++k) a = std::fma(pc[size_t(k)], V[size_t(k0 + k) * size_t(d) + size_t(j)], a);
+                for (int k = 0; k < n; ++k)
+                  a = std::fma(pc[size_t(k)], V[size_t(k0 + k) * size_t(d) + size_t(j)], a);
                 o[size_t(j)] = a;
               }
             }
@@ -441,7 +458,8 @@ TEST(OnlineSoftmax, VectorPathsMatchScalarModel) {
                   << "row " << r << " col " << j << " mode " << int(mode) << " " << f->name;
             const float lg = static_cast<float>(std::log2(static_cast<double>(l)));
             ASSERT_EQ(bits_of(lse[size_t(r)]),
-                      bits_of(((row_max_safe(m) * p.scale_log2 + lg) - pr.max_offset) * 0.693147180559945309417f));
+                      bits_of(((row_max_safe(m) * p.scale_log2 + lg) - pr.max_offset) *
+                              0.693147180559945309417f));
           }
           EXPECT_EQ(sim.counts().saturated, sat);
           EXPECT_EQ(sim.counts().row_rescales, row_resc);

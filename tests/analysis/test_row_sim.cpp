@@ -59,7 +59,8 @@ TEST(RowSim, CheckScoresRefusesNanAndInf) {
     check_scores(s.data(), 2, 2, "scores");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("scores: score [1, 0] is nan"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scores: score [1, 0] is nan"), std::string::npos)
+        << e.what();
   }
   s[2] = std::numeric_limits<float>::infinity();
   EXPECT_THROW(check_scores(s.data(), 2, 2, "scores"), Error);

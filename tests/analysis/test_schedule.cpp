@@ -25,7 +25,10 @@ const ScheduleSpec& sm90() {
   return s;
 }
 
-json sm90_json() { return read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file"); }
+json sm90_json() {
+  return read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json",
+                        "schedule file");
+}
 
 // parse_schedule_spec refuses `j` with an error that names `field`.
 void expect_refused_naming(const json& j, const std::string& field) {
@@ -37,7 +40,8 @@ void expect_refused_naming(const json& j, const std::string& field) {
   }
 }
 
-ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, int heads = 32, int kv = 32) {
+ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, int heads = 32,
+                    int kv = 32) {
   ScheduleInput in;
   in.shape = {batch, heads, kv, seq, seq, d, causal};
   return in;
@@ -47,10 +51,15 @@ ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, i
 
 // flash_attn/cute/interface.py _tile_size_fwd_sm90 (4.0.0b36), as data/schedule/sm90.json writes it.
 TEST(Schedule, Sm90TilesAreUpstreams) {
-  struct Case { int d; bool causal; int m, n, warps; };
-  for (const Case c : {Case{64, false, 192, 128, 3}, Case{64, true, 192, 128, 3}, Case{96, false, 192, 144, 3},
-                       Case{96, true, 192, 128, 3}, Case{128, false, 128, 128, 2}, Case{192, false, 128, 112, 2},
-                       Case{256, true, 128, 80, 2}}) {
+  struct Case {
+    int d;
+    bool causal;
+    int m, n, warps;
+  };
+  for (const Case c :
+       {Case{64, false, 192, 128, 3}, Case{64, true, 192, 128, 3}, Case{96, false, 192, 144, 3},
+        Case{96, true, 192, 128, 3}, Case{128, false, 128, 128, 2}, Case{192, false, 128, 112, 2},
+        Case{256, true, 128, 80, 2}}) {
     const SchedulePrediction p = predict_schedule(h200(), sm90(), shape(c.d, c.causal));
     EXPECT_EQ(p.tile_m, c.m) << c.d;
     EXPECT_EQ(p.tile_n, c.n) << c.d;
@@ -183,7 +192,8 @@ TEST(Schedule, ClockFollowsTheShapeNotTheTricks) {
 
 // The optional calibrated terms: absent, they change nothing; present, each moves what it prices.
 TEST(Schedule, OptionalTermsPriceWhatTheyName) {
-  json j = read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
+  json j =
+      read_json_file(std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json", "schedule file");
   const ScheduleSpec base = parse_schedule_spec(j, "sm90.json");
   ScheduleInput causal = shape(64, true);
   json more_mask = j;
@@ -191,8 +201,9 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), causal).total_cycles,
             predict_schedule(h200(), base, causal).total_cycles);
   // the non-causal kernel has no masked scores: unchanged
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), shape(64)).total_cycles,
-                   predict_schedule(h200(), base, shape(64)).total_cycles);
+  EXPECT_DOUBLE_EQ(
+      predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), shape(64)).total_cycles,
+      predict_schedule(h200(), base, shape(64)).total_cycles);
   ScheduleInput tau = shape(64);
   tau.tricks.tau = 8;
   json more_tau = j;
@@ -202,17 +213,21 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   // FMA instructions beside an MMA: at d 224 the O rescale runs beside the MMAs
   json more_stall = j;
   more_stall["calibrated"]["fma_tensor_stall"] = base.fma_tensor_stall + 2;
-  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
-            predict_schedule(h200(), base, shape(224)).total_cycles);
+  EXPECT_GT(
+      predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
+      predict_schedule(h200(), base, shape(224)).total_cycles);
   // P through shared memory (d 96: not RS) costs its exposed clocks; d 64 (RS) does not pay them
   json more_smem = j;
   more_smem["calibrated"]["smem_p_cycles"] = base.smem_p_cycles + 300;
-  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(96)).total_cycles,
-            predict_schedule(h200(), base, shape(96)).total_cycles);
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(64)).total_cycles,
-                   predict_schedule(h200(), base, shape(64)).total_cycles);
+  EXPECT_GT(
+      predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(96)).total_cycles,
+      predict_schedule(h200(), base, shape(96)).total_cycles);
+  EXPECT_DOUBLE_EQ(
+      predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(64)).total_cycles,
+      predict_schedule(h200(), base, shape(64)).total_cycles);
   json no_terms = j;
-  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d", "fma_tensor_stall", "smem_p_cycles"})
+  for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d",
+                        "fma_tensor_stall", "smem_p_cycles"})
     no_terms["calibrated"].erase(k);
   const ScheduleSpec old = parse_schedule_spec(no_terms, "old.json");
   EXPECT_EQ(old.tau_cycles_fixed, 0);
@@ -255,7 +270,8 @@ TEST(Schedule, TmaClocksComeFromTheTable) {
   ASSERT_TRUE(e144 && e104);
   EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 144, sm90().tma_rows), e144->clocks);
   EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 144, 2 * sm90().tma_rows), 2 * e144->clocks);
-  EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 104, sm90().tma_rows), e104->clocks);  // d 104: rows not aligned
+  EXPECT_DOUBLE_EQ(tma_tile_clocks(sm90(), 104, sm90().tma_rows),
+                   e104->clocks);  // d 104: rows not aligned
   // d 208 is not in the table: 13 boxes of 32 bytes at the per-box clocks of a measured sw32 tile
   const double d208 = tma_tile_clocks(sm90(), 208, sm90().tma_rows);
   EXPECT_GT(d208, tma_tile_clocks(sm90(), 192, sm90().tma_rows));
@@ -272,7 +288,7 @@ TEST(Schedule, TmaBindsWhereTheSwizzleIsNarrow) {
   const auto d160 = predict_schedule(h200(), sm90(), shape(160, true, 8192, 4, 16, 16));
   EXPECT_EQ(d144.binding, "tma");
   EXPECT_DOUBLE_EQ(d144.util_tma, 1.0);  // the load sets the period
-  EXPECT_LT(d160.util_tma, 0.95);         // busy, but the warps set the period
+  EXPECT_LT(d160.util_tma, 0.95);        // busy, but the warps set the period
   EXPECT_GT(d144.total_cycles / d144.flops, d160.total_cycles / d160.flops);
   ScheduleSpec none = sm90();
   none.tma.clear();
@@ -281,7 +297,8 @@ TEST(Schedule, TmaBindsWhereTheSwizzleIsNarrow) {
   // d 64 and d 128 (the calibration's head dims) are not load-bound: the table changes nothing there
   for (int d : {64, 128})
     EXPECT_DOUBLE_EQ(predict_schedule(h200(), none, shape(d)).total_cycles,
-                     predict_schedule(h200(), sm90(), shape(d)).total_cycles) << d;
+                     predict_schedule(h200(), sm90(), shape(d)).total_cycles)
+        << d;
 }
 
 TEST(Schedule, TmaTableMissingAFieldNamesIt) {

@@ -46,7 +46,8 @@ TEST(CliCheck, ExitCodes) {
 // One rule for tau and max_offset in every command: finite, 0..64 (log2 units). Beyond, the
 // check printed "clips by up to infx" and a "largest safe tau < -1e+300" with exit 1.
 TEST(CliCheck, TauAndMaxOffsetHaveOneRange) {
-  for (const std::string& cmd : std::vector<std::string>{"check --dtype e4m3", kSmall, "rescale --rows 8 --keys 256 --d 8"}) {
+  for (const std::string& cmd : std::vector<std::string>{"check --dtype e4m3", kSmall,
+                                                         "rescale --rows 8 --keys 256 --d 8"}) {
     expect_usage_error(run_cli(cmd + " --tau 1e308"), "--tau 1e+308 is out of range");
     expect_usage_error(run_cli(cmd + " --max-offset 1e300"), "--max-offset 1e+300 is out of range");
     expect_usage_error(run_cli(cmd + " --max-offset 65"), "at most 64");
@@ -77,10 +78,28 @@ TEST(CliAttention, JsonHasTheListedFields) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"]["runs"].size(), 2u);
-  for (const char* k : {"dtype", "tau", "max_offset", "batch", "heads", "kv_heads", "seq_q", "seq_k",
-                        "d", "causal", "q_scale", "seed", "rel_l2_unquantized", "rel_l2_dequantized",
-                        "max_abs", "cosine", "lse_max_err", "saturated", "saturated_pct", "rows_pct",
-                        "warps_pct", "error_split"})
+  for (const char* k : {"dtype",
+                        "tau",
+                        "max_offset",
+                        "batch",
+                        "heads",
+                        "kv_heads",
+                        "seq_q",
+                        "seq_k",
+                        "d",
+                        "causal",
+                        "q_scale",
+                        "seed",
+                        "rel_l2_unquantized",
+                        "rel_l2_dequantized",
+                        "max_abs",
+                        "cosine",
+                        "lse_max_err",
+                        "saturated",
+                        "saturated_pct",
+                        "rows_pct",
+                        "warps_pct",
+                        "error_split"})
     EXPECT_TRUE(j["results"]["runs"][0].contains(k)) << k;
   for (const char* k : {"qkv_quantization", "saturation", "p_conversion", "kernel_rest"})
     EXPECT_TRUE(j["results"]["runs"][0]["error_split"].contains(k)) << k;
@@ -97,7 +116,8 @@ TEST(CliAttention, UnsafeIsRefusedUnlessAllowed) {
 
 // ---- every bad input
 TEST(CliAttention, BadGeometry) {
-  expect_usage_error(run_cli("attention --heads 6 --kv-heads 4"), "--heads 6 is not a multiple of --kv-heads 4");
+  expect_usage_error(run_cli("attention --heads 6 --kv-heads 4"),
+                     "--heads 6 is not a multiple of --kv-heads 4");
   expect_usage_error(run_cli("attention --d 0"), "--d = 0 is out of range");
   expect_usage_error(run_cli("attention --seq 0"), "--seq = 0 is out of range");
   expect_usage_error(run_cli("attention --seq 128,0"), "--seq = 0 is out of range");
@@ -105,15 +125,18 @@ TEST(CliAttention, BadGeometry) {
   expect_usage_error(run_cli("attention --dtype e4m3fn"), "unknown --dtype 'e4m3fn'");
   expect_usage_error(run_cli("attention --q-scale 0"), "--q-scale must be finite and > 0");
   expect_usage_error(run_cli("attention --exp fast"), "unknown --exp 'fast'");
-  expect_usage_error(run_cli("attention --seq 100 --seq-k 50 --causal"), "seq_q = 100 > seq_k = 50");
+  expect_usage_error(run_cli("attention --seq 100 --seq-k 50 --causal"),
+                     "seq_q = 100 > seq_k = 50");
 }
 
 // --warp-rows: the vote granularity. One row per warp makes warps % equal rows %; a warp's
 // vote is an any-of, so larger warps never rescale less often.
 TEST(CliAttention, WarpRowsGranularity) {
   auto warps = [](const std::string& extra) {
-    const auto r = run_cli("attention --heads 2 --kv-heads 1 --d 16 --seq 512 --block-n 32 --threads 2"
-                           " --dtype bf16 --tau 0 --no-split --json -" + extra);
+    const auto r = run_cli(
+        "attention --heads 2 --kv-heads 1 --d 16 --seq 512 --block-n 32 --threads 2"
+        " --dtype bf16 --tau 0 --no-split --json -" +
+        extra);
     EXPECT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out)["results"]["runs"][0];
     return std::pair<double, double>{j["rows_pct"].get<double>(), j["warps_pct"].get<double>()};
@@ -126,7 +149,8 @@ TEST(CliAttention, WarpRowsGranularity) {
   EXPECT_LE(w16.second, w32.second);
   expect_usage_error(run_cli("attention --warp-rows 0"), "--warp-rows = 0 is out of range");
   expect_usage_error(run_cli("attention --warp-rows x"), "--warp-rows");
-  expect_usage_error(run_cli("attention --warp-rows 48"), "--warp-rows 48 does not divide --block-m 128");
+  expect_usage_error(run_cli("attention --warp-rows 48"),
+                     "--warp-rows 48 does not divide --block-m 128");
   expect_usage_error(run_cli("attention --block-m 0"), "--block-m = 0 is out of range");
 }
 
@@ -141,7 +165,8 @@ struct Files {
 };
 
 void put(const std::string& path, int s, int h, int d, int tensor) {
-  write_npy_f32(path, {1, uint64_t(s), uint64_t(h), uint64_t(d)}, seeded_input(3, tensor, 1, s, h, d, 1));
+  write_npy_f32(path, {1, uint64_t(s), uint64_t(h), uint64_t(d)},
+                seeded_input(3, tensor, 1, s, h, d, 1));
 }
 
 TEST(CliAttention, BadNpyInputs) {
@@ -153,20 +178,28 @@ TEST(CliAttention, BadNpyInputs) {
   put(f.v, 64, 1, 16, 2);
   EXPECT_EQ(run_cli("attention" + f.args()).code, 0);
   // geometry flags do not mix with files
-  expect_usage_error(run_cli("attention --heads 2" + f.args()), "--heads does not apply to .npy inputs");
+  expect_usage_error(run_cli("attention --heads 2" + f.args()),
+                     "--heads does not apply to .npy inputs");
   // nor does --seed (it was silently ignored)
-  expect_usage_error(run_cli("attention --seed 5" + f.args()), "--seed does not apply to .npy inputs");
+  expect_usage_error(run_cli("attention --seed 5" + f.args()),
+                     "--seed does not apply to .npy inputs");
   // only some of the three
   expect_usage_error(run_cli("attention --q " + f.q), "--q, --k and --v go together");
   // NaN / inf: refused with the count and where
   auto v = seeded_input(3, 2, 1, 64, 1, 16, 1);
   v[5] = INFINITY;
   write_npy_f32(f.v, {1, 64, 1, 16}, v);
-  expect_usage_error(run_cli("attention" + f.args()), "holds 1 non-finite value(s) (NaN or inf); the first is inf at flat index 5");
+  expect_usage_error(run_cli("attention" + f.args()),
+                     "holds 1 non-finite value(s) (NaN or inf); the first is inf at flat index 5");
   put(f.v, 64, 1, 16, 2);
   // not a .npy file
-  { std::FILE* fp = std::fopen(f.k.c_str(), "w"); std::fputs("not numpy\n", fp); std::fclose(fp); }
-  expect_usage_error(run_cli("attention" + f.args()), "is not a valid .npy file: it does not start with the .npy magic");
+  {
+    std::FILE* fp = std::fopen(f.k.c_str(), "w");
+    std::fputs("not numpy\n", fp);
+    std::fclose(fp);
+  }
+  expect_usage_error(run_cli("attention" + f.args()),
+                     "is not a valid .npy file: it does not start with the .npy magic");
   // wrong rank
   write_npy_f32(f.k, {64, 16}, std::vector<float>(64 * 16, 1.0f));
   expect_usage_error(run_cli("attention" + f.args()), "expected 4-D (batch, seq, heads, d)");
@@ -175,14 +208,15 @@ TEST(CliAttention, BadNpyInputs) {
     std::string hdr = "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 64, 1, 16), }";
     hdr.append(64 - (10 + hdr.size() + 1) % 64, ' ');
     hdr += '\n';
-    std::string img = std::string("\x93NUMPY\x01\x00", 8) + char(hdr.size() & 0xFF) + char(hdr.size() >> 8) + hdr +
-                      std::string(64 * 16 * 4, '\0');
+    std::string img = std::string("\x93NUMPY\x01\x00", 8) + char(hdr.size() & 0xFF) +
+                      char(hdr.size() >> 8) + hdr + std::string(64 * 16 * 4, '\0');
     std::FILE* fp = std::fopen(f.k.c_str(), "wb");
     std::fwrite(img.data(), 1, img.size(), fp);
     std::fclose(fp);
   }
   expect_usage_error(run_cli("attention" + f.args()), "big-endian");
-  expect_usage_error(run_cli("attention --q /nonexistent.npy --k /x.npy --v /y.npy"), "cannot open '/nonexistent.npy'");
+  expect_usage_error(run_cli("attention --q /nonexistent.npy --k /x.npy --v /y.npy"),
+                     "cannot open '/nonexistent.npy'");
 }
 
 TEST(CliAttention, FortranOrderNpyIsSupported) {
@@ -201,7 +235,8 @@ TEST(CliAttention, FortranOrderNpyIsSupported) {
       for (int s = 0; s < 64; ++s)
         for (int hh = 0; hh < h; ++hh)
           for (int j = 0; j < 16; ++j)
-            col[size_t(s) + 64 * (size_t(hh) + size_t(h) * size_t(j))] = x[(size_t(s) * size_t(h) + size_t(hh)) * 16 + size_t(j)];
+            col[size_t(s) + 64 * (size_t(hh) + size_t(h) * size_t(j))] =
+                x[(size_t(s) * size_t(h) + size_t(hh)) * 16 + size_t(j)];
       write_npy(path, NpyType::f32, {1, 64, uint64_t(h), 16}, col.data(), col.size() * 4, true);
     }
   }
@@ -237,7 +272,9 @@ TEST(CliAttention, SaturatedInputsAreReported) {
   write_npy_f32(f.v, {1, 64, 1, 16}, std::vector<float>(64 * 16, 1e30f));
   auto t = run_cli("attention --dtype fp16" + f.args());
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_NE(t.out.find("fp16 inputs saturated: Q 0, K 0, V 1024 values beyond fp16's max finite"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("fp16 inputs saturated: Q 0, K 0, V 1024 values beyond fp16's max finite"),
+            std::string::npos)
+      << t.out;
   auto j = run_cli("attention --dtype fp16 --json -" + f.args());
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_EQ(nlohmann::json::parse(j.out)["results"]["runs"][0]["inputs_saturated"]["v"], 1024);
@@ -271,20 +308,25 @@ TEST(CliAttention, BlockOperandErrors) {
   expect_usage_error(run_cli(s + " --p-format fp4"), "unknown --p-format 'fp4'");
   expect_usage_error(run_cli(s + " --qk-format mxfp9"), "--qk-format");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule round"), "--scale-rule");
-  expect_usage_error(run_cli(s + " --qk-format mxfp8 --scale-block 48"), "does not divide the head dim d = 64");
+  expect_usage_error(run_cli(s + " --qk-format mxfp8 --scale-block 48"),
+                     "does not divide the head dim d = 64");
   expect_usage_error(run_cli(s + " --v-format nvfp4 --block-n 40"), "does not divide --block-n 40");
   expect_usage_error(run_cli(s + " --p-format nvfp4 --scale-rule rceil"), "cannot hold");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --scale-rule nearest"), "cannot hold");
   expect_usage_error(run_cli(s + " --p-format mxfp4 --p-rule two-level"), "--p-rule two-level");
-  expect_usage_error(run_cli(s + " --p-rule two-level"), "--p-rule applies to block-scaled operands");
-  expect_usage_error(run_cli(s + " --scale-block 16"), "--scale-block applies to block-scaled operands");
-  expect_usage_error(run_cli(s + " --p-format nvfp4 --p-rule two-level --tau 1"), "refusing to run");
+  expect_usage_error(run_cli(s + " --p-rule two-level"),
+                     "--p-rule applies to block-scaled operands");
+  expect_usage_error(run_cli(s + " --scale-block 16"),
+                     "--scale-block applies to block-scaled operands");
+  expect_usage_error(run_cli(s + " --p-format nvfp4 --p-rule two-level --tau 1"),
+                     "refusing to run");
   expect_usage_error(run_cli(s + " --p-format nvfp4 --dtype bf16,e4m3"), "--dtype lists");
 }
 
 TEST(CliAttention, BlockOperandsRunAndSplit) {
-  const auto r = run_cli("attention --batch 1 --heads 1 --d 64 --seq 128 --threads 2 --qk-format mxfp8 "
-                         "--p-format nvfp4 --p-rule two-level --v-format mxfp8 --json -");
+  const auto r = run_cli(
+      "attention --batch 1 --heads 1 --d 64 --seq 128 --threads 2 --qk-format mxfp8 "
+      "--p-format nvfp4 --p-rule two-level --v-format mxfp8 --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& run = j["results"]["runs"][0];

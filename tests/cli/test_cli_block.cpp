@@ -60,12 +60,16 @@ TEST(CliBlock, BadInputNamesTheOption) {
   expect_refused("block --elem bf16" + in, "--elem bf16");
   expect_refused("block --format mxfp4" + in, "--block 32 does not divide the row length 48");
   expect_refused("block --format mxfp4 --block 0" + in, "--block");
-  expect_refused("block --format mxfp4 --scale-format e4m3" + in, "--scale-format e4m3 cannot hold the 'floor' rule");
-  expect_refused("block --format nvfp4 --scale-format e8m0" + in, "--scale-format e8m0 cannot hold the 'nearest' rule");
-  expect_refused("block --format mxfp4 --block 16 --tensor-scale 0.5" + in, "--tensor-scale is for the 'nearest' rule");
+  expect_refused("block --format mxfp4 --scale-format e4m3" + in,
+                 "--scale-format e4m3 cannot hold the 'floor' rule");
+  expect_refused("block --format nvfp4 --scale-format e8m0" + in,
+                 "--scale-format e8m0 cannot hold the 'nearest' rule");
+  expect_refused("block --format mxfp4 --block 16 --tensor-scale 0.5" + in,
+                 "--tensor-scale is for the 'nearest' rule");
   expect_refused("block --format nvfp4 --tensor-scale -1" + in, "--tensor-scale");
   expect_refused("block --format nvfp4", "nothing to encode");
-  expect_refused("block --format nvfp4 --decode --codes " + x, "--decode needs --codes and --scales");
+  expect_refused("block --format nvfp4 --decode --codes " + x,
+                 "--decode needs --codes and --scales");
   expect_refused("block --format nvfp4 --decode --codes " + x + " --scales " + x, "must be uint8");
   expect_refused("block --format nvfp4 --in " + (dir / "missing.npy").string(), "missing.npy");
   // E2M1 codes are 4 bits: 0x1F in a byte is not a code (it used to decode as -6)
@@ -97,7 +101,8 @@ TEST(CliBlock, QuantizeMxFormats) {
   EXPECT_EQ(j["results"]["values"][2]["bits"], "0x7");
   EXPECT_EQ(j["results"]["values"][3]["bits"], "0xF");
   expect_refused("quantize --dtype e2m1 --overflow ieee 1", "e2m1 has no inf and no NaN");
-  expect_refused("quantize --dtype e8m0 --rounding stochastic 1", "stochastic rounding to the MX format e8m0");
+  expect_refused("quantize --dtype e8m0 --rounding stochastic 1",
+                 "stochastic rounding to the MX format e8m0");
   r = run_cli("quantize --dtype e8m0 --overflow ieee --json - 3 0 -1");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto k = nlohmann::json::parse(r.out);

@@ -47,7 +47,8 @@ TEST(CliExp2, BadChoices) {
 TEST(CliExp2, JsonIntoMissingDirectory) {
   auto r = run_cli("exp2 --samples 1000 --json /nonexistent-fa4sim-dir/out.json");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("directory '/nonexistent-fa4sim-dir' does not exist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("directory '/nonexistent-fa4sim-dir' does not exist"), std::string::npos)
+      << r.err;
   EXPECT_TRUE(r.out.empty()) << "the error comes before the analysis: " << r.out;
 }
 
@@ -75,8 +76,9 @@ TEST(CliExp2, JsonEnvelopeAndResults) {
   EXPECT_EQ(d[0]["degree"], 3);
   EXPECT_EQ(d[1]["degree"], 5);
   for (const auto& row : d) {
-    for (const char* k : {"degree", "n", "fp32_max_rel", "fp32_max_rel_at", "fp32_mean_rel",
-                          "fp32_max_ulp", "out_dtype", "identical_pct", "within_1ulp_pct", "max_ulp"})
+    for (const char* k :
+         {"degree", "n", "fp32_max_rel", "fp32_max_rel_at", "fp32_mean_rel", "fp32_max_ulp",
+          "out_dtype", "identical_pct", "within_1ulp_pct", "max_ulp"})
       EXPECT_TRUE(row.contains(k)) << k;
     EXPECT_EQ(row["n"], 20000);
     EXPECT_EQ(row["out_dtype"], "bf16");

@@ -44,7 +44,8 @@ TEST(CliFit, UnknownObjective) {
 // A polynomial far from 2^f on [0, 1) is refused: 1,3e38 overflowed the exponent splice and
 // printed a max rel of 1.5e38 next to a mean rel of nan; 0,0 gave inf.
 TEST(CliExp2Coeffs, PolynomialFarFromExp2IsRefused) {
-  expect_usage_error("exp2 --coeffs 1,3e38", "--coeffs: the polynomial is 2.93e+35 at f = 0.000976562, far from 2^f");
+  expect_usage_error("exp2 --coeffs 1,3e38",
+                     "--coeffs: the polynomial is 2.93e+35 at f = 0.000976562, far from 2^f");
   expect_usage_error("exp2 --coeffs 0,0", "the polynomial is 0 at f = 0");
   expect_usage_error("exp2 --coeffs -1,-1", "far from 2^f");
 }
@@ -53,7 +54,8 @@ TEST(CliExp2Coeffs, PolynomialFarFromExp2IsRefused) {
 // followed by a NUL and more text is not read as the number.
 TEST(CliExp2Coeffs, FolderAndNulInFileAreRefused) {
   const auto dir = temp_dir("fitcoeffs");
-  expect_usage_error("exp2 --coeffs " + dir.string(), "--coeffs: '" + dir.string() + "' is a directory");
+  expect_usage_error("exp2 --coeffs " + dir.string(),
+                     "--coeffs: '" + dir.string() + "' is a directory");
   const auto f = dir / "nul.txt";
   std::ofstream(f, std::ios::binary) << std::string("1\n0.69\0junk\n", 12);
   expect_usage_error("exp2 --coeffs " + f.string(), "'0.69\\x00junk' is not a number");
@@ -70,7 +72,8 @@ TEST(CliExp2Coeffs, Malformed) {
   expect_usage_error("exp2 --coeffs 1,,0.5", "an empty field");
   expect_usage_error("exp2 --coeffs 1,0.5,", "an empty field");
   expect_usage_error("exp2 --coeffs ''", "--coeffs needs c0,c1,... or a file name");
-  expect_usage_error("exp2 --coeffs /nonexistent/coeffs.txt", "cannot read '/nonexistent/coeffs.txt'");
+  expect_usage_error("exp2 --coeffs /nonexistent/coeffs.txt",
+                     "cannot read '/nonexistent/coeffs.txt'");
   expect_usage_error("exp2 --coeffs 1,0.7 --degree 1", "--coeffs sets the degree");
   const auto dir = temp_dir("fitcoeffs");
   const auto f = dir / "c.txt";

@@ -34,7 +34,8 @@ void expect_usage_error(const fa4sim::test::CliResult& r, const std::string& wha
 TEST(CliFormats, TableAndJson) {
   auto r = run_cli("formats");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"e4m3", "e5m2", "bf16", "fp16", "fp32", "448", "57344", "65504", "8.807355"})
+  for (const char* s :
+       {"e4m3", "e5m2", "bf16", "fp16", "fp32", "448", "57344", "65504", "8.807355"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing in:\n" << r.out;
   auto j = run_cli("formats --json -");
   ASSERT_EQ(j.code, 0) << j.err;
@@ -128,7 +129,8 @@ TEST(CliQuantize, StdinTextAndBinary) {
   EXPECT_EQ(v[3]["bits"], "0x7F7F");  // satfinite inf
   EXPECT_EQ(v[4]["bits"], "0xBF00");
   const float xs[3] = {1.0f, 448.0f, -3.0f};
-  const std::string bin = write_temp("v.bin", std::string(reinterpret_cast<const char*>(xs), sizeof xs));
+  const std::string bin =
+      write_temp("v.bin", std::string(reinterpret_cast<const char*>(xs), sizeof xs));
   auto b = run_cli("quantize --dtype e4m3 --stdin --binary --json -", bin);
   ASSERT_EQ(b.code, 0) << b.err;
   const auto vb = nlohmann::json::parse(b.out)["results"]["values"];
@@ -195,7 +197,8 @@ TEST(CliQuantize, StdinJsonIsStreamedAndComplete) {
   const auto dir = temp_dir("formats-stream");
   {
     std::ofstream t(dir / "v.txt");
-    for (int i = 0; i < 200000; ++i) t << (i % 7 == 0 ? "nan" : std::to_string(i % 500)) << (i % 10 ? ' ' : '\n');
+    for (int i = 0; i < 200000; ++i)
+      t << (i % 7 == 0 ? "nan" : std::to_string(i % 500)) << (i % 10 ? ' ' : '\n');
   }
   const std::string js = (dir / "r.json").string();
   auto r = run_limited("--dtype e4m3 --stdin --json " + js, (dir / "v.txt").string(), 150000);
@@ -214,7 +217,9 @@ TEST(CliQuantize, StdinJsonIsStreamedAndComplete) {
   auto streamed = run_cli("quantize --dtype e4m3 --stdin --json -", vt);
   ASSERT_EQ(small.code, 0);
   ASSERT_EQ(streamed.code, 0);
-  auto cut = [](const std::string& s) { return s.substr(s.find("\"results\""), s.find("\"provenance\"") - s.find("\"results\"")); };
+  auto cut = [](const std::string& s) {
+    return s.substr(s.find("\"results\""), s.find("\"provenance\"") - s.find("\"results\""));
+  };
   EXPECT_EQ(cut(small.out), cut(streamed.out));
   auto ja = nlohmann::json::parse(small.out), jb = nlohmann::json::parse(streamed.out);
   EXPECT_EQ(ja["results"], jb["results"]);
@@ -247,12 +252,14 @@ TEST(CliQuantizeBadInput, NonNumberInValues) {
 
 TEST(CliQuantizeBadInput, NonNumberOnStdinGivesLine) {
   const std::string f = write_temp("bad.txt", "1.0\n2.0 3.0\n4.0 abc\n");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 3: 'abc' is not a number");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f),
+                     "stdin line 3: 'abc' is not a number");
 }
 
 TEST(CliQuantizeBadInput, HugeLiteralOnStdinGivesLine) {
   const std::string f = write_temp("huge.txt", "nan\ninf\n1e999\n");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 3: '1e999' is beyond");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f),
+                     "stdin line 3: '1e999' is beyond");
 }
 
 TEST(CliQuantizeBadInput, NanAndInfOnStdinAreValid) {
@@ -274,14 +281,17 @@ TEST(CliQuantizeBadInput, BinaryStdinNotMultipleOf4) {
 
 TEST(CliQuantizeBadInput, OptionMistakes) {
   expect_usage_error(run_cli("quantize --dtype e4m3"), "nothing to quantize");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --overflow saturate 1"), "unknown --overflow 'saturate'");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --seed 3 1"), "--seed is only used by stochastic rounding");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --overflow saturate 1"),
+                     "unknown --overflow 'saturate'");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --seed 3 1"),
+                     "--seed is only used by stochastic rounding");
   expect_usage_error(run_cli("quantize --dtype e4m3 --rounding stochastic --seed -1 1"), "--seed");
   expect_usage_error(run_cli("quantize --dtype e4m3 --binary 1"), "--binary describes stdin");
   expect_usage_error(run_cli("quantize --dtype e4m3 --all-float32"), "needs --binary-out");
   expect_usage_error(run_cli("quantize --dtype e4m3 --stdin 1.0", write_temp("x.txt", "1\n")),
                      "give the values one way");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --json /nonexistent-dir/x.json 1"), "does not exist");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --json /nonexistent-dir/x.json 1"),
+                     "does not exist");
   const std::string empty = write_temp("empty.txt", "# nothing\n");
   expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", empty), "stdin holds no values");
 }
@@ -290,7 +300,8 @@ TEST(CliQuantizeBadInput, OptionMistakes) {
 // cannot print as \xNN (a NUL cut it short, an ESC reached the terminal).
 TEST(CliQuantizeBadInput, NulAndControlBytesOnStdin) {
   const std::string f = write_temp("nul.txt", std::string("1.0\n1.5\0junk\n", 13));
-  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 2: '1.5\\x00junk' is not a number");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f),
+                     "stdin line 2: '1.5\\x00junk' is not a number");
   const std::string g = write_temp("ctl.txt", std::string("\x00\x01\xff\x1b[31m\n", 9));
   auto r = run_cli("quantize --dtype e4m3 --stdin", g);
   expect_usage_error(r, "stdin line 1: '\\x00\\x01\\xff\\x1b[31m' is not a number");
@@ -301,7 +312,9 @@ TEST(CliQuantizeBadInput, NulAndControlBytesOnStdin) {
 // as two values).
 TEST(CliQuantizeBadInput, EmptyFieldOnStdin) {
   const std::string f = write_temp("empty-field.txt", "0.5\n1,,2\n");
-  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f), "stdin line 2: an empty field between two commas");
-  const std::string ok = write_temp("commas.txt", "1, 2,3\n4\n,5 # a comma, in a comment,, is text\n");
+  expect_usage_error(run_cli("quantize --dtype e4m3 --stdin", f),
+                     "stdin line 2: an empty field between two commas");
+  const std::string ok =
+      write_temp("commas.txt", "1, 2,3\n4\n,5 # a comma, in a comment,, is text\n");
   EXPECT_EQ(run_cli("quantize --dtype e4m3 --stdin", ok).code, 0);
 }

@@ -23,8 +23,8 @@
 namespace {
 
 struct Grammar {
-  std::string command;   // "exp2", "gpu attention", ...
-  std::string cheap;     // options that keep a valid run small (random ones may override them)
+  std::string command;  // "exp2", "gpu attention", ...
+  std::string cheap;    // options that keep a valid run small (random ones may override them)
   std::vector<std::string> options;
 };
 
@@ -38,8 +38,8 @@ std::vector<std::string> options_of(const std::string& command) {
     if (b == std::string::npos || line.compare(b, 2, "--") != 0) continue;
     std::string name = line.substr(b, line.find_first_of(" =:", b) - b);
     if (name.find(',') != std::string::npos) name = name.substr(0, name.find(','));
-    if (name == "--help" || name == "--exhaustive" || name == "--all-float32" || name == "--bench" ||
-        name == "--stdin")
+    if (name == "--help" || name == "--exhaustive" || name == "--all-float32" ||
+        name == "--bench" || name == "--stdin")
       continue;  // unbounded work or reads the terminal
     out.push_back(name);
   }
@@ -66,8 +66,10 @@ struct InTempDir {
 
 TEST(CliFuzz, RandomArgumentsNeverCrash) {
   const InTempDir cwd;
-  const int runs = std::getenv("FA4SIM_FUZZ_RUNS") ? std::atoi(std::getenv("FA4SIM_FUZZ_RUNS")) : 120;
-  const unsigned seed = std::getenv("FA4SIM_FUZZ_SEED") ? unsigned(std::atoi(std::getenv("FA4SIM_FUZZ_SEED"))) : 1u;
+  const int runs =
+      std::getenv("FA4SIM_FUZZ_RUNS") ? std::atoi(std::getenv("FA4SIM_FUZZ_RUNS")) : 120;
+  const unsigned seed =
+      std::getenv("FA4SIM_FUZZ_SEED") ? unsigned(std::atoi(std::getenv("FA4SIM_FUZZ_SEED"))) : 1u;
   std::vector<Grammar> g = {
       {"exp2", "--samples 2000 --threads 2", {}},
       {"formats", "", {}},
@@ -84,14 +86,56 @@ TEST(CliFuzz, RandomArgumentsNeverCrash) {
     c.options = options_of(c.command);
     ASSERT_FALSE(c.options.empty() && c.command != "version") << c.command;
   }
-  const std::vector<std::string> values = {
-      "",      "0",        "-1",       "1",           "2",         "1.5",      "1e308",   "-1e308",
-      "1e-320", "nan",     "inf",      "-inf",        "abc",       "1,2",      "0,4,8",   ",",
-      "128x128", "64x64x1", "e4m3",    "bf16",        "fp16",      "e5m2",     "fp32",    "reverse",
-      "forward", "auto",    "emu3",    "schedule:10,4,1", "rise:24", "normal:1.5", "peaked",
-      "file:/nonexistent.npy", "/dev/null", "-",     "/nonexistent-dir/x.json", "9999999999",
-      "4096",    "65",       "0x10",     "--",          "-x",        "h100_sxm", "b200",    "64,128",
-      "1e6",     "upstream", "fp8-tau4", "satfinite",   "ieee",      "stochastic"};
+  const std::vector<std::string> values = {"",
+                                           "0",
+                                           "-1",
+                                           "1",
+                                           "2",
+                                           "1.5",
+                                           "1e308",
+                                           "-1e308",
+                                           "1e-320",
+                                           "nan",
+                                           "inf",
+                                           "-inf",
+                                           "abc",
+                                           "1,2",
+                                           "0,4,8",
+                                           ",",
+                                           "128x128",
+                                           "64x64x1",
+                                           "e4m3",
+                                           "bf16",
+                                           "fp16",
+                                           "e5m2",
+                                           "fp32",
+                                           "reverse",
+                                           "forward",
+                                           "auto",
+                                           "emu3",
+                                           "schedule:10,4,1",
+                                           "rise:24",
+                                           "normal:1.5",
+                                           "peaked",
+                                           "file:/nonexistent.npy",
+                                           "/dev/null",
+                                           "-",
+                                           "/nonexistent-dir/x.json",
+                                           "9999999999",
+                                           "4096",
+                                           "65",
+                                           "0x10",
+                                           "--",
+                                           "-x",
+                                           "h100_sxm",
+                                           "b200",
+                                           "64,128",
+                                           "1e6",
+                                           "upstream",
+                                           "fp8-tau4",
+                                           "satfinite",
+                                           "ieee",
+                                           "stochastic"};
   std::mt19937 rng(seed);
   auto pick = [&](size_t n) { return size_t(rng() % n); };
   int bad = 0, limited = 0;
@@ -117,13 +161,16 @@ TEST(CliFuzz, RandomArgumentsNeverCrash) {
     if (code >= 0 && code <= 3) ++by_code[code];
     if (code > 3) {
       ++bad;
-      ADD_FAILURE() << "exit " << code << (code > 128 ? " (signal " + std::to_string(code - 128) + ")" : "")
+      ADD_FAILURE() << "exit " << code
+                    << (code > 128 ? " (signal " + std::to_string(code - 128) + ")" : "")
                     << ": fa4sim " << args;
     }
   }
-  std::printf("fuzz: %d runs (seed %u): exit 0: %d, 1: %d, 2: %d, 3: %d; %d stopped by the 3 s CPU "
-              "limit, %d outside {0,1,2,3}\n",
-              runs, seed, by_code[0], by_code[1], by_code[2], by_code[3], limited, bad);
+  std::printf(
+      "fuzz: %d runs (seed %u): exit 0: %d, 1: %d, 2: %d, 3: %d; %d stopped by the 3 s CPU "
+      "limit, %d outside {0,1,2,3}\n",
+      runs, seed, by_code[0], by_code[1], by_code[2], by_code[3], limited, bad);
   EXPECT_GT(by_code[0], 0) << "no valid argument vector at all: the grammar is broken";
-  EXPECT_LE(limited, runs / 4) << "too many runs hit the CPU limit: the cheap defaults no longer hold";
+  EXPECT_LE(limited, runs / 4)
+      << "too many runs hit the CPU limit: the cheap defaults no longer hold";
 }

@@ -20,7 +20,8 @@ class CliGpu : public ::testing::Test {
 void expect_no_gpu(const std::string& args) {
   auto r = run_cli(args);
   EXPECT_EQ(r.code, 3) << args << "\n" << r.err;
-  EXPECT_NE(r.err.find("fa4sim: error: no CUDA device"), std::string::npos) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find("fa4sim: error: no CUDA device"), std::string::npos) << args << "\n"
+                                                                            << r.err;
   EXPECT_EQ(r.err.find("bug"), std::string::npos) << r.err;
 }
 }  // namespace
@@ -48,15 +49,14 @@ TEST_F(CliGpu, BadOptionsAreUsageErrorsEvenWithoutDevice) {
     const char* args;
     const char* says;
   };
-  for (const Case& c : {Case{"gpu verify --what everything", "--what"},
-                        Case{"gpu verify --what exp", "did you mean 'exp2'"},
-                        Case{"gpu verify --degree 6", "--degree"},
-                        Case{"gpu verify --degree 1,x", "--degree"},
-                        Case{"gpu bench-exp --degree -1", "--degree"},
-                        Case{"gpu bench-exp --reps 0", "--reps"},
-                        Case{"gpu bench-exp --reps many", "--reps"},
-                        Case{"gpu verify --json /no/such/dir/v.json", "/no/such/dir"},
-                        Case{"gpu bench-exp --out /no/such/dir/b.json", "/no/such/dir"}}) {
+  for (const Case& c :
+       {Case{"gpu verify --what everything", "--what"},
+        Case{"gpu verify --what exp", "did you mean 'exp2'"},
+        Case{"gpu verify --degree 6", "--degree"}, Case{"gpu verify --degree 1,x", "--degree"},
+        Case{"gpu bench-exp --degree -1", "--degree"}, Case{"gpu bench-exp --reps 0", "--reps"},
+        Case{"gpu bench-exp --reps many", "--reps"},
+        Case{"gpu verify --json /no/such/dir/v.json", "/no/such/dir"},
+        Case{"gpu bench-exp --out /no/such/dir/b.json", "/no/such/dir"}}) {
     auto r = run_cli(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
@@ -70,7 +70,8 @@ TEST_F(CliGpu, GroupNeedsASubcommand) {
   EXPECT_EQ(u.code, 2) << u.err;
   auto h = run_cli("gpu --help");
   EXPECT_EQ(h.code, 0);
-  for (const char* s : {"info", "verify", "bench-exp"}) EXPECT_NE(h.out.find(s), std::string::npos) << s;
+  for (const char* s : {"info", "verify", "bench-exp"})
+    EXPECT_NE(h.out.find(s), std::string::npos) << s;
 }
 
 // A bench-exp --out in a folder that does not exist names --out in its hint (it named --json),
@@ -90,9 +91,12 @@ TEST_F(CliGpu, VerifyMufuWithoutItsTableIsBadInput) {
   for (const char* what : {"mufu", "all"}) {
     auto r = run_cli(std::string("gpu verify --what ") + what);
     EXPECT_EQ(r.code, 2) << what << "\n" << r.err;
-    EXPECT_NE(r.err.find("fa4sim: error: MUFU table '" + dir.string() + "/mufu/rcp_approx_ftz.bin': missing"),
-              std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("rebuild with: python3 scripts/datagen/mufu_table.py"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("fa4sim: error: MUFU table '" + dir.string() +
+                         "/mufu/rcp_approx_ftz.bin': missing"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rebuild with: python3 scripts/datagen/mufu_table.py"), std::string::npos)
+        << r.err;
   }
   unsetenv("FA4SIM_DATA_DIR");
   std::filesystem::remove_all(dir);

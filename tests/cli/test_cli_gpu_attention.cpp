@@ -65,11 +65,13 @@ TEST(CliGpuAttention, NoGpuIsExitCode3OrRuns) {
 // Without the NVIDIA driver, every gpu command says so (the CUDA runtime's own message, "driver
 // version is insufficient", suggested upgrading a driver that is not there).
 TEST(CliGpuAttention, NoDriverIsNamedAsSuch) {
-  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has the NVIDIA driver";
+  if (std::filesystem::exists("/dev/nvidiactl"))
+    GTEST_SKIP() << "this machine has the NVIDIA driver";
   for (const char* cmd : {"gpu attention --seq 128 --heads 1", "gpu upstream check", "gpu info"}) {
     const auto r = run_cli(cmd);
     EXPECT_EQ(r.code, 3) << cmd << "\n" << r.err;
-    EXPECT_NE(r.err.find("no NVIDIA driver on this machine"), std::string::npos) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("no NVIDIA driver on this machine"), std::string::npos) << cmd << "\n"
+                                                                                 << r.err;
     EXPECT_EQ(r.err.find("insufficient"), std::string::npos) << cmd << "\n" << r.err;
   }
 }

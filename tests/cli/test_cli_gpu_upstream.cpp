@@ -26,7 +26,8 @@ void expect_usage(const std::string& args, const std::string& needle) {
 }  // namespace
 
 TEST_F(CliGpuUpstream, UnsupportedShapesGiveUpstreamsReason) {
-  expect_usage("gpu upstream check --dtype e4m3", "FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.");
+  expect_usage("gpu upstream check --dtype e4m3",
+               "FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.");
   expect_usage("gpu upstream check --dtype e5m2", "FP8 is only supported on SM100");
   expect_usage("gpu upstream check --d 512", "must be between 8 and 256 and divisible by 8");
   expect_usage("gpu upstream check --d 60", "must be between 8 and 256 and divisible by 8");
@@ -56,12 +57,11 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
 TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {
   const auto dir = fa4sim::test::temp_dir("gpu-upstream");
   const auto json = (dir / "u.json").string();
-  for (const std::string cmd : {"gpu upstream check --d 64 --seq 300 --seq-k 333 --causal",
-                                "gpu upstream check --suite", "gpu upstream check --suite-tricks",
-                                "gpu upstream check --tau 8 --emu 2", "gpu upstream bench --seq 1024",
-                                "gpu upstream check --suite-tricks --count-rescales",
-                                "gpu upstream bench --seq 16384 --heads 32",
-                                "gpu upstream exp2 --degree 3"}) {
+  for (const std::string cmd :
+       {"gpu upstream check --d 64 --seq 300 --seq-k 333 --causal", "gpu upstream check --suite",
+        "gpu upstream check --suite-tricks", "gpu upstream check --tau 8 --emu 2",
+        "gpu upstream bench --seq 1024", "gpu upstream check --suite-tricks --count-rescales",
+        "gpu upstream bench --seq 16384 --heads 32", "gpu upstream exp2 --degree 3"}) {
     auto r = run_cli(cmd + " --json " + json);
     EXPECT_EQ(r.code, 3) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
@@ -85,12 +85,15 @@ TEST_F(CliGpuUpstream, MissingDriverScriptIsNamed) {
   const auto dir = fa4sim::test::temp_dir("lone");
   std::filesystem::copy_file(FA4SIM_BIN, dir / "fa4sim");
   const std::string drivers = std::string(FA4SIM_SOURCE_DIR) + "/scripts/drivers";
-  const std::string cmd = "unshare -m sh -c 'mount -t tmpfs none " + drivers + " && " + (dir / "fa4sim").string() +
-                          " gpu upstream info' >/dev/null 2>" + (dir / "err").string();
+  const std::string cmd = "unshare -m sh -c 'mount -t tmpfs none " + drivers + " && " +
+                          (dir / "fa4sim").string() + " gpu upstream info' >/dev/null 2>" +
+                          (dir / "err").string();
   const int status = std::system(cmd.c_str());
   const std::string err = fa4sim::test::slurp((dir / "err").string());
   EXPECT_EQ(WEXITSTATUS(status), 2) << err;
-  EXPECT_NE(err.find("fa4sim: error: cannot find the upstream driver '" + drivers + "/fa4_upstream.py'"),
-            std::string::npos) << err;
+  EXPECT_NE(
+      err.find("fa4sim: error: cannot find the upstream driver '" + drivers + "/fa4_upstream.py'"),
+      std::string::npos)
+      << err;
   std::filesystem::remove_all(dir);
 }

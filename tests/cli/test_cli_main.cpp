@@ -58,7 +58,8 @@ TEST(CliMain, HelpCommandAndShortVersion) {
 // scale --softmax-scale, in every command's --help; the old spellings are hidden aliases that
 // still parse; --help types every number (no TEXT).
 TEST(CliMain, OneSpellingPerIdea) {
-  for (const char* cmd : {"attention", "rescale", "gpu attention", "gpu upstream check", "roofline"}) {
+  for (const char* cmd :
+       {"attention", "rescale", "gpu attention", "gpu upstream check", "roofline"}) {
     const auto h = run_cli(std::string(cmd) + " --help");
     ASSERT_EQ(h.code, 0) << cmd;
     for (const char* old : {"--head-dim", "--block-order", "--block ", "--scale "})
@@ -69,7 +70,8 @@ TEST(CliMain, OneSpellingPerIdea) {
   EXPECT_NE(run_cli("rescale --help").out.find("--block-n N"), std::string::npos);
   // The hidden aliases parse into the same option.
   auto a = run_cli("rescale --rows 8 --keys 256 --d 8 --block 128 --scale 0.125 --json -");
-  auto b = run_cli("rescale --rows 8 --keys 256 --d 8 --block-n 128 --softmax-scale 0.125 --json -");
+  auto b =
+      run_cli("rescale --rows 8 --keys 256 --d 8 --block-n 128 --softmax-scale 0.125 --json -");
   ASSERT_EQ(a.code, 0) << a.err;
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_EQ(nlohmann::json::parse(a.out)["results"], nlohmann::json::parse(b.out)["results"]);
@@ -87,18 +89,21 @@ TEST(CliMain, VersionFlagAndCommandAgree) {
 // One default seed: every command that draws random numbers shows --seed with default 1
 // (kDefaultSeed) in its --help, and the JSON params of a run without --seed say 1.
 TEST(CliMain, EveryCommandDefaultsToSeedOne) {
-  for (const char* cmd : {"exp2", "rescale", "attention", "quantize", "gpu attention", "gpu upstream check"}) {
+  for (const char* cmd :
+       {"exp2", "rescale", "attention", "quantize", "gpu attention", "gpu upstream check"}) {
     const auto h = run_cli(std::string(cmd) + " --help");
     ASSERT_EQ(h.code, 0) << cmd;
     const size_t at = h.out.find("--seed");
     ASSERT_NE(at, std::string::npos) << cmd << ":\n" << h.out;
     const std::string line = h.out.substr(at, h.out.find('\n', at) - at);
     const std::string next = h.out.substr(at, h.out.find('\n', h.out.find('\n', at) + 1) - at);
-    EXPECT_TRUE(line.find("=1") != std::string::npos || next.find("(default 1)") != std::string::npos)
+    EXPECT_TRUE(line.find("=1") != std::string::npos ||
+                next.find("(default 1)") != std::string::npos)
         << cmd << ": " << next;
   }
-  for (const char* run : {"exp2 --samples 1000 --json -", "rescale --rows 8 --keys 256 --d 8 --json -",
-                          "attention --heads 1 --seq 64 --d 16 --json -"}) {
+  for (const char* run :
+       {"exp2 --samples 1000 --json -", "rescale --rows 8 --keys 256 --d 8 --json -",
+        "attention --heads 1 --seq 64 --d 16 --json -"}) {
     const auto r = run_cli(run);
     ASSERT_EQ(r.code, 0) << run << r.err;
     EXPECT_NE(r.out.find("\"seed\": 1,"), std::string::npos) << run;
@@ -136,14 +141,17 @@ TEST(CliMain, ReportUnknownSectionSuggests) {
 TEST(CliMain, MessagesNameTheRightThing) {
   auto r = run_cli("formats --dtype e4m3");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("unknown option '--dtype' for 'fa4sim formats'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown option '--dtype' for 'fa4sim formats'"), std::string::npos)
+      << r.err;
   r = run_cli("exp2 --degre 3");
   EXPECT_NE(r.err.find("did you mean '--degree'"), std::string::npos) << r.err;
   r = run_cli("exp2 --samples 1.5");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err.find("4611686018427387904"), std::string::npos) << r.err;
   r = run_cli("roofline --tile 128x128x1");
-  EXPECT_NE(r.err.find("--tile expects MxN (two whole numbers), got '128x128x1'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--tile expects MxN (two whole numbers), got '128x128x1'"),
+            std::string::npos)
+      << r.err;
   r = run_cli("check --dtype bf16 --tau 0,4");  // a list, as every other --tau takes
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("2^4 = 16"), std::string::npos) << r.out;
@@ -165,15 +173,16 @@ TEST(CliMain, MessagesNameTheRightThing) {
 namespace {
 
 struct HelpOption {
-  std::string name;     // --batch
-  std::string type;     // N:1..65535 (empty for a flag)
-  std::string deflt;    // 1 (after '='; empty when none is shown)
-  std::string text;     // the description
+  std::string name;   // --batch
+  std::string type;   // N:1..65535 (empty for a flag)
+  std::string deflt;  // 1 (after '='; empty when none is shown)
+  std::string text;   // the description
 };
 
 // The options of `fa4sim <cmd> --help` (CLI11's layout: "  --name TYPE=DEFAULT  text", the text
 // on the next line when the first is full) and the subcommands it lists.
-void read_help(const std::string& cmd, std::vector<HelpOption>& opts, std::vector<std::string>& subs) {
+void read_help(const std::string& cmd, std::vector<HelpOption>& opts,
+               std::vector<std::string>& subs) {
   const auto h = run_cli(cmd + " --help");
   ASSERT_EQ(h.code, 0) << cmd << ": " << h.err;
   std::istringstream in(h.out);
@@ -184,8 +193,10 @@ void read_help(const std::string& cmd, std::vector<HelpOption>& opts, std::vecto
     if (line.rfind("  ", 0) != 0) continue;
     const auto b = line.find_first_not_of(' ');
     if (line[b] != '-') {
-      if (in_subs && b == 2) subs.push_back(line.substr(b, line.find(' ', b) - b));
-      else if (!opts.empty()) opts.back().text += " " + line.substr(b);  // a wrapped description
+      if (in_subs && b == 2)
+        subs.push_back(line.substr(b, line.find(' ', b) - b));
+      else if (!opts.empty())
+        opts.back().text += " " + line.substr(b);  // a wrapped description
       continue;
     }
     HelpOption o;
@@ -200,7 +211,8 @@ void read_help(const std::string& cmd, std::vector<HelpOption>& opts, std::vecto
       o.type = type;
       e = t;
     }
-    if (e != std::string::npos) o.text = line.substr(std::min(line.size(), line.find_first_not_of(' ', e)));
+    if (e != std::string::npos)
+      o.text = line.substr(std::min(line.size(), line.find_first_not_of(' ', e)));
     opts.push_back(o);
   }
 }
@@ -236,14 +248,15 @@ bool shows_range(const HelpOption& o) {
   const std::string base = o.type.substr(0, o.type.find(':'));
   return o.type.find(':') != std::string::npos && o.type.find(':') + 1 < o.type.size() ? true
          : base.find('|') != std::string::npos                                         ? true
-                                                                                       : std::regex_search(o.text, kInText);
+                                               : std::regex_search(o.text, kInText);
 }
 
 // "2^53" -> 9007199254740992, "2^62-1", "1e11", "64".
 double bound_value(const std::string& s) {
   static const std::regex kPow(R"(^2\^([0-9]+)(-1)?$)");
   std::smatch m;
-  if (std::regex_match(s, m, kPow)) return std::ldexp(1.0, std::stoi(m[1])) - (m[2].matched ? 1 : 0);
+  if (std::regex_match(s, m, kPow))
+    return std::ldexp(1.0, std::stoi(m[1])) - (m[2].matched ? 1 : 0);
   return std::strtod(s.c_str(), nullptr);
 }
 
@@ -270,7 +283,8 @@ TEST(CliMain, HelpTypesEveryValueAndShowsEveryRange) {
       if (o.type.empty()) continue;  // a flag
       const std::string base = o.type.substr(0, o.type.find(':'));
       for (const char* vague : {"TEXT", "VALUE", "LIST"})
-        EXPECT_EQ(base.find(vague), std::string::npos) << "fa4sim " << cmd << " " << o.name << " " << o.type;
+        EXPECT_EQ(base.find(vague), std::string::npos)
+            << "fa4sim " << cmd << " " << o.name << " " << o.type;
       if (!takes_number(o)) continue;
       ++numeric;
       EXPECT_TRUE(shows_range(o)) << "fa4sim " << cmd << " " << o.name << " " << o.type
@@ -306,7 +320,8 @@ TEST(CliMain, HelpRangesAreTheCheckedRanges) {
         ++tried;
         EXPECT_EQ(r.code, 2) << "fa4sim " << cmd << " " << o.name << "=" << v;
         EXPECT_NE(r.err.find("fa4sim: error: "), std::string::npos) << r.err;
-        EXPECT_NE(r.err.find(o.name), std::string::npos) << "fa4sim " << cmd << " " << o.name << "=" << v << ": " << r.err;
+        EXPECT_NE(r.err.find(o.name), std::string::npos)
+            << "fa4sim " << cmd << " " << o.name << "=" << v << ": " << r.err;
         EXPECT_EQ(r.err.find("unknown option"), std::string::npos)
             << "fa4sim " << cmd << " " << o.name << "=" << v << " was accepted: " << r.err;
       }
@@ -323,19 +338,24 @@ TEST(CliMain, UnknownNestedSubcommandAndOptionBeforeCommand) {
   auto r = fa4sim::test::expect_refused("gpu bogus", "unknown command 'bogus' for 'fa4sim gpu'");
   EXPECT_NE(r.err.find("commands: info"), std::string::npos) << r.err;
   fa4sim::test::expect_refused("gpu infoo", "did you mean 'info'?");
-  fa4sim::test::expect_refused("gpu upstream bogus", "unknown command 'bogus' for 'fa4sim gpu upstream'");
-  fa4sim::test::expect_refused("--threads 2 exp2", "--threads goes after the command (fa4sim exp2 --threads");
+  fa4sim::test::expect_refused("gpu upstream bogus",
+                               "unknown command 'bogus' for 'fa4sim gpu upstream'");
+  fa4sim::test::expect_refused("--threads 2 exp2",
+                               "--threads goes after the command (fa4sim exp2 --threads");
 }
 
 // Empty values are refused everywhere: `--q ""` (an unset shell variable) ran on seeded random
 // tensors, `--tau ""` meant the default, `--measured ""` was ignored, `gpu verify --coeffs ""`
 // was not looked at.
 TEST(CliMain, EmptyValuesAreRefused) {
-  fa4sim::test::expect_refused("attention --q '' --k '' --v ''", "--q needs a value, got an empty one");
+  fa4sim::test::expect_refused("attention --q '' --k '' --v ''",
+                               "--q needs a value, got an empty one");
   fa4sim::test::expect_refused("attention --tau ''", "--tau needs a value, got an empty one");
   fa4sim::test::expect_refused("check --dtype ''", "--dtype needs a value, got an empty one");
-  fa4sim::test::expect_refused("roofline --measured ''", "--measured needs a value, got an empty one");
-  fa4sim::test::expect_refused("gpu verify --coeffs ''", "--coeffs needs a value, got an empty one");
+  fa4sim::test::expect_refused("roofline --measured ''",
+                               "--measured needs a value, got an empty one");
+  fa4sim::test::expect_refused("gpu verify --coeffs ''",
+                               "--coeffs needs a value, got an empty one");
   fa4sim::test::expect_refused("rescale --dist ''", "--dist needs a value, got an empty one");
   // The commands' own messages stay where they name what is needed.
   fa4sim::test::expect_refused("exp2 --coeffs ''", "--coeffs needs c0,c1,... or a file name");
@@ -346,7 +366,8 @@ TEST(CliMain, EmptyValuesAreRefused) {
 TEST(CliMain, ListsRefuseRepeatsAndEmptyItems) {
   fa4sim::test::expect_refused("exp2 --degree 3,3", "--degree lists '3' twice");
   fa4sim::test::expect_refused("attention --dtype bf16,bf16", "--dtype lists 'bf16' twice");
-  fa4sim::test::expect_refused("check --tau 8,8.0", "--tau lists the same value twice ('8' and '8.0')");
+  fa4sim::test::expect_refused("check --tau 8,8.0",
+                               "--tau lists the same value twice ('8' and '8.0')");
   fa4sim::test::expect_refused("report --only formats,formats", "--only lists 'formats' twice");
   fa4sim::test::expect_refused("rescale --tau 0,,8", "--tau needs a number in every item");
   fa4sim::test::expect_refused("rescale --dtype bf16,", "--dtype needs a format in every item");
@@ -365,13 +386,18 @@ TEST(CliMain, SeedsAreExactIntegers) {
   EXPECT_EQ(seed_of("exp2 --samples 1000 --seed 9.007199254740993e15"), "9007199254740993");
   auto a = run_cli("exp2 --samples 1000 --seed 9007199254740992 --json -");
   auto b = run_cli("exp2 --samples 1000 --seed 9007199254740993 --json -");
-  EXPECT_NE(nlohmann::json::parse(a.out)["results"].dump(), nlohmann::json::parse(b.out)["results"].dump());
-  fa4sim::test::expect_refused("exp2 --seed 4611686018427387904", "--seed = 4611686018427387904 is out of range");
-  fa4sim::test::expect_refused("attention --seed 9007199254740993", "--seed = 9007199254740993 is out of range (valid: 0..2^53)");
-  fa4sim::test::expect_refused("rescale --rng numpy:9007199254740993", "is out of range (valid: 0..2^53)");
+  EXPECT_NE(nlohmann::json::parse(a.out)["results"].dump(),
+            nlohmann::json::parse(b.out)["results"].dump());
+  fa4sim::test::expect_refused("exp2 --seed 4611686018427387904",
+                               "--seed = 4611686018427387904 is out of range");
+  fa4sim::test::expect_refused("attention --seed 9007199254740993",
+                               "--seed = 9007199254740993 is out of range (valid: 0..2^53)");
+  fa4sim::test::expect_refused("rescale --rng numpy:9007199254740993",
+                               "is out of range (valid: 0..2^53)");
   auto q = run_cli("quantize --rounding stochastic --seed 9223372036854775807 1.5");
   EXPECT_EQ(q.code, 0) << q.err;
-  fa4sim::test::expect_refused("quantize --rounding stochastic --seed 9223372036854775808 1.5", "is out of range");
+  fa4sim::test::expect_refused("quantize --rounding stochastic --seed 9223372036854775808 1.5",
+                               "is out of range");
   fa4sim::test::expect_refused("exp2 --seed 1.5", "--seed expects an integer, got '1.5'");
 }
 
@@ -379,9 +405,11 @@ TEST(CliMain, SeedsAreExactIntegers) {
 // --samples 1e308 is above the limit (it is an integer), and an empty range suggests no swap
 // that is itself empty.
 TEST(CliMain, NumberMessagesFitTheOption) {
-  auto r = fa4sim::test::expect_refused("attention --block-n many", "--block-n expects a number, got 'many' (valid: 1..4096)");
+  auto r = fa4sim::test::expect_refused("attention --block-n many",
+                                        "--block-n expects a number, got 'many' (valid: 1..4096)");
   EXPECT_EQ(r.err.find("-20.5"), std::string::npos) << r.err;
-  fa4sim::test::expect_refused("exp2 --samples 1e308", "--samples 1e308 is above the limit of 1e+11");
+  fa4sim::test::expect_refused("exp2 --samples 1e308",
+                               "--samples 1e308 is above the limit of 1e+11");
   fa4sim::test::expect_refused("exp2 --samples 1e19", "--samples 1e19 is above the limit of 1e+11");
   r = fa4sim::test::expect_refused("exp2 --range=1,1", "--range is empty");
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
@@ -403,11 +431,17 @@ TEST(CliMain, NegativeZeroIsZero) {
 TEST(CliMain, IgnoredOptionsAreNamed) {
   auto r = run_cli("exp2 --exhaustive --range=1,1.01 --sampling bits --seed 5");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("fa4sim: warning: --seed has no effect with --exhaustive"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("fa4sim: warning: --sampling has no effect with --exhaustive"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --seed has no effect with --exhaustive"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --sampling has no effect with --exhaustive"),
+            std::string::npos)
+      << r.err;
   r = run_cli("fit --degree 1 --minimax-only --objective bf16-identical");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("fa4sim: warning: --objective has no effect with --minimax-only"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fa4sim: warning: --objective has no effect with --minimax-only"),
+            std::string::npos)
+      << r.err;
 }
 
 // An unsafe check names each dtype once ("e4m3, e4m3" for two unsafe taus).
@@ -419,7 +453,9 @@ TEST(CliMain, UnsafeCheckNamesEachDtypeOnce) {
 
 // A quantize option typo gets the message every command gives.
 TEST(CliMain, QuantizeUnknownOptionHasTheCommonFormat) {
-  fa4sim::test::expect_refused("quantize --dtpye e4m3 1", "unknown option '--dtpye' for 'fa4sim quantize' (did you mean '--dtype'?");
+  fa4sim::test::expect_refused(
+      "quantize --dtpye e4m3 1",
+      "unknown option '--dtpye' for 'fa4sim quantize' (did you mean '--dtype'?");
 }
 
 // FA4SIM_DATA_DIR that is a file: "is not a directory", as report says (roofline said "no
@@ -432,7 +468,8 @@ TEST(CliMain, DataDirThatIsAFileIsNamed) {
   const std::string cmd = "env FA4SIM_DATA_DIR=" + (dir / "file").string() + " " + FA4SIM_BIN +
                           " roofline >/dev/null 2>" + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
-  EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("FA4SIM_DATA_DIR '" + (dir / "file").string() + "' is not a directory"),
+  EXPECT_NE(fa4sim::test::slurp((dir / "err").string())
+                .find("FA4SIM_DATA_DIR '" + (dir / "file").string() + "' is not a directory"),
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -445,9 +482,11 @@ TEST(CliMain, CopiedBinaryWarnsAboutItsData) {
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   const auto dir = fa4sim::test::temp_dir("copied");
   std::filesystem::copy_file(FA4SIM_BIN, dir / "fa4sim");
-  const std::string cmd = (dir / "fa4sim").string() + " roofline --arch h200 >/dev/null 2>" + (dir / "err").string();
+  const std::string cmd =
+      (dir / "fa4sim").string() + " roofline --arch h200 >/dev/null 2>" + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
-  EXPECT_NE(fa4sim::test::slurp((dir / "err").string()).find("fa4sim: warning: no installed data next to this binary"),
+  EXPECT_NE(fa4sim::test::slurp((dir / "err").string())
+                .find("fa4sim: warning: no installed data next to this binary"),
             std::string::npos);
   std::ofstream(dir / "CMakeCache.txt") << "";  // a build tree outside the source tree: no warning
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);

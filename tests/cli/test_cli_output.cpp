@@ -30,7 +30,8 @@ constexpr uid_t kNobody = 65534;
 CliResult run_as(const std::string& prefix, const std::string& args, const fs::path& dir) {
   static int counter = 0;
   const std::string tag = std::to_string(getpid()) + "-" + std::to_string(counter++);
-  const std::string out = (dir / ("stdout-" + tag)).string(), err = (dir / ("stderr-" + tag)).string();
+  const std::string out = (dir / ("stdout-" + tag)).string(),
+                    err = (dir / ("stderr-" + tag)).string();
   const std::string cmd = "cd " + dir.string() + " && " + prefix + std::string(FA4SIM_BIN) + " " +
                           args + " >" + out + " 2>" + err + " </dev/null";
   const int status = std::system(("sh -c '" + cmd + "'").c_str());
@@ -46,14 +47,15 @@ CliResult run_as(const std::string& prefix, const std::string& args, const fs::p
 bool is_formats_report(const std::string& text) {
   try {
     const auto j = nlohmann::json::parse(text);
-    return j["command"] == "formats" && j["results"]["formats"].size() == fa4sim::all_formats().size();
+    return j["command"] == "formats" &&
+           j["results"]["formats"].size() == fa4sim::all_formats().size();
   } catch (...) {
     return false;
   }
 }
 
 struct stat lstat_of(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(lstat(p.c_str(), &st), 0) << p;
   return st;
 }
@@ -155,9 +157,7 @@ void check_targets(const std::string& prefix, uid_t uid) {
 
 }  // namespace
 
-TEST(CliOutput, EveryTargetKindAsThisUser) {
-  check_targets("", getuid());
-}
+TEST(CliOutput, EveryTargetKindAsThisUser) { check_targets("", getuid()); }
 
 TEST(CliOutput, EveryTargetKindAsUnprivilegedUser) {
   if (getuid() != 0) {
@@ -209,7 +209,8 @@ TEST(CliOutput, ReadOnlyTargetIsRefused) {
     for (const char* args : {"check --json ro.json", "quantize 1.5 --binary-out ro.json"}) {
       auto r = run_as(prefix, args, dir);
       EXPECT_EQ(r.code, 2) << prefix << args << "\n" << r.err;
-      EXPECT_NE(r.err.find("fa4sim: error: cannot write 'ro.json': it is read-only"), std::string::npos)
+      EXPECT_NE(r.err.find("fa4sim: error: cannot write 'ro.json': it is read-only"),
+                std::string::npos)
           << r.err;
       EXPECT_EQ(slurp(f), "keep\n");
     }
@@ -222,8 +223,8 @@ TEST(CliOutput, ReadOnlyTargetIsRefused) {
 TEST(CliOutput, InterruptedWriteLeavesNoTemporary) {
   const fs::path dir = temp_dir("output");
   for (const char* sig : {"INT", "TERM"}) {
-    const std::string cmd = "cd " + dir.string() + " && seq 1 30000000 | timeout -s " + sig + " 1 " +
-                            FA4SIM_BIN + " quantize --stdin --json q.json >/dev/null 2>&1";
+    const std::string cmd = "cd " + dir.string() + " && seq 1 30000000 | timeout -s " + sig +
+                            " 1 " + FA4SIM_BIN + " quantize --stdin --json q.json >/dev/null 2>&1";
     const int status = std::system(cmd.c_str());
     EXPECT_EQ(WEXITSTATUS(status), 124) << sig << ": the run was meant to be interrupted";
     int files = 0;
@@ -237,11 +238,13 @@ TEST(CliOutput, InterruptedWriteLeavesNoTemporary) {
 TEST(CliOutput, FailedStdoutIsAnError) {
   const fs::path dir = temp_dir("output");
   for (const char* args : {"check", "formats", "version", "exp2 --samples 1000", "--help"}) {
-    const std::string cmd = std::string(FA4SIM_BIN) + " " + args + " >/dev/full 2>" + (dir / "err").string();
+    const std::string cmd =
+        std::string(FA4SIM_BIN) + " " + args + " >/dev/full 2>" + (dir / "err").string();
     const int status = std::system(cmd.c_str());
     const std::string err = slurp(dir / "err");
     EXPECT_EQ(WEXITSTATUS(status), 2) << args << "\n" << err;
-    EXPECT_NE(err.find("fa4sim: error: cannot write stdout"), std::string::npos) << args << "\n" << err;
+    EXPECT_NE(err.find("fa4sim: error: cannot write stdout"), std::string::npos) << args << "\n"
+                                                                                 << err;
   }
   fs::remove_all(dir);
 }

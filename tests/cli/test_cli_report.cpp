@@ -18,7 +18,9 @@ using json = nlohmann::ordered_json;
 TEST(CliReport, OnlyListsSectionsAndRefusesEmpty) {
   auto h = run_cli("report --help");
   EXPECT_EQ(h.code, 0);
-  EXPECT_NE(h.out.find("formats, exp2, fit, rescale, roofline, schedule, attention, gpu"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("formats, exp2, fit, rescale, roofline, schedule, attention, gpu"),
+            std::string::npos)
+      << h.out;
   const auto dir = temp_dir("report");
   auto r = run_cli("report --only '' --out " + (dir / "r").string());
   EXPECT_EQ(r.code, 2) << r.err;
@@ -50,7 +52,8 @@ TEST(CliReport, JsonIsTheIndexAndBaselineGates) {
   EXPECT_NE(moved.err.find("formats.json results.formats[3].max_finite moved: 240.0 -> 448.0"),
             std::string::npos)
       << moved.err;
-  auto missing = run_cli("report --only formats --out " + b + " --baseline " + (dir / "nope").string());
+  auto missing =
+      run_cli("report --only formats --out " + b + " --baseline " + (dir / "nope").string());
   EXPECT_EQ(missing.code, 2);
   fs::remove_all(dir);
 }
@@ -66,11 +69,13 @@ TEST(CliReport, FailedReportIsMarkedFailed) {
   EXPECT_EQ(WEXITSTATUS(status), 2);
   const json idx = json::parse(slurp((dir / "failed" / "index.json").string()));
   EXPECT_EQ(idx["status"], "failed");
-  EXPECT_NE(idx["error"].get<std::string>().find("no architecture files"), std::string::npos) << idx;
+  EXPECT_NE(idx["error"].get<std::string>().find("no architecture files"), std::string::npos)
+      << idx;
   EXPECT_NE(slurp((dir / "failed" / "report.md").string()).find("**FAILED**"), std::string::npos);
   // A data folder that does not exist: refused before anything is written.
   const std::string cmd2 = "env FA4SIM_DATA_DIR=/nonexistent-fa4sim " + std::string(FA4SIM_BIN) +
-                           " report --only formats --out " + (dir / "none").string() + " >/dev/null 2>&1";
+                           " report --only formats --out " + (dir / "none").string() +
+                           " >/dev/null 2>&1";
   EXPECT_EQ(WEXITSTATUS(std::system(cmd2.c_str())), 2);
   EXPECT_FALSE(fs::exists(dir / "none"));
   fs::remove_all(dir);
@@ -84,19 +89,21 @@ TEST(CliReport, BadPublishedFiguresAreAnError) {
   std::ofstream(dir / "data" / "published" / "formats.json") << "[1, 2";
   const std::string env = "env FA4SIM_DATA_DIR=" + (dir / "data").string() + " ";
   const std::string out = (dir / "r").string();
-  const std::string cmd = env + FA4SIM_BIN + " report --only formats --out " + out + " >/dev/null 2>" +
-                          (dir / "err").string();
+  const std::string cmd = env + FA4SIM_BIN + " report --only formats --out " + out +
+                          " >/dev/null 2>" + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   const std::string err = slurp((dir / "err").string());
-  EXPECT_NE(err.find("fa4sim: error: the published figures '" + (dir / "data" / "published" / "formats.json").string() +
-                     "' are not JSON"),
-            std::string::npos) << err;
+  EXPECT_NE(err.find("fa4sim: error: the published figures '" +
+                     (dir / "data" / "published" / "formats.json").string() + "' are not JSON"),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("(restore it from fa4sim's data/published"), std::string::npos) << err;
   EXPECT_EQ(json::parse(slurp(out + "/index.json"))["status"], "failed");
   EXPECT_FALSE(fs::exists(out + "/formats.json"));
   fs::remove(dir / "data" / "published" / "formats.json");
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
-  EXPECT_NE(slurp((dir / "err").string()).find("fa4sim: error: cannot read the published figures"), std::string::npos);
+  EXPECT_NE(slurp((dir / "err").string()).find("fa4sim: error: cannot read the published figures"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -110,7 +117,8 @@ TEST(CliReportJson, NonFiniteNumbersAreText) {
 // results hold results only: two identical runs give byte-identical results (timings are in
 // provenance).
 TEST(CliReportJson, IdenticalRunsHaveIdenticalResults) {
-  const std::string args = "attention --batch 1 --heads 2 --kv-heads 1 --d 16 --seq 64 --threads 2 --json -";
+  const std::string args =
+      "attention --batch 1 --heads 2 --kv-heads 1 --d 16 --seq 64 --threads 2 --json -";
   auto a = run_cli(args), b = run_cli(args);
   ASSERT_EQ(a.code, 0) << a.err;
   ASSERT_EQ(b.code, 0) << b.err;
@@ -138,7 +146,8 @@ TEST(CliReport, BaselineThatIsNotAReportIsRefused) {
     std::ofstream(base + "/formats.json") << text;
     auto r = run_cli("report --only formats --out " + now + " --baseline " + base);
     EXPECT_EQ(r.code, 2) << text.substr(0, 60) << "\n" << r.err;
-    EXPECT_NE(r.err.find("fa4sim: error: baseline file '" + base + "/formats.json'"), std::string::npos)
+    EXPECT_NE(r.err.find("fa4sim: error: baseline file '" + base + "/formats.json'"),
+              std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("this is a bug"), std::string::npos) << r.err;
@@ -175,7 +184,8 @@ TEST(CliReport, OutNeverWritesThroughALinkToOutside) {
 // --out names a folder: "-" (stdout for --json) is refused instead of creating a folder "-".
 TEST(CliReport, OutDashIsRefused) {
   const auto dir = temp_dir("report");
-  const std::string cmd = "cd " + dir.string() + " && " + FA4SIM_BIN + " report --only formats --out - >/dev/null 2>err";
+  const std::string cmd = "cd " + dir.string() + " && " + FA4SIM_BIN +
+                          " report --only formats --out - >/dev/null 2>err";
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   EXPECT_NE(slurp((dir / "err").string()).find("--out needs a folder"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "-"));
@@ -190,7 +200,8 @@ TEST(CliReport, GeneratedByLineIsTheWholeCommand) {
   auto r = run_cli("report --only formats --out " + out + " --json " + out + "/idx.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string md = slurp(out + "/report.md");
-  EXPECT_NE(md.find("Generated by `fa4sim report --out " + out + " --only formats`"), std::string::npos)
+  EXPECT_NE(md.find("Generated by `fa4sim report --out " + out + " --only formats`"),
+            std::string::npos)
       << md.substr(0, 300);
   EXPECT_TRUE(fs::exists(out + "/idx.json"));
   fs::remove_all(dir);

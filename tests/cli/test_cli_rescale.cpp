@@ -62,7 +62,8 @@ TEST(CliRescale, SafetyCheckRefusesAndExplains) {
   // The article's user example: tau 8 with e4m3 (max_offset 8 by default) is refused too.
   EXPECT_EQ(run_cli(kSmall + "--tau 8 --dtype e4m3").code, 2);
   // Allowed: runs, counts saturation, reports the failed check in JSON.
-  const auto ok = run_cli(kSmall + "--tau 4 --dtype e4m3 --dist peaked --allow-saturation --json -");
+  const auto ok =
+      run_cli(kSmall + "--tau 4 --dtype e4m3 --dist peaked --allow-saturation --json -");
   ASSERT_EQ(ok.code, 0) << ok.err;
   const auto j = nlohmann::json::parse(ok.out);
   const auto& run = j["results"]["runs"][0];
@@ -78,7 +79,8 @@ TEST(CliRescale, JsonFieldsAndSeedStatistics) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"]["runs"].size(), 4u);  // 2 dists x 2 taus x 1 dtype
   for (const auto& run : j["results"]["runs"]) {
-    for (const char* k : {"dist", "tau", "dtype", "max_offset", "block", "rows", "keys", "d", "seeds"})
+    for (const char* k :
+         {"dist", "tau", "dtype", "max_offset", "block", "rows", "keys", "d", "seeds"})
       EXPECT_TRUE(run.contains(k)) << k;
     for (const char* k : {"rows_pct", "warps_pct", "rel_l2", "max_abs", "lse_max_err", "saturated",
                           "saturated_pct"}) {
@@ -116,7 +118,8 @@ TEST(CliRescale, ReportPathCheckedBeforeWork) {
 std::string write_bytes(const std::filesystem::path& dir, const std::string& name,
                         const std::vector<uint8_t>& b) {
   const std::string p = (dir / name).string();
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
   return p;
 }
 
@@ -167,7 +170,8 @@ TEST(CliRescale, NpyMessagesNameWhatApplies) {
   auto r = test::expect_refused("rescale --dist file:" + write_bytes(dir, "f8.npy", b),
                                 "has element type '<f8'; expected float32 ('<f4')");
   EXPECT_EQ(r.err.find("float16"), std::string::npos) << r.err;
-  const std::string good = write_bytes(dir, "good.npy", encode_npy(NpyType::f32, {8, 256}, s.data(), s.size() * 4));
+  const std::string good =
+      write_bytes(dir, "good.npy", encode_npy(NpyType::f32, {8, 256}, s.data(), s.size() * 4));
   r = test::expect_refused("rescale --d 8 --tau 0 --dist file:" + good + " --rows 4",
                            "has shape (8, 256) but --rows 4 was given");
   EXPECT_EQ(r.err.find("were given"), std::string::npos) << r.err;
@@ -179,8 +183,10 @@ TEST(CliRescale, NpyScores) {
   const int rows = 32, keys = 512;
   std::vector<float> s(size_t(rows) * keys);
   for (int r = 0; r < rows; ++r)
-    for (int k = 0; k < keys; ++k) s[size_t(r) * keys + size_t(k)] = float(k) / 16.0f + float(r % 3);
-  const auto good = encode_npy(NpyType::f32, {uint64_t(rows), uint64_t(keys)}, s.data(), s.size() * 4);
+    for (int k = 0; k < keys; ++k)
+      s[size_t(r) * keys + size_t(k)] = float(k) / 16.0f + float(r % 3);
+  const auto good =
+      encode_npy(NpyType::f32, {uint64_t(rows), uint64_t(keys)}, s.data(), s.size() * 4);
   const std::string gp = write_bytes(dir, "good.npy", good);
   // A valid file: shape taken from it; auto order = the kernel's reverse order, so rising scores
   // never rescale (the max comes first); forced forward, every block raises the max.
@@ -205,14 +211,22 @@ TEST(CliRescale, NpyScores) {
     b.insert(b.end(), b.end() - long(s.size() * 4), b.end());  // double the data length
     expect_usage_error("rescale --dist file:" + write_bytes(dir, "f8.npy", b), "f8");
   }
-  expect_usage_error("rescale --dist file:" + write_bytes(dir, "1d.npy", encode_npy(NpyType::f32, {uint64_t(s.size())}, s.data(), s.size() * 4)),
-                     "1d.npy");
-  expect_usage_error("rescale --dist file:" + write_bytes(dir, "3d.npy", encode_npy(NpyType::f32, {2, 16, uint64_t(keys)}, s.data(), s.size() * 4)),
-                     "3d.npy");
+  expect_usage_error(
+      "rescale --dist file:" +
+          write_bytes(dir, "1d.npy",
+                      encode_npy(NpyType::f32, {uint64_t(s.size())}, s.data(), s.size() * 4)),
+      "1d.npy");
+  expect_usage_error(
+      "rescale --dist file:" +
+          write_bytes(dir, "3d.npy",
+                      encode_npy(NpyType::f32, {2, 16, uint64_t(keys)}, s.data(), s.size() * 4)),
+      "3d.npy");
   {
     std::string h(good.begin(), good.end());
     h.replace(h.find("<f4"), 3, ">f4");
-    expect_usage_error("rescale --dist file:" + write_bytes(dir, "be.npy", std::vector<uint8_t>(h.begin(), h.end())), "be.npy");
+    expect_usage_error("rescale --dist file:" +
+                           write_bytes(dir, "be.npy", std::vector<uint8_t>(h.begin(), h.end())),
+                       "be.npy");
   }
   {
     std::vector<uint8_t> t(good.begin(), good.end() - 100);
@@ -223,7 +237,10 @@ TEST(CliRescale, NpyScores) {
   {
     auto bad = s;
     bad[5] = std::nanf("");
-    expect_usage_error("rescale --dist file:" + write_bytes(dir, "nan.npy", encode_npy(NpyType::f32, {uint64_t(rows), uint64_t(keys)}, bad.data(), bad.size() * 4)),
+    expect_usage_error("rescale --dist file:" +
+                           write_bytes(dir, "nan.npy",
+                                       encode_npy(NpyType::f32, {uint64_t(rows), uint64_t(keys)},
+                                                  bad.data(), bad.size() * 4)),
                        "score [0, 5]");
   }
   std::filesystem::remove_all(dir);

@@ -31,7 +31,8 @@ std::string write_file(const std::string& name, const std::string& text) {
 
 // data/archs/b200.json with one edit applied to the parsed JSON.
 std::string b200_variant(const std::string& name, const std::function<void(json&)>& edit) {
-  json j = json::parse(fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/archs/b200.json"));
+  json j =
+      json::parse(fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/archs/b200.json"));
   j["name"] = "b200_variant";
   edit(j);
   return write_file(name, j.dump(2));
@@ -59,7 +60,8 @@ const json& row_for(const json& rows, const std::string& arch) {
 // hardware and softmax_other rows once showed zeros: counted at "degree -1", below every op's
 // min_degree 0).
 TEST(CliRoofline, PipeCountsSumTheModelFile) {
-  const json model = json::parse(fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/exp_pipe_model.json"));
+  const json model = json::parse(
+      fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) + "/data/exp_pipe_model.json"));
   auto sum = [&](const std::string& path, const std::string& pipe, int degree) {
     double n = 0;
     for (const auto& op : model[path]) {
@@ -83,8 +85,8 @@ TEST(CliRoofline, PipeCountsSumTheModelFile) {
     ++checked;
   }
   EXPECT_EQ(checked, 8);
-  EXPECT_EQ(counts[0]["mufu_ops"], 1.0);       // hardware exp2: one MUFU op
-  EXPECT_EQ(counts[7]["fma_lane_ops"], 2.0);   // softmax_other: 2 FMA + 1.5 ALU
+  EXPECT_EQ(counts[0]["mufu_ops"], 1.0);      // hardware exp2: one MUFU op
+  EXPECT_EQ(counts[7]["fma_lane_ops"], 2.0);  // softmax_other: 2 FMA + 1.5 ALU
   EXPECT_EQ(counts[7]["alu_ops"], 1.5);
 }
 
@@ -138,8 +140,8 @@ TEST(CliRoofline, PipeModelCurveForHopperAndB200) {
   auto r = run_cli("roofline --arch h100_sxm,h200,b200");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Predicted exps (exp2 only) per clock per SM"), std::string::npos);
-  EXPECT_NE(r.out.find("30.00 @ f=0.467"), std::string::npos) << r.out;   // Hopper best
-  EXPECT_NE(r.out.find("37.33 @ f=0.571"), std::string::npos) << r.out;   // B200 best
+  EXPECT_NE(r.out.find("30.00 @ f=0.467"), std::string::npos) << r.out;  // Hopper best
+  EXPECT_NE(r.out.find("37.33 @ f=0.571"), std::string::npos) << r.out;  // B200 best
   const json pm = rows_of("--arch b200 --degree 3,5")["pipe_model"];
   EXPECT_EQ(pm.size(), 2u * 17u);
 }
@@ -162,13 +164,15 @@ TEST(CliRoofline, MeasuredHandMadeFile) {
   expect_usage_error("--measured " + write_file("bad.json", R"({"schema": "fa4sim/bench-exp-v1",
       "device": "x", "arch": "h200", "points": [{"degree": 3, "f": "half", "exps_per_clk_sm": 1}]})"),
                      "'points[0].f' must be a number");
-  expect_usage_error("--measured " + write_file("unknown-arch.json", R"({"schema": "fa4sim/bench-exp-v1",
+  expect_usage_error(
+      "--measured " + write_file("unknown-arch.json", R"({"schema": "fa4sim/bench-exp-v1",
       "device": "x", "arch": "h2000", "points": [{"degree": 3, "f": 0, "exps_per_clk_sm": 16}]})"),
-                     "arch 'h2000' is not a known architecture (did you mean 'h200'?");
+      "arch 'h2000' is not a known architecture (did you mean 'h200'?");
 }
 
 TEST(CliRoofline, CustomArchFileIsAccepted) {
-  const std::string path = b200_variant("ok.json", [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = 32; });
+  const std::string path =
+      b200_variant("ok.json", [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = 32; });
   const json res = rows_of("--arch b200 --arch-file " + path + " --d 64");
   EXPECT_DOUBLE_EQ(row_for(res["rows"], "b200_variant")["exp_over_mma"].get<double>(), 1.0);
   // --arch also takes a path.
@@ -195,34 +199,56 @@ TEST(CliRoofline, UnknownArchSuggests) {
 }
 
 TEST(CliRoofline, MalformedArchFileNamesTheField) {
-  expect_usage_error("--arch-file " + b200_variant("missing.json", [](json& j) { j["fields"].erase("mufu_ex2_per_clk_sm"); }),
-                     "field 'fields.mufu_ex2_per_clk_sm' is missing");
-  expect_usage_error("--arch-file " + b200_variant("type.json", [](json& j) { j["fields"]["sm_count"]["value"] = "148"; }),
-                     "field 'fields.sm_count.value' must be a number, got string");
-  expect_usage_error("--arch-file " + b200_variant("neg.json", [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = -16; }),
-                     "field 'fields.mufu_ex2_per_clk_sm.value' must be > 0, got -16");
-  expect_usage_error("--arch-file " + b200_variant("nosrc.json", [](json& j) { j["fields"]["smem_bytes_per_clk_sm"].erase("source"); }),
-                     "field 'fields.smem_bytes_per_clk_sm.source' is missing");
-  expect_usage_error("--arch-file " + write_file("syntax.json", "{\"schema\": "), "is not valid JSON");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("missing.json", [](json& j) { j["fields"].erase("mufu_ex2_per_clk_sm"); }),
+      "field 'fields.mufu_ex2_per_clk_sm' is missing");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("type.json", [](json& j) { j["fields"]["sm_count"]["value"] = "148"; }),
+      "field 'fields.sm_count.value' must be a number, got string");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("neg.json",
+                       [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = -16; }),
+      "field 'fields.mufu_ex2_per_clk_sm.value' must be > 0, got -16");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("nosrc.json",
+                       [](json& j) { j["fields"]["smem_bytes_per_clk_sm"].erase("source"); }),
+      "field 'fields.smem_bytes_per_clk_sm.source' is missing");
+  expect_usage_error("--arch-file " + write_file("syntax.json", "{\"schema\": "),
+                     "is not valid JSON");
   expect_usage_error("--arch-file /nonexistent/arch.json", "does not exist");
-  expect_usage_error("--arch b200 --arch-file " + b200_variant("dup.json", [](json& j) { j["name"] = "b200"; }),
-                     "architecture 'b200' is given twice");
+  expect_usage_error(
+      "--arch b200 --arch-file " + b200_variant("dup.json", [](json& j) { j["name"] = "b200"; }),
+      "architecture 'b200' is given twice");
 }
 
 // Rates far outside any GPU's (1e-308 exps per clock, 1e308 FLOP per clock) are refused: they
 // made cells inf and a 300-digit number in the table.
 TEST(CliRoofline, ExtremeArchRatesAreRefused) {
-  expect_usage_error("--arch-file " + b200_variant("tiny.json", [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = 1e-308; }),
-                     "field 'fields.mufu_ex2_per_clk_sm.value' must be in 0.001..1e9, got 1e-308");
-  expect_usage_error("--arch-file " + b200_variant("huge.json", [](json& j) { j["fields"]["mma_bf16_flop_per_clk_sm"]["value"] = 1e308; }),
-                     "field 'fields.mma_bf16_flop_per_clk_sm.value' must be in 0.001..1e9, got 1e+308");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("tiny.json",
+                       [](json& j) { j["fields"]["mufu_ex2_per_clk_sm"]["value"] = 1e-308; }),
+      "field 'fields.mufu_ex2_per_clk_sm.value' must be in 0.001..1e9, got 1e-308");
+  expect_usage_error(
+      "--arch-file " +
+          b200_variant("huge.json",
+                       [](json& j) { j["fields"]["mma_bf16_flop_per_clk_sm"]["value"] = 1e308; }),
+      "field 'fields.mma_bf16_flop_per_clk_sm.value' must be in 0.001..1e9, got 1e+308");
 }
 
 // An arch or measured file of 150,000 nested arrays is refused by name, like any malformed file.
 TEST(CliRoofline, DeeplyNestedJsonIsRefused) {
-  const std::string deep = write_file("deep.json", "{\"schema\": " + std::string(150000, '[') + std::string(150000, ']') + "}");
-  expect_usage_error("--arch-file " + deep, "arch file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
-  expect_usage_error("--arch h200 --measured " + deep, "measured file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
+  const std::string deep = write_file(
+      "deep.json", "{\"schema\": " + std::string(150000, '[') + std::string(150000, ']') + "}");
+  expect_usage_error("--arch-file " + deep,
+                     "arch file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
+  expect_usage_error(
+      "--arch h200 --measured " + deep,
+      "measured file '" + deep + "' is not valid JSON: nested deeper than 256 levels");
 }
 
 // One schedule grammar for roofline --schedule and --exp schedule: (they took 1 to 3 numbers up
@@ -233,8 +259,10 @@ TEST(CliRoofline, ScheduleGrammarIsShared) {
   EXPECT_EQ(r.code, 0) << r.err;
   fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:0,4,1",
                                "--exp schedule: 0,4,1: freq = 0 emulates nothing");
-  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:3,4", "--exp schedule: 3,4: res = 4 must be below freq = 3");
-  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:10,4,1,2", "--exp schedule: expects freq[,res[,start_frg]]");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:3,4",
+                               "--exp schedule: 3,4: res = 4 must be below freq = 3");
+  fa4sim::test::expect_refused("rescale --rows 8 --keys 256 --d 8 --exp schedule:10,4,1,2",
+                               "--exp schedule: expects freq[,res[,start_frg]]");
   EXPECT_EQ(run_cli("rescale --rows 8 --keys 256 --d 8 --exp schedule:10").code, 0);
 }
 
@@ -269,7 +297,8 @@ TEST(CliRoofline, ReportSectionWritesJsonAndFiguresOrSaysWhyNot) {
   EXPECT_FALSE(rep["results"]["excess_investigation"]["finding"].get<std::string>().empty());
   const std::string md = fa4sim::test::slurp((dir / "report.md").string());
   EXPECT_NE(md.find("## Roofline"), std::string::npos);
-  EXPECT_NE(md.find("Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\""), std::string::npos);
+  EXPECT_NE(md.find("Investigation: \"shared memory and exp exceed MMA compute by 25-60 %\""),
+            std::string::npos);
   if (md.find("![T_exp/T_mma vs d](roofline_exp_over_mma.png)") != std::string::npos) {
     // Figures were linked: they must exist and be PNGs.
     for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"}) {

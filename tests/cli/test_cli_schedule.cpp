@@ -29,7 +29,8 @@ std::string edited(const std::string& rel, const std::string& name, void (*edit)
 }  // namespace
 
 TEST(CliSchedule, ReportHasStockTricksAndBest) {
-  auto r = run_cli("schedule --arch h200,b200 --d 64 --seq 4096 --tau 8 --emu-fraction 0.25 --json -");
+  auto r =
+      run_cli("schedule --arch h200,b200 --d 64 --seq 4096 --tau 8 --emu-fraction 0.25 --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["command"], "schedule");
@@ -39,7 +40,8 @@ TEST(CliSchedule, ReportHasStockTricksAndBest) {
       EXPECT_GT(row[k]["tflops"].get<double>(), 0) << row["arch"];
       EXPECT_FALSE(row[k]["binding"].get<std::string>().empty());
     }
-    EXPECT_GE(row["best"]["tflops"].get<double>(), row["stock"]["tflops"].get<double>() * (1 - 1e-12));
+    EXPECT_GE(row["best"]["tflops"].get<double>(),
+              row["stock"]["tflops"].get<double>() * (1 - 1e-12));
   }
   EXPECT_EQ(j["params"]["emu_fraction"], 0.25);
 }
@@ -47,7 +49,8 @@ TEST(CliSchedule, ReportHasStockTricksAndBest) {
 TEST(CliSchedule, InputsListPredictsEachEntry) {
   static const auto dir = temp_dir("schedule-inputs");
   const std::string path = (dir / "in.json").string();
-  std::ofstream(path) << R"([{"arch": "h200", "d": 64, "seq": 4096}, {"arch": "h200", "d": 128, "causal": true}])";
+  std::ofstream(path)
+      << R"([{"arch": "h200", "d": 64, "seq": 4096}, {"arch": "h200", "d": 128, "causal": true}])";
   auto r = run_cli("schedule --inputs " + path + " --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   const json p = json::parse(r.out)["results"]["predictions"];
@@ -72,9 +75,8 @@ TEST(CliSchedule, BadInput) {
     j["fields"].erase("mufu_ex2_per_clk_sm");
   });
   expect_usage_error("--arch " + arch, "mufu_ex2_per_clk_sm");
-  const std::string spec = edited("data/schedule/sm90.json", "no_latency.json", [](json& j) {
-    j["calibrated"].erase("wgmma_latency");
-  });
+  const std::string spec = edited("data/schedule/sm90.json", "no_latency.json",
+                                  [](json& j) { j["calibrated"].erase("wgmma_latency"); });
   expect_usage_error("--spec " + spec, "calibrated.wgmma_latency");
   expect_usage_error("--inputs /nonexistent.json", "does not exist");
 }
@@ -84,7 +86,8 @@ TEST(CliSchedule, BadInput) {
 TEST(CliSchedule, SpecWithWrongFieldTypesIsRefused) {
   const auto dir = fa4sim::test::temp_dir("schedule-spec");
   const std::string p = (dir / "spec.json").string();
-  for (const char* text : {R"({"schema": {}})", R"({"schema": "fa4sim/schedule-v1", "kernel": 90})"}) {
+  for (const char* text :
+       {R"({"schema": {}})", R"({"schema": "fa4sim/schedule-v1", "kernel": 90})"}) {
     std::ofstream(p) << text;
     fa4sim::test::expect_refused("schedule --arch h200 --spec " + p, "schedule file '" + p + "'");
   }

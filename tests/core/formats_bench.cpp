@@ -59,15 +59,27 @@ void BM_AllFloat32VsRef(benchmark::State& st, const Format* f) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_Encode, e4m3/satfinite, &kE4M3, Overflow::satfinite);
-BENCHMARK_CAPTURE(BM_Encode, e4m3/ieee, &kE4M3, Overflow::ieee);
-BENCHMARK_CAPTURE(BM_Encode, e5m2/satfinite, &kE5M2, Overflow::satfinite);
-BENCHMARK_CAPTURE(BM_Encode, e5m2/ieee, &kE5M2, Overflow::ieee);
-BENCHMARK_CAPTURE(BM_Encode, bf16/satfinite, &kBF16, Overflow::satfinite);
-BENCHMARK_CAPTURE(BM_Encode, bf16/ieee, &kBF16, Overflow::ieee);
-BENCHMARK_CAPTURE(BM_Encode, fp16/satfinite, &kFP16, Overflow::satfinite);
-BENCHMARK_CAPTURE(BM_Encode, fp16/ieee, &kFP16, Overflow::ieee);
-BENCHMARK_CAPTURE(BM_AllFloat32VsRef, e4m3, &kE4M3)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
-BENCHMARK_CAPTURE(BM_AllFloat32VsRef, e5m2, &kE5M2)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
-BENCHMARK_CAPTURE(BM_AllFloat32VsRef, bf16, &kBF16)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
-BENCHMARK_CAPTURE(BM_AllFloat32VsRef, fp16, &kFP16)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
+BENCHMARK_CAPTURE(BM_Encode, e4m3 / satfinite, &kE4M3, Overflow::satfinite);
+BENCHMARK_CAPTURE(BM_Encode, e4m3 / ieee, &kE4M3, Overflow::ieee);
+BENCHMARK_CAPTURE(BM_Encode, e5m2 / satfinite, &kE5M2, Overflow::satfinite);
+BENCHMARK_CAPTURE(BM_Encode, e5m2 / ieee, &kE5M2, Overflow::ieee);
+BENCHMARK_CAPTURE(BM_Encode, bf16 / satfinite, &kBF16, Overflow::satfinite);
+BENCHMARK_CAPTURE(BM_Encode, bf16 / ieee, &kBF16, Overflow::ieee);
+BENCHMARK_CAPTURE(BM_Encode, fp16 / satfinite, &kFP16, Overflow::satfinite);
+BENCHMARK_CAPTURE(BM_Encode, fp16 / ieee, &kFP16, Overflow::ieee);
+BENCHMARK_CAPTURE(BM_AllFloat32VsRef, e4m3, &kE4M3)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK_CAPTURE(BM_AllFloat32VsRef, e5m2, &kE5M2)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK_CAPTURE(BM_AllFloat32VsRef, bf16, &kBF16)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK_CAPTURE(BM_AllFloat32VsRef, fp16, &kFP16)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);

@@ -128,7 +128,8 @@ TEST(BlockScale, RoundTripErrorBound) {
       const double scale = decode(kE8M0, s);
       for (int i = 0; i < 32; ++i) {
         const double a = std::fabs(x[size_t(i)]) / scale;
-        const double ulp = std::ldexp(1.0, std::max(int(std::floor(std::log2(std::max(a, 1e-300)))), e->emin) - e->man_bits);
+        const double ulp = std::ldexp(
+            1.0, std::max(int(std::floor(std::log2(std::max(a, 1e-300)))), e->emin) - e->man_bits);
         ASSERT_LE(std::fabs(out[size_t(i)] - x[size_t(i)]), 0.5 * ulp * scale * (1 + 1e-12) + 1e-30)
             << e->name << " " << x[size_t(i)];
       }
@@ -160,7 +161,8 @@ TEST(BlockScale, ValidationNamesTheOption) {
     block_encode_array(mx(kE2M1, ScaleRule::floor), in, 48, codes, scales);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--block 32 does not divide the row length 48"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("--block 32 does not divide the row length 48"),
+              std::string::npos);
   }
 }
 
@@ -176,17 +178,22 @@ TEST(BlockScale, ArraysEqualTheCore) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd;
   std::vector<float> in(64 * 32);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = i < in.size() / 2 ? f32_from_bits(rng()) : nd(rng) * 1e3f;
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = i < in.size() / 2 ? f32_from_bits(rng()) : nd(rng) * 1e3f;
   for (const Format* e : {&kE4M3, &kE5M2, &kE2M3, &kE3M2, &kE2M1}) {
-    for (ScaleRule r : {ScaleRule::floor, ScaleRule::ceil, ScaleRule::even, ScaleRule::rceil, ScaleRule::nearest}) {
-      BlockFormat f{e, r == ScaleRule::nearest ? &kE4M3 : &kE8M0, r == ScaleRule::nearest ? 16 : 32, r, 1.0f};
+    for (ScaleRule r : {ScaleRule::floor, ScaleRule::ceil, ScaleRule::even, ScaleRule::rceil,
+                        ScaleRule::nearest}) {
+      BlockFormat f{e, r == ScaleRule::nearest ? &kE4M3 : &kE8M0, r == ScaleRule::nearest ? 16 : 32,
+                    r, 1.0f};
       if (r == ScaleRule::nearest && e == &kE2M3) f.tensor_scale = 0x1p-10f;
       std::vector<uint8_t> codes(in.size()), scales(in.size() / size_t(f.block_size));
       block_encode_array(f, in, 256, codes, scales);
       std::vector<uint32_t> c(size_t(f.block_size));
       for (size_t b = 0; b < scales.size(); ++b) {
-        ASSERT_EQ(scales[b], block_encode(f, in.data() + b * size_t(f.block_size), c.data())) << e->name << b;
-        for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(codes[b * c.size() + i], c[i]) << e->name << b;
+        ASSERT_EQ(scales[b], block_encode(f, in.data() + b * size_t(f.block_size), c.data()))
+            << e->name << b;
+        for (size_t i = 0; i < c.size(); ++i)
+          ASSERT_EQ(codes[b * c.size() + i], c[i]) << e->name << b;
       }
     }
   }

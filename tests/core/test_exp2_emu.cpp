@@ -24,7 +24,9 @@ using fa4sim::ex2_emu;
 using fa4sim::f32_bits;
 using fa4sim::f32_from_bits;
 
-uint32_t emu_bits(uint32_t x_bits, int degree) { return f32_bits(ex2_emu(f32_from_bits(x_bits), degree)); }
+uint32_t emu_bits(uint32_t x_bits, int degree) {
+  return f32_bits(ex2_emu(f32_from_bits(x_bits), degree));
+}
 
 // ---- 1. the special-input table
 //
@@ -82,8 +84,12 @@ const SpecialRow kSpecial[] = {
     {"max subnormal", 0x007FFFFFu, kAll(kOne)},
     {"-min subnormal", 0x80000001u, kAll(kOne)},
     {"-127", 0xC2FE0000u, kAll(0)},
-    {"-126.5", 0xC2FD0000u, {0x00000000u, 0x003B0A31u, 0x00352C76u, 0x0035015Cu, 0x003504E6u, 0x003504F4u}},
-    {"127.99", 0x42FFFAE1u, {0x7F000000u, 0x7F74E609u, 0x7F7DC7E1u, 0x7F7E3717u, 0x7F7E3B1Au, 0x7F7E3B36u}},
+    {"-126.5",
+     0xC2FD0000u,
+     {0x00000000u, 0x003B0A31u, 0x00352C76u, 0x0035015Cu, 0x003504E6u, 0x003504F4u}},
+    {"127.99",
+     0x42FFFAE1u,
+     {0x7F000000u, 0x7F74E609u, 0x7F7DC7E1u, 0x7F7E3717u, 0x7F7E3B1Au, 0x7F7E3B36u}},
     {"128", 0x43000000u, kAll(0x7F800000u)},
     {"2^23", 0x4B000000u, kAll(kOne)},
     {"-2^24", 0xCB800000u, kAll(0)},
@@ -98,7 +104,8 @@ TEST(Exp2Emu, SpecialInputsScalarAndArray) {
       std::vector<float> in(19, f32_from_bits(row.x)), out(19, 0.0f);
       ex2_emu(in, out, d);
       for (size_t i = 0; i < in.size(); ++i)
-        EXPECT_EQ(f32_bits(out[i]), row.expected[static_cast<size_t>(d)]) << row.name << " lane " << i;
+        EXPECT_EQ(f32_bits(out[i]), row.expected[static_cast<size_t>(d)])
+            << row.name << " lane " << i;
     }
   }
 }
@@ -167,17 +174,19 @@ Dyadic dyadic(uint32_t b) {
 // round-to-nearest-even of s's 53-bit significand to 24 bits on the integer bits, with err
 // deciding exact halfway cases. Never calls a float FMA, float add or float conversion.
 uint32_t fma_rn(uint32_t p_bits, uint32_t f_bits, uint32_t c_bits) {
-  if ((p_bits & 0x7FFFFFFFu) > 0x7F800000u || (f_bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFFFFFu;
+  if ((p_bits & 0x7FFFFFFFu) > 0x7F800000u || (f_bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return 0x7FFFFFFFu;
   if ((p_bits & 0x7F800000u) == 0) p_bits &= 0x80000000u;  // .ftz inputs
   if ((f_bits & 0x7F800000u) == 0) f_bits &= 0x80000000u;
   if (p_bits == 0x7F800000u) return (f_bits & 0x7FFFFFFFu) == 0 ? 0x7FFFFFFFu : 0x7F800000u;
-  const double P = static_cast<double>(f32_from_bits(p_bits)) * static_cast<double>(f32_from_bits(f_bits));
+  const double P =
+      static_cast<double>(f32_from_bits(p_bits)) * static_cast<double>(f32_from_bits(f_bits));
   const double C = static_cast<double>(f32_from_bits(c_bits));
   const double s = P + C;
   const double bb = s - P;
   const double err = (P - (s - bb)) + (C - bb);  // s + err == P + C exactly
   uint64_t u;
-  std::memcpy(&u, &s, sizeof u);  // s > 0, normal
+  std::memcpy(&u, &s, sizeof u);             // s > 0, normal
   int E = static_cast<int>(u >> 52) - 1023;  // s = 1.M * 2^E
   const uint64_t M = (u & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
   uint64_t q = M >> 29;
@@ -336,13 +345,15 @@ TEST(Exp2EmuSlow, AllFloat32InputsAllDegrees) {
       for (int d = 0; d <= 5; ++d) {
         ex2_emu(in, arr, d);
         for (uint64_t i = 0; i < kChunk; ++i) {
-          const uint32_t a = f32_bits(arr[i]), s = f32_bits(ex2_emu(in[i], d)), r = ind[i * 6 + static_cast<size_t>(d)];
+          const uint32_t a = f32_bits(arr[i]), s = f32_bits(ex2_emu(in[i], d)),
+                         r = ind[i * 6 + static_cast<size_t>(d)];
           if (a != r || s != r) {
             mismatches.fetch_add(1);
             std::lock_guard<std::mutex> lk(mu);
             if (first.size() < 10) {
               char buf[160];
-              std::snprintf(buf, sizeof buf, "x=0x%08X (%.9g) degree %d: scalar 0x%08X array 0x%08X model 0x%08X",
+              std::snprintf(buf, sizeof buf,
+                            "x=0x%08X (%.9g) degree %d: scalar 0x%08X array 0x%08X model 0x%08X",
                             static_cast<uint32_t>(c + i), static_cast<double>(in[i]), d, s, a, r);
               first.push_back(buf);
             }
@@ -355,8 +366,9 @@ TEST(Exp2EmuSlow, AllFloat32InputsAllDegrees) {
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < nt; ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  std::printf("ex2_emu exhaustive: 2^32 inputs x 6 degrees, %llu mismatches (scalar or array vs model)\n",
-              static_cast<unsigned long long>(mismatches.load()));
+  std::printf(
+      "ex2_emu exhaustive: 2^32 inputs x 6 degrees, %llu mismatches (scalar or array vs model)\n",
+      static_cast<unsigned long long>(mismatches.load()));
   for (const auto& m : first) std::printf("  %s\n", m.c_str());
   EXPECT_EQ(mismatches.load(), 0u);
 }

@@ -85,7 +85,7 @@ TEST(FormatsEncode, KnownValues) {
   const auto sat = Overflow::satfinite, ieee = Overflow::ieee;
   EXPECT_EQ(encode(kE4M3, 448.0f, sat), 0x7Eu);
   EXPECT_EQ(encode(kE4M3, 463.99f, sat), 0x7Eu);
-  EXPECT_EQ(encode(kE4M3, 464.0f, ieee), 0x7Eu);  // tie 448 | 480 -> even 448
+  EXPECT_EQ(encode(kE4M3, 464.0f, ieee), 0x7Eu);   // tie 448 | 480 -> even 448
   EXPECT_EQ(encode(kE4M3, 464.01f, ieee), 0x7Fu);  // rounds to 480 -> overflow -> NaN
   EXPECT_EQ(encode(kE4M3, 4096.0f, sat), 0x7Eu);
   EXPECT_EQ(encode(kE4M3, -4096.0f, sat), 0xFEu);
@@ -152,8 +152,8 @@ TEST(FormatsEncode, CpfloatTriples) {
         };
         for (uint32_t i = 0; i <= f->max_code; ++i) {
           const double v = decode(*f, i);
-          const double next = i < f->max_code ? double(decode(*f, i + 1))
-                                              : v + (v - double(decode(*f, i - 1)));
+          const double next =
+              i < f->max_code ? double(decode(*f, i + 1)) : v + (v - double(decode(*f, i - 1)));
           const double mid_d = (v + next) / 2;
           const float mid = float(mid_d);
           ASSERT_EQ(double(mid), mid_d) << f->name << " midpoint not a float32 at code " << i;
@@ -199,7 +199,8 @@ TEST(FormatsEncode, F64RoundsOnce) {
       const double x = k % 2 ? u(rng) : u(rng) * f->min_normal;  // big ones and tiny ones
       uint32_t hint = 0;
       const uint32_t code = ref.nearest_code(std::fabs(x), hint);
-      ASSERT_EQ(encode_f64(*f, x, Overflow::ieee), ref.apply_sign_and_limits(code, x < 0, Overflow::ieee))
+      ASSERT_EQ(encode_f64(*f, x, Overflow::ieee),
+                ref.apply_sign_and_limits(code, x < 0, Overflow::ieee))
           << f->name << " x=" << x;
     }
   }
@@ -210,7 +211,8 @@ TEST(FormatsEncode, Fp32IsIdentityOnNumbers) {
   for (int k = 0; k < 1000000; ++k) {
     const uint32_t b = rng();
     const float x = f32_from_bits(b);
-    const uint32_t sat = encode(kFP32, x, Overflow::satfinite), ieee = encode(kFP32, x, Overflow::ieee);
+    const uint32_t sat = encode(kFP32, x, Overflow::satfinite),
+                   ieee = encode(kFP32, x, Overflow::ieee);
     if (std::isnan(x)) {
       ASSERT_EQ(sat, 0x7FFFFFFFu);
       ASSERT_EQ(ieee, 0x7FFFFFFFu);
@@ -296,8 +298,10 @@ TEST(FormatsArrays, MatchScalar) {
   std::vector<uint32_t> whole(in.size()), split(in.size());
   encode_sr_array(kE4M3, in, whole, Overflow::satfinite, 1234);
   const size_t cut = 31337;
-  encode_sr_array(kE4M3, std::span(in).first(cut), std::span(split).first(cut), Overflow::satfinite, 1234, 0);
-  encode_sr_array(kE4M3, std::span(in).subspan(cut), std::span(split).subspan(cut), Overflow::satfinite, 1234, cut);
+  encode_sr_array(kE4M3, std::span(in).first(cut), std::span(split).first(cut), Overflow::satfinite,
+                  1234, 0);
+  encode_sr_array(kE4M3, std::span(in).subspan(cut), std::span(split).subspan(cut),
+                  Overflow::satfinite, 1234, cut);
   EXPECT_EQ(whole, split);
   std::vector<uint32_t> other(in.size());
   encode_sr_array(kE4M3, in, other, Overflow::satfinite, 1235);
@@ -346,7 +350,8 @@ TEST(FormatsRoles, ListsAndOrder) {
   EXPECT_EQ(format_names(FormatRole::attention_input), (V{"bf16", "fp16", "e4m3", "e5m2"}));
   EXPECT_EQ(format_names(FormatRole::p_cast), (V{"bf16", "fp16", "e4m3", "e5m2", "fp32"}));
   for (const Format* f : formats_of(FormatRole::p_cast))
-    EXPECT_NE(std::find(all_formats().begin(), all_formats().end(), f), all_formats().end()) << f->name;
+    EXPECT_NE(std::find(all_formats().begin(), all_formats().end(), f), all_formats().end())
+        << f->name;
   EXPECT_TRUE(plays(kE4M3, FormatRole::attention_input));
   EXPECT_FALSE(plays(kFP32, FormatRole::attention_input));
   EXPECT_TRUE(plays(kFP32, FormatRole::p_cast));
@@ -386,14 +391,13 @@ TEST_P(FormatsSlow, AllFloat32MatchTableReference) {
   EXPECT_EQ(r.mismatches, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllFormats, FormatsSlow,
-    ::testing::Combine(::testing::Values(&kBF16, &kFP16, &kE4M3, &kE5M2),
-                       ::testing::Values(Overflow::satfinite, Overflow::ieee)),
-    [](const auto& info) {
-      return std::string(std::get<0>(info.param)->name) + "_" +
-             overflow_name(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(AllFormats, FormatsSlow,
+                         ::testing::Combine(::testing::Values(&kBF16, &kFP16, &kE4M3, &kE5M2),
+                                            ::testing::Values(Overflow::satfinite, Overflow::ieee)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)->name) + "_" +
+                                  overflow_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace fa4sim
@@ -423,7 +427,8 @@ TEST(FormatsMx, Limits) {
   EXPECT_EQ(decode(kE8M0, 0x7F), 1.0f);
   EXPECT_EQ(decode(kE8M0, 0xFE), std::ldexp(1.0f, 127));
   EXPECT_TRUE(std::isnan(decode(kE8M0, 0xFF)));
-  for (const Format* f : {&kE2M1, &kE2M3, &kE3M2, &kE8M0}) EXPECT_TRUE(validate(*f).empty()) << f->name;
+  for (const Format* f : {&kE2M1, &kE2M3, &kE3M2, &kE8M0})
+    EXPECT_TRUE(validate(*f).empty()) << f->name;
 }
 
 // Every pattern decodes to a number that encodes back to the pattern (E8M0: 0xFF is NaN).
@@ -444,18 +449,18 @@ TEST(FormatsMx, AllPatternsRoundTrip) {
 
 TEST(FormatsMx, KnownValues) {
   const auto sat = Overflow::satfinite, ieee = Overflow::ieee;
-  EXPECT_EQ(encode(kE2M1, 0.25f, sat), 0x0u);   // tie 0 | 0.5 -> even 0
-  EXPECT_EQ(encode(kE2M1, 0.75f, sat), 0x2u);   // tie 0.5 | 1 -> even 1.0
-  EXPECT_EQ(encode(kE2M1, 5.0f, sat), 0x6u);    // tie 4 | 6 -> even 4
-  EXPECT_EQ(encode(kE2M1, 6.9f, sat), 0x7u);    // 6
-  EXPECT_EQ(encode(kE2M1, 7.0f, sat), 0x7u);    // tie 6 | 8 rounds to 8: saturates to 6
+  EXPECT_EQ(encode(kE2M1, 0.25f, sat), 0x0u);  // tie 0 | 0.5 -> even 0
+  EXPECT_EQ(encode(kE2M1, 0.75f, sat), 0x2u);  // tie 0.5 | 1 -> even 1.0
+  EXPECT_EQ(encode(kE2M1, 5.0f, sat), 0x6u);   // tie 4 | 6 -> even 4
+  EXPECT_EQ(encode(kE2M1, 6.9f, sat), 0x7u);   // 6
+  EXPECT_EQ(encode(kE2M1, 7.0f, sat), 0x7u);   // tie 6 | 8 rounds to 8: saturates to 6
   EXPECT_EQ(encode(kE2M1, -1e30f, sat), 0xFu);
   EXPECT_EQ(encode(kE2M1, -INFINITY, sat), 0xFu);
-  EXPECT_EQ(encode(kE2M1, NAN, sat), 0x7u);     // cvt.rn.satfinite: NaN -> +max
+  EXPECT_EQ(encode(kE2M1, NAN, sat), 0x7u);  // cvt.rn.satfinite: NaN -> +max
   EXPECT_EQ(encode(kE2M1, -NAN, sat), 0x7u);
-  EXPECT_EQ(encode(kE2M1, -0.1f, sat), 0x8u);   // -0 keeps its sign
-  EXPECT_EQ(encode(kE2M3, 7.75f, sat), 0x1Fu);  // beyond 7.5: saturates
-  EXPECT_EQ(encode(kE3M2, 30.0f, sat), 0x1Fu);  // 28
+  EXPECT_EQ(encode(kE2M1, -0.1f, sat), 0x8u);     // -0 keeps its sign
+  EXPECT_EQ(encode(kE2M3, 7.75f, sat), 0x1Fu);    // beyond 7.5: saturates
+  EXPECT_EQ(encode(kE3M2, 30.0f, sat), 0x1Fu);    // 28
   EXPECT_EQ(encode(kE3M2, 0.03125f, sat), 0x0u);  // half the min subnormal: tie -> 0
   // E8M0 (Note [E8M0 encode]): ties round up; zeros and negatives are NaN (ieee) or 2^-127.
   EXPECT_EQ(encode(kE8M0, 1.0f, ieee), 127u);
@@ -465,7 +470,7 @@ TEST(FormatsMx, KnownValues) {
   EXPECT_EQ(encode(kE8M0, 0x1p-127f, ieee), 0u);
   EXPECT_EQ(encode(kE8M0, 0x1.000004p-127f, ieee), 0u);  // 2^-127 + 2^-149: below 1.5 2^-127
   EXPECT_EQ(encode(kE8M0, 0x1.7ffff8p-127f, ieee), 0u);
-  EXPECT_EQ(encode(kE8M0, 0x1.8p-127f, ieee), 1u);       // the tie rounds up
+  EXPECT_EQ(encode(kE8M0, 0x1.8p-127f, ieee), 1u);  // the tie rounds up
   EXPECT_EQ(encode_f64(kE8M0, 0x1.8p-127, ieee), 1u);
   EXPECT_EQ(encode_f64(kE8M0, 0x1.7fffffp-127, ieee), 0u);
   EXPECT_EQ(encode(kE8M0, 0x1p-149f, ieee), 0u);

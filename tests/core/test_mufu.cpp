@@ -71,7 +71,8 @@ TEST(Mufu, TableLoadsAndMatchesItsChecksum) {
   ASSERT_EQ(t.size(), kRcpTableBytes);
   const std::string path = rcp_table_path();
   const json meta = read_json_input(path.substr(0, path.size() - 4) + ".json", "sidecar");
-  EXPECT_EQ(meta.at("crc32").get<std::string>(), fmt::format("{:08x}", crc32_ieee(t.data(), t.size())));
+  EXPECT_EQ(meta.at("crc32").get<std::string>(),
+            fmt::format("{:08x}", crc32_ieee(t.data(), t.size())));
   // The sidecar's histogram of the deltas is the table's.
   std::array<uint64_t, 3> hist{};
   for (uint32_t j = 0; j < kRcpTableEntries; ++j) ++hist[size_t(rcp_table_delta(t.data(), j) + 1)];
@@ -132,7 +133,7 @@ TEST(Mufu, SpecialValues) {
   EXPECT_EQ(rcp_bits(0xFF800000u), 0x80000000u);
   EXPECT_EQ(rcp_bits(0x7FC00000u), kRcpNaN);
   EXPECT_EQ(rcp_bits(0xFF800001u), kRcpNaN);
-  EXPECT_EQ(rcp(1.0f), 1.0f);                                    // table entry 0 is exact
+  EXPECT_EQ(rcp(1.0f), 1.0f);  // table entry 0 is exact
   EXPECT_EQ(rcp(-2.0f), -0.5f);
   EXPECT_EQ(rcp(std::ldexp(1.0f, 126)), std::ldexp(1.0f, -126));  // the smallest normal result
   EXPECT_EQ(rcp_bits(0x7E800001u), 0x00000000u);                  // 2^126 (1 + 2^-23): flushed
@@ -192,8 +193,9 @@ TEST(MufuSlow, ReproducesTheH200HistogramOverAll2to32Inputs) {
       const uint32_t y = f32_bits(rcp_approx_ftz(f32_from_bits(x), table));
       ++p.hist[size_t(probe_bin(x, y))];
       // Positive x: x + 1 ulp is the next float up; rcp must not grow (negative x: by symmetry).
-      if (x < 0x7F800000u && f32_from_bits(f32_bits(rcp_approx_ftz(f32_from_bits(x + 1), table))) >
-                                 f32_from_bits(y) && x != 0)
+      if (x < 0x7F800000u &&
+          f32_from_bits(f32_bits(rcp_approx_ftz(f32_from_bits(x + 1), table))) > f32_from_bits(y) &&
+          x != 0)
         ++p.up;
     }
   });
@@ -205,13 +207,15 @@ TEST(MufuSlow, ReproducesTheH200HistogramOverAll2to32Inputs) {
   }
   std::string got;
   for (int k = 0; k < 17; ++k) got += fmt::format("{}{}", k ? " " : "", hist[size_t(k)]);
-  std::printf("rcp_approx_ftz vs 1/x over all non-NaN inputs, ulps -8..8: %s; special mismatches %llu; "
-              "steps up (x > 0) %llu; %.1f s\n",
-              got.c_str(), static_cast<unsigned long long>(hist[17]), static_cast<unsigned long long>(up),
-              sw.seconds());
+  std::printf(
+      "rcp_approx_ftz vs 1/x over all non-NaN inputs, ulps -8..8: %s; special mismatches %llu; "
+      "steps up (x > 0) %llu; %.1f s\n",
+      got.c_str(), static_cast<unsigned long long>(hist[17]), static_cast<unsigned long long>(up),
+      sw.seconds());
   const auto& want = unit.at("ulp_hist_m8_to_p8");
   ASSERT_EQ(want.size(), 17u);
-  for (int k = 0; k < 17; ++k) EXPECT_EQ(hist[size_t(k)], want[size_t(k)].get<uint64_t>()) << "bin " << k - 8;
+  for (int k = 0; k < 17; ++k)
+    EXPECT_EQ(hist[size_t(k)], want[size_t(k)].get<uint64_t>()) << "bin " << k - 8;
   EXPECT_EQ(hist[17], unit.at("special_mismatch").get<uint64_t>());
   EXPECT_EQ(hist[17], 0u);
   EXPECT_EQ(up, 0u);  // the H200 measured 0 monotonicity violations

@@ -33,8 +33,7 @@ template <typename F>
 void expect_only_errors(F&& f) {
   try {
     f();
-  } catch (const fa4sim::Error&) {
-  }
+  } catch (const fa4sim::Error&) {}
 }
 
 }  // namespace

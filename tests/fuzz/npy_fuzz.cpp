@@ -28,7 +28,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       volatile float sink = a.value(a.size() - 1);
       (void)sink;
     }
-  } catch (const fa4sim::Error&) {
-  }
+  } catch (const fa4sim::Error&) {}
   return 0;
 }

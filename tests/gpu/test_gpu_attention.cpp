@@ -31,14 +31,15 @@ void expect_exact(const GpuAttnShape& s, const GpuAttnSoftmax& sm, double q_scal
   const GpuAttnOutputs g = gpu_attn_run(s, sm, in, true, true);
   const GpuAttnReplay r = gpu_attn_replay(s, sm, in, g);
   for (const auto& m : r.first_mismatches) ADD_FAILURE() << m;
-  std::printf("%s d%d seq %dx%d causal %d emu %d: row_max %llu, flags %llu, votes %llu, P emu %llu, "
-              "P cast %llu checked; MUFU ulp 0/1/2/>2 = %llu/%llu/%llu/%llu\n",
-              gpu_attn_dtype_name(sm.dtype), s.d, s.seq_q, s.seq_k, int(s.causal), sm.emu_tiles,
-              (unsigned long long)r.row_max_checked, (unsigned long long)r.flag_checked,
-              (unsigned long long)r.warp_checked, (unsigned long long)r.p_emu_checked,
-              (unsigned long long)r.p_cvt_checked, (unsigned long long)r.p_mufu_ulp[0],
-              (unsigned long long)r.p_mufu_ulp[1], (unsigned long long)r.p_mufu_ulp[2],
-              (unsigned long long)r.p_mufu_ulp[3]);
+  std::printf(
+      "%s d%d seq %dx%d causal %d emu %d: row_max %llu, flags %llu, votes %llu, P emu %llu, "
+      "P cast %llu checked; MUFU ulp 0/1/2/>2 = %llu/%llu/%llu/%llu\n",
+      gpu_attn_dtype_name(sm.dtype), s.d, s.seq_q, s.seq_k, int(s.causal), sm.emu_tiles,
+      (unsigned long long)r.row_max_checked, (unsigned long long)r.flag_checked,
+      (unsigned long long)r.warp_checked, (unsigned long long)r.p_emu_checked,
+      (unsigned long long)r.p_cvt_checked, (unsigned long long)r.p_mufu_ulp[0],
+      (unsigned long long)r.p_mufu_ulp[1], (unsigned long long)r.p_mufu_ulp[2],
+      (unsigned long long)r.p_mufu_ulp[3]);
   EXPECT_GT(r.row_max_checked, 0u);
   EXPECT_GT(r.warp_checked, 0u);
   EXPECT_EQ(r.row_max_mismatch, 0u);

@@ -51,14 +51,17 @@ TEST(GpuAttentionReport, CheckWithModelGivesTheRecordedRun) {
   ASSERT_EQ(r.tables.size(), 1u);
   const Table& t = r.tables[0];
   EXPECT_EQ(t.title, "GPU kernel vs CPU model (float64 reference for rel-L2)");
-  EXPECT_EQ(t.columns, (std::vector<std::string>{"", "rel-L2 vs f64", "rescale rows %", "rescale warps %", "saturated P"}));
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"", "rel-L2 vs f64", "rescale rows %",
+                                                 "rescale warps %", "saturated P"}));
   ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"GPU (NVIDIA H200 (132 SMs, sm_90))", "2.7459e-01", "20.573", "93.750",
-                                                 "252"}));
-  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"CPU model (online_softmax.h)", "2.7459e-01", "20.573", "93.750", "252"}));
-  EXPECT_EQ(t.notes, (std::vector<std::string>{
-                         "rel-L2 ratio GPU/model 1.0000 (must be within 5 %): ok",
-                         "rows diff +0.000 pp (tol 4.876), warps diff +0.000 pp (tol 10.982): ok"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"GPU (NVIDIA H200 (132 SMs, sm_90))", "2.7459e-01",
+                                                 "20.573", "93.750", "252"}));
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"CPU model (online_softmax.h)", "2.7459e-01",
+                                                 "20.573", "93.750", "252"}));
+  EXPECT_EQ(t.notes,
+            (std::vector<std::string>{
+                "rel-L2 ratio GPU/model 1.0000 (must be within 5 %): ok",
+                "rows diff +0.000 pp (tol 4.876), warps diff +0.000 pp (tol 10.982): ok"}));
 }
 
 TEST(GpuAttentionReport, CheckFailsOnARelL2RatioOffByMoreThanFivePercent) {
@@ -71,7 +74,8 @@ TEST(GpuAttentionReport, CheckFailsOnARelL2RatioOffByMoreThanFivePercent) {
   EXPECT_FALSE(r.results.at("agreement").at("rel_l2_ok").get<bool>());
   EXPECT_TRUE(r.results.at("agreement").at("rows_ok").get<bool>());
   EXPECT_EQ(r.tables[0].notes[0], "rel-L2 ratio GPU/model 1.0600 (must be within 5 %): FAIL");
-  EXPECT_EQ(r.tables[0].notes[1], "rows diff -1.042 pp (tol 4.876), warps diff +0.000 pp (tol 10.982): ok");
+  EXPECT_EQ(r.tables[0].notes[1],
+            "rows diff -1.042 pp (tol 4.876), warps diff +0.000 pp (tol 10.982): ok");
   c.gpu.rel_l2 = std::numeric_limits<double>::quiet_NaN();  // NaN fails whatever the model says
   c.model.reset();
   EXPECT_FALSE(gpu_attention_check_report(o, c).results.at("pass").get<bool>());
@@ -101,21 +105,25 @@ TEST(GpuAttentionReport, CheckWithReplayGivesTheRecordedRun) {
   expect_recorded(r, recorded("attention/exact_e4m3_tau4_emu2.json"));
   ASSERT_EQ(r.tables.size(), 2u);
   ASSERT_EQ(r.tables[0].rows.size(), 1u);
-  EXPECT_EQ(r.tables[0].rows[0], (std::vector<std::string>{"GPU (NVIDIA H200 (132 SMs, sm_90))", "1.7616e-01", "0.065",
-                                                           "1.042", "296"}));
+  EXPECT_EQ(r.tables[0].rows[0], (std::vector<std::string>{"GPU (NVIDIA H200 (132 SMs, sm_90))",
+                                                           "1.7616e-01", "0.065", "1.042", "296"}));
   EXPECT_EQ(r.tables[0].notes,
-            (std::vector<std::string>{"CPU model skipped: emulated tiles are checked bit for bit by --exact"}));
+            (std::vector<std::string>{
+                "CPU model skipped: emulated tiles are checked bit for bit by --exact"}));
   const Table& e = r.tables[1];
   EXPECT_EQ(e.title, "Exact replay of the GPU's own S on the CPU (checked, mismatches)");
   EXPECT_EQ(e.columns, (std::vector<std::string>{"quantity", "checked", "mismatch"}));
-  EXPECT_EQ(e.rows, (std::vector<std::vector<std::string>>{{"row_max after each block (bits)", "2048", "0"},
-                                                           {"row rescale flag", "2048", "0"},
-                                                           {"warp vote (__any_sync)", "128", "0"},
-                                                           {"P emulated (float32 bits)", "32768", "0"},
-                                                           {"P cast bits (all)", "131072", "0"},
-                                                           {"P cast bits (emulated, from CPU P)", "32768", "0"}}));
-  EXPECT_EQ(e.notes, (std::vector<std::string>{
-                         "MUFU P vs correctly rounded exp2, 98304 values: 0 ulp 59502, 1 ulp 38800, 2 ulp 2, >2 ulp 0"}));
+  EXPECT_EQ(e.rows, (std::vector<std::vector<std::string>>{
+                        {"row_max after each block (bits)", "2048", "0"},
+                        {"row rescale flag", "2048", "0"},
+                        {"warp vote (__any_sync)", "128", "0"},
+                        {"P emulated (float32 bits)", "32768", "0"},
+                        {"P cast bits (all)", "131072", "0"},
+                        {"P cast bits (emulated, from CPU P)", "32768", "0"}}));
+  EXPECT_EQ(
+      e.notes,
+      (std::vector<std::string>{
+          "MUFU P vs correctly rounded exp2, 98304 values: 0 ulp 59502, 1 ulp 38800, 2 ulp 2, >2 ulp 0"}));
 }
 
 TEST(GpuAttentionReport, CheckFailsOnAnyReplayMismatch) {
@@ -132,7 +140,8 @@ TEST(GpuAttentionReport, CheckFailsOnAnyReplayMismatch) {
   EXPECT_FALSE(r.results.at("pass").get<bool>());
   EXPECT_TRUE(r.results.at("agreement").at("rel_l2_ok").get<bool>());
   EXPECT_EQ(r.results.at("exact").at("rescale_flag"), json::parse("[10, 1]"));
-  EXPECT_EQ(r.results.at("exact").at("first_mismatches"), json::parse(R"(["flag at (0, 3, 1): cpu 1 gpu 0"])"));
+  EXPECT_EQ(r.results.at("exact").at("first_mismatches"),
+            json::parse(R"(["flag at (0, 3, 1): cpu 1 gpu 0"])"));
   ASSERT_EQ(r.tables.size(), 2u);
   EXPECT_EQ(r.tables[1].rows[1], (std::vector<std::string>{"row rescale flag", "10", "1"}));
   EXPECT_EQ(r.tables[1].notes.back(), "mismatch: flag at (0, 3, 1): cpu 1 gpu 0");
@@ -140,7 +149,8 @@ TEST(GpuAttentionReport, CheckFailsOnAnyReplayMismatch) {
   c.replay->p_mufu_ulp[3] = 1;  // a MUFU result more than 2 ulp off fails too
   r = gpu_attention_check_report(o, c);
   EXPECT_FALSE(r.results.at("pass").get<bool>());
-  EXPECT_EQ(r.tables[1].notes[0], "MUFU P vs correctly rounded exp2, 0 values: 0 ulp 0, 1 ulp 0, 2 ulp 0, >2 ulp 1");
+  EXPECT_EQ(r.tables[1].notes[0],
+            "MUFU P vs correctly rounded exp2, 0 values: 0 ulp 0, 1 ulp 0, 2 ulp 0, >2 ulp 1");
 }
 
 // data/gpu/upstream/bench_four_way.json: d 64/128 x causal x tau 0/8 next to torch's rows, which
@@ -169,21 +179,27 @@ TEST(GpuAttentionReport, BenchGivesTheRecordedRunWithTorch) {
   expect_recorded(r, rec);
   ASSERT_EQ(r.tables.size(), 1u);
   const Table& t = r.tables[0];
-  EXPECT_EQ(t.title, "fa4sim kernel vs upstream FA4 and torch SDPA (TFLOP/s, median; same run, NVIDIA H200 (132 SMs, "
-                     "sm_90))");
-  EXPECT_EQ(t.columns, (std::vector<std::string>{"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s",
-                                                "upstream FA4", "SDPA flash", "SDPA cuDNN"}));
+  EXPECT_EQ(
+      t.title,
+      "fa4sim kernel vs upstream FA4 and torch SDPA (TFLOP/s, median; same run, NVIDIA H200 (132 SMs, "
+      "sm_90))");
+  EXPECT_EQ(t.columns,
+            (std::vector<std::string>{"d", "causal", "tau", "emu f", "fa4sim ms", "fa4sim TFLOP/s",
+                                      "upstream FA4", "SDPA flash", "SDPA cuDNN"}));
   ASSERT_EQ(t.rows.size(), 8u);
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"64", "no", "0", "0/8", "1.396", "393.9", "503.7", "300.3", "473.0"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"64", "no", "0", "0/8", "1.396", "393.9", "503.7",
+                                                 "300.3", "473.0"}));
   EXPECT_EQ(t.rows[3][0], "64");
   EXPECT_EQ(t.rows[3][1], "yes");
   EXPECT_EQ(t.rows[3][2], "8");
   EXPECT_EQ(t.rows[3][6], "352.1");
-  EXPECT_EQ(t.notes, (std::vector<std::string>{
-                         "upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
-                         "causal bottom-right (= top-left here: seq_q = seq_k)",
-                         "FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see "
-                         "README"}));
+  EXPECT_EQ(
+      t.notes,
+      (std::vector<std::string>{
+          "upstream FA4 = flash-attn-4's flash_attn_func (CuTe DSL; sm90 path on Hopper), bf16/fp16, "
+          "causal bottom-right (= top-left here: seq_q = seq_k)",
+          "FLOPs = 4*B*H*S^2*d (halved for causal); fa4sim kernel: wgmma m64n64k16 / m64nDk16, see "
+          "README"}));
 }
 
 // Without torch (--python ''), or with torch but without upstream FA4: "n/a" columns and a note
@@ -199,17 +215,22 @@ TEST(GpuAttentionReport, BenchSaysWhyTorchOrUpstreamIsMissing) {
   b.torch = json{{"error", "skipped (--python '')"}};
   b.rows.push_back(GpuAttnBenchRow{128, true, 8, 4, 2.0, 1.5, 2.5, 300.24});
   Report r = gpu_attention_bench_report(o, b);
-  EXPECT_EQ(r.tables[0].rows[0],
-            (std::vector<std::string>{"128", "yes", "8", "4/8", "2.000", "300.2", "n/a", "n/a", "n/a"}));
+  EXPECT_EQ(r.tables[0].rows[0], (std::vector<std::string>{"128", "yes", "8", "4/8", "2.000",
+                                                           "300.2", "n/a", "n/a", "n/a"}));
   EXPECT_EQ(r.tables[0].notes[0], "torch: skipped (--python '')");
   EXPECT_EQ(r.results.at("rows")[0].at("emu_fraction").get<double>(), 0.5);
   EXPECT_EQ(r.results.at("rows")[0].at("torch"), json::object());
   EXPECT_EQ(r.results.at("torch_raw"), b.torch);
-  b.torch = json::array({json{{"head_dim", 128}, {"causal", true}, {"flash_tflops", 250.0}, {"cudnn_tflops", "n/a"},
+  b.torch = json::array({json{{"head_dim", 128},
+                              {"causal", true},
+                              {"flash_tflops", 250.0},
+                              {"cudnn_tflops", "n/a"},
                               {"fa4_error", "No module named 'flash_attn'"}}});
   r = gpu_attention_bench_report(o, b);
-  EXPECT_EQ(r.tables[0].rows[0],
-            (std::vector<std::string>{"128", "yes", "8", "4/8", "2.000", "300.2", "n/a", "250.0", "n/a"}));
-  EXPECT_EQ(r.tables[0].notes[0], "upstream FA4: No module named 'flash_attn' (install: scripts/gpu/upstream_install.sh)");
+  EXPECT_EQ(r.tables[0].rows[0], (std::vector<std::string>{"128", "yes", "8", "4/8", "2.000",
+                                                           "300.2", "n/a", "250.0", "n/a"}));
+  EXPECT_EQ(
+      r.tables[0].notes[0],
+      "upstream FA4: No module named 'flash_attn' (install: scripts/gpu/upstream_install.sh)");
   EXPECT_EQ(r.results.at("rows")[0].at("torch"), b.torch[0]);
 }

@@ -44,9 +44,11 @@ void expect_parity(const GpuVerifyTarget& t) {
     const uint32_t in = f32_bits(x[i]);
     const uint32_t want = gpu_verify_model(t, in);
     if (want != got[i] && ++bad <= 10)
-      ADD_FAILURE() << t.name << ": input 0x" << std::hex << in << " cpu 0x" << want << " gpu 0x" << got[i];
+      ADD_FAILURE() << t.name << ": input 0x" << std::hex << in << " cpu 0x" << want << " gpu 0x"
+                    << got[i];
   }
-  std::printf("%-16s %zu inputs, %zu mismatches (tolerance: 0 bits)\n", t.name.c_str(), x.size(), bad);
+  std::printf("%-16s %zu inputs, %zu mismatches (tolerance: 0 bits)\n", t.name.c_str(), x.size(),
+              bad);
   EXPECT_EQ(bad, 0u) << t.name;
 }
 
@@ -89,8 +91,9 @@ TEST(GpuParity, MufuWithinPtxIsaBound) {
     }
     max_rel = std::max(max_rel, std::fabs(got - ref) / ref);
   }
-  std::printf("MUFU ex2.approx.ftz.f32: max rel error %.3g over %zu inputs (PTX ISA bound 2^-22 = %.3g)\n",
-              max_rel, x.size(), std::ldexp(1.0, -22));
+  std::printf(
+      "MUFU ex2.approx.ftz.f32: max rel error %.3g over %zu inputs (PTX ISA bound 2^-22 = %.3g)\n",
+      max_rel, x.size(), std::ldexp(1.0, -22));
   EXPECT_LE(max_rel, std::ldexp(1.0, -22));
   std::vector<float> sub = {f32_from_bits(0x00000001u), -126.5f};
   std::vector<uint32_t> ys(sub.size());
@@ -105,7 +108,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   const auto d = gpu::device_info();
-  std::printf("device: %s, %d SMs, driver %s\n", d.name.c_str(), d.sm_count, d.driver_version.c_str());
+  std::printf("device: %s, %d SMs, driver %s\n", d.name.c_str(), d.sm_count,
+              d.driver_version.c_str());
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

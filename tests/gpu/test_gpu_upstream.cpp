@@ -28,7 +28,8 @@ namespace {
 
 // A driver stream: the JSON line, then `n` output words (ex2_emu's, with `flip` XORed into word
 // `at` when flip != 0).
-FILE* make_stream(const std::string& head, int degree, uint64_t n, uint64_t at = 0, uint32_t flip = 0) {
+FILE* make_stream(const std::string& head, int degree, uint64_t n, uint64_t at = 0,
+                  uint32_t flip = 0) {
   FILE* f = std::tmpfile();
   std::fputs((head + "\n").c_str(), f);
   for (uint64_t i = 0; i < n; ++i) {
@@ -60,7 +61,8 @@ int exit_code_of(const std::function<void()>& fn, std::string* msg = nullptr) {
 }  // namespace
 
 TEST(GpuUpstreamExp2, StreamOfEx2EmuHasNoMismatch) {
-  FILE* f = make_stream(R"({"ok": true, "degree": 3, "poly": [1.0, 0.695], "compile_s": 0.1})", 3, 1u << 18);
+  FILE* f = make_stream(R"({"ok": true, "degree": 3, "poly": [1.0, 0.695], "compile_s": 0.1})", 3,
+                        1u << 18);
   const auto r = upstream_exp2_compare_stream(f, 3, 1u << 18, 2, nullptr);
   std::fclose(f);
   EXPECT_TRUE(r.compiled);
@@ -82,8 +84,9 @@ TEST(GpuUpstreamExp2, PlantedMismatchIsFoundWithItsInput) {
 }
 
 TEST(GpuUpstreamExp2, UpstreamCompileFailureIsKeptNotHidden) {
-  FILE* f = make_stream(R"({"error": "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError", "kind": "upstream_compile", "poly": [1.0]})",
-                        0, 0);
+  FILE* f = make_stream(
+      R"({"error": "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError", "kind": "upstream_compile", "poly": [1.0]})",
+      0, 0);
   const auto r = upstream_exp2_compare_stream(f, 0, 1u << 10, 1, nullptr);
   std::fclose(f);
   EXPECT_FALSE(r.compiled);
@@ -94,7 +97,8 @@ TEST(GpuUpstreamExp2, UpstreamCompileFailureIsKeptNotHidden) {
 TEST(GpuUpstreamExp2, ShortStreamIsAnError) {
   FILE* f = make_stream(R"({"ok": true, "degree": 3})", 3, 1000);
   std::string msg;
-  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 1u << 12, 1, nullptr); }, &msg), kExitCheckFailed);
+  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 1u << 12, 1, nullptr); }, &msg),
+            kExitCheckFailed);
   std::fclose(f);
   EXPECT_NE(msg.find("ended after 1000 of 4096"), std::string::npos) << msg;
 }
@@ -104,21 +108,32 @@ TEST(GpuUpstreamExp2, DriverErrorsMapToExitCodes) {
   EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 256, 1, nullptr); }), kExitNoGpu);
   std::fclose(f);
   f = make_stream("Traceback (most recent call last):", 3, 0);
-  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 256, 1, nullptr); }), kExitCheckFailed);
+  EXPECT_EQ(exit_code_of([&] { upstream_exp2_compare_stream(f, 3, 256, 1, nullptr); }),
+            kExitCheckFailed);
   std::fclose(f);
 }
 
 TEST(GpuUpstream, RequireMapsEnvironmentToExitCodes) {
   std::string msg;
-  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", false}, {"upstream_importable", true}}); }),
+  EXPECT_EQ(exit_code_of([] {
+              upstream_require(json{{"cuda_available", false}, {"upstream_importable", true}});
+            }),
             kExitNoGpu);
-  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", true}, {"upstream_importable", false},
-                                                    {"upstream_error", "ModuleNotFoundError: No module named 'flash_attn'"}}); },
-                         &msg),
+  EXPECT_EQ(exit_code_of(
+                [] {
+                  upstream_require(json{
+                      {"cuda_available", true},
+                      {"upstream_importable", false},
+                      {"upstream_error", "ModuleNotFoundError: No module named 'flash_attn'"}});
+                },
+                &msg),
             kExitUsage);
   EXPECT_NE(msg.find("scripts/gpu/upstream_install.sh"), std::string::npos) << msg;
   EXPECT_NE(msg.find("No module named 'flash_attn'"), std::string::npos) << msg;
-  EXPECT_EQ(exit_code_of([] { upstream_require(json{{"cuda_available", true}, {"upstream_importable", true}}); }), 0);
+  EXPECT_EQ(exit_code_of([] {
+              upstream_require(json{{"cuda_available", true}, {"upstream_importable", true}});
+            }),
+            0);
 }
 
 TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
@@ -128,7 +143,8 @@ TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
   EXPECT_NE(msg.find("FP8 is only supported on SM100"), std::string::npos) << msg;
   for (int d : {4, 60, 264, 512}) {
     s.d = d;
-    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }, &msg), kExitUsage) << d;
+    EXPECT_EQ(exit_code_of([&] { upstream_validate(s, GpuAttnDtype::bf16); }, &msg), kExitUsage)
+        << d;
     EXPECT_NE(msg.find("must be between 8 and 256 and divisible by 8"), std::string::npos) << msg;
   }
   for (int d : {8, 64, 96, 128, 256}) {
@@ -143,7 +159,11 @@ TEST(GpuUpstream, ValidateGivesUpstreamsReasons) {
 
 TEST(GpuUpstream, Sm90TileTable) {
   // flash_attn/cute/interface.py _tile_size_fwd_sm90 at 4.0.0b36 (not local, not block-sparse).
-  struct Row { int d; bool causal; int m, n; };
+  struct Row {
+    int d;
+    bool causal;
+    int m, n;
+  };
   for (const Row& r : {Row{64, false, 192, 128}, Row{64, true, 192, 128}, Row{96, false, 192, 144},
                        Row{96, true, 192, 128}, Row{128, false, 128, 128}, Row{128, true, 128, 128},
                        Row{192, false, 128, 112}, Row{256, true, 128, 80}}) {
@@ -199,7 +219,8 @@ TEST(GpuUpstream, AnalysisOfAKnownOutput) {
   EXPECT_GT(r.max_abs_lse, 1.0);
   EXPECT_EQ(r.empty_rows_upstream, 0u);
   EXPECT_TRUE(r.pass);
-  for (size_t i = 0; i < o.size(); ++i) o[i] = uint16_t(encode(kFP16, m.o[i] * 1.05f, Overflow::ieee));
+  for (size_t i = 0; i < o.size(); ++i)
+    o[i] = uint16_t(encode(kFP16, m.o[i] * 1.05f, Overflow::ieee));
   const UpstreamRunResult bad = upstream_analyse(c, in, o, m.lse, t, 2);
   EXPECT_GT(bad.ratio, 1.5);
   EXPECT_FALSE(bad.pass);
@@ -264,25 +285,39 @@ TEST(GpuUpstream, PinsAgreeBetweenFetchScriptAndDriver) {
   const std::string fetch = slurp(root + "/scripts/gpu/upstream_fetch.sh");
   const std::string driver = slurp(root + "/scripts/drivers/fa4_upstream.py");
   std::set<std::string> a, b;
-  const std::regex pin_fetch(R"(([a-z0-9-]+)==([0-9][0-9a-z.]*))"), pin_py(R"re("([a-z0-9-]+)": "([0-9][0-9a-z.]*)")re");
-  for (std::sregex_iterator i(fetch.begin(), fetch.end(), pin_fetch), e; i != e; ++i) a.insert((*i)[1].str() + "==" + (*i)[2].str());
+  const std::regex pin_fetch(R"(([a-z0-9-]+)==([0-9][0-9a-z.]*))"),
+      pin_py(R"re("([a-z0-9-]+)": "([0-9][0-9a-z.]*)")re");
+  for (std::sregex_iterator i(fetch.begin(), fetch.end(), pin_fetch), e; i != e; ++i)
+    a.insert((*i)[1].str() + "==" + (*i)[2].str());
   const auto pins_at = driver.find("PINS = {");
   ASSERT_NE(pins_at, std::string::npos);
   const std::string pins = driver.substr(pins_at, driver.find('}', pins_at) - pins_at);
-  for (std::sregex_iterator i(pins.begin(), pins.end(), pin_py), e; i != e; ++i) b.insert((*i)[1].str() + "==" + (*i)[2].str());
+  for (std::sregex_iterator i(pins.begin(), pins.end(), pin_py), e; i != e; ++i)
+    b.insert((*i)[1].str() + "==" + (*i)[2].str());
   EXPECT_EQ(a.size(), 8u);
   EXPECT_EQ(a, b);
 }
 
 TEST(GpuUpstream, TricksValidation) {
   std::string msg;
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 4}, GpuAttnDtype::bf16); }), 0);
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, -1, 0, 0}, GpuAttnDtype::bf16); }),
+  EXPECT_EQ(exit_code_of([] {
+              upstream_validate_tricks(UpstreamTricks{true, 8, 0, 4}, GpuAttnDtype::bf16);
+            }),
+            0);
+  EXPECT_EQ(exit_code_of([] {
+              upstream_validate_tricks(UpstreamTricks{true, -1, 0, 0}, GpuAttnDtype::bf16);
+            }),
             kExitUsage);
-  EXPECT_EQ(exit_code_of([] { upstream_validate_tricks(UpstreamTricks{true, 8, 0, 9}, GpuAttnDtype::bf16); }),
+  EXPECT_EQ(exit_code_of([] {
+              upstream_validate_tricks(UpstreamTricks{true, 8, 0, 9}, GpuAttnDtype::bf16);
+            }),
             kExitUsage);
   // fp16's largest finite value is 65504 = 2^15.9993: tau 8 + offset 8 can saturate P.
-  EXPECT_EQ(exit_code_of([&] { upstream_validate_tricks(UpstreamTricks{true, 8, 8, 0}, GpuAttnDtype::fp16); }, &msg),
+  EXPECT_EQ(exit_code_of(
+                [&] {
+                  upstream_validate_tricks(UpstreamTricks{true, 8, 8, 0}, GpuAttnDtype::fp16);
+                },
+                &msg),
             kExitUsage);
   EXPECT_NE(msg.find("P can saturate"), std::string::npos) << msg;
 }
@@ -295,7 +330,8 @@ TEST(GpuUpstream, TricksSuiteCoversTheGrid) {
     EXPECT_TRUE(c.tricks.variant);
     upstream_validate(c.shape, c.dtype);
     upstream_validate_tricks(c.tricks, c.dtype);
-    seen.insert(fmt::format("{}/{}/{}/{}", int(c.dtype), c.tricks.tau, c.q_scale, c.tricks.emu_eighths));
+    seen.insert(
+        fmt::format("{}/{}/{}/{}", int(c.dtype), c.tricks.tau, c.q_scale, c.tricks.emu_eighths));
   }
   EXPECT_EQ(seen.size(), 36u);
 }
@@ -320,7 +356,8 @@ TEST(GpuUpstream, AnalysisOfAVariantRun) {
   EXPECT_DOUBLE_EQ(r.ratio, 1.0);
   EXPECT_EQ(r.row_decisions, m.row_decisions);
   EXPECT_GT(r.row_decisions, r.warp_decisions);
-  EXPECT_LE(double(r.row_rescales) / double(r.row_decisions), double(r.warp_rescales) / double(r.warp_decisions));
+  EXPECT_LE(double(r.row_rescales) / double(r.row_decisions),
+            double(r.warp_rescales) / double(r.warp_decisions));
   // Without emulation the model's output differs (the emulated tiles change P).
   sm.emu_tiles = 0;
   const GpuAttnModel plain = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
@@ -348,7 +385,8 @@ TEST(GpuUpstream, CountModeDecodesTheLseSlots) {
   EXPECT_TRUE(ok.counted);
   EXPECT_EQ(ok.gpu_row_rescales, 0u);
   EXPECT_TRUE(ok.pass);
-  for (float& v : counts) v = 1.f + float(kUpstreamCountWarpUnit) * 2.f;  // 1 row rescale, 2 warp rescales
+  for (float& v : counts)
+    v = 1.f + float(kUpstreamCountWarpUnit) * 2.f;  // 1 row rescale, 2 warp rescales
   const UpstreamRunResult bad = upstream_analyse(c, in, o, counts, t, 2);
   EXPECT_EQ(bad.gpu_row_rescales, 512u);
   EXPECT_EQ(bad.gpu_warp_rescales, 2u * 32u);  // 512 rows in tiles of 192: 12 + 12 + 8 warps
@@ -358,12 +396,15 @@ TEST(GpuUpstream, CountModeDecodesTheLseSlots) {
 namespace {
 
 // A recorded H200 run, data/gpu/upstream/<name>.
-json recorded_upstream(const std::string& name) { return fa4sim::test::recorded("upstream/" + name); }
+json recorded_upstream(const std::string& name) {
+  return fa4sim::test::recorded("upstream/" + name);
+}
 
 using fa4sim::test::expect_recorded;
 
 // A compiled degree whose comparison covered `inputs` patterns per class with no mismatch.
-UpstreamExp2Result exp2_degree(int degree, std::vector<double> poly, const std::vector<uint64_t>& inputs, double wall_s,
+UpstreamExp2Result exp2_degree(int degree, std::vector<double> poly,
+                               const std::vector<uint64_t>& inputs, double wall_s,
                                double compile_s) {
   UpstreamExp2Result r;
   r.degree = degree;
@@ -390,35 +431,43 @@ TEST(GpuUpstreamExp2, ReportGivesTheRecordedRun) {
   res.env = rec.at("results").at("env");
   UpstreamExp2Result d0;
   d0.degree = 0;
-  d0.error = "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError: object of type 'float' has no len()";
+  d0.error =
+      "upstream's ex2_emulation(poly_degree=0) does not compile: TypeError: object of type 'float' has no len()";
   d0.poly = {1.0};
   d0.wall_s = 7.705246304;
   res.degrees.push_back(d0);
   const std::vector<uint64_t> all{16777214, 2, 16777216, 4261412864};
-  res.degrees.push_back(exp2_degree(1, {1.0, 0.9224970936775208}, all, 17.802188213, 0.06513309478759766));
   res.degrees.push_back(
-      exp2_degree(2, {1.0, 0.6657850742340088, 0.33010703325271606}, all, 18.25153161, 0.06540203094482422));
-  res.degrees.push_back(exp2_degree(3, {1.0, 0.6951461434364319, 0.22756439447402954, 0.07711908966302872}, all,
-                                    17.495915766, 0.06777453422546387));
+      exp2_degree(1, {1.0, 0.9224970936775208}, all, 17.802188213, 0.06513309478759766));
+  res.degrees.push_back(exp2_degree(2, {1.0, 0.6657850742340088, 0.33010703325271606}, all,
+                                    18.25153161, 0.06540203094482422));
+  res.degrees.push_back(
+      exp2_degree(3, {1.0, 0.6951461434364319, 0.22756439447402954, 0.07711908966302872}, all,
+                  17.495915766, 0.06777453422546387));
   res.degrees.push_back(exp2_degree(
-      4, {1.0, 0.6930426955223083, 0.24129125475883484, 0.05222535878419876, 0.01343493815511465}, all, 17.022157954,
-      0.05637526512145996));
-  res.degrees.push_back(exp2_degree(5,
-                                    {1.0, 0.6931514143943787, 0.24016360938549042, 0.05580218881368637,
-                                     0.009014522656798363, 0.0018681015353649855},
-                                    all, 17.860380961, 0.06456327438354492));
+      4, {1.0, 0.6930426955223083, 0.24129125475883484, 0.05222535878419876, 0.01343493815511465},
+      all, 17.022157954, 0.05637526512145996));
+  res.degrees.push_back(
+      exp2_degree(5,
+                  {1.0, 0.6931514143943787, 0.24016360938549042, 0.05580218881368637,
+                   0.009014522656798363, 0.0018681015353649855},
+                  all, 17.860380961, 0.06456327438354492));
   const Report r = upstream_exp2_report(o, res);
   expect_recorded(r, rec);
   ASSERT_EQ(r.tables.size(), 1u);
   const Table& t = r.tables[0];
-  EXPECT_EQ(t.title, "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, all 2^32 inputs each, 0 bits");
-  EXPECT_EQ(t.columns,
-            (std::vector<std::string>{"degree", "upstream", "NaN", "inf", "zero/sub", "normal", "mismatches", "time s"}));
+  EXPECT_EQ(
+      t.title,
+      "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, all 2^32 inputs each, 0 bits");
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"degree", "upstream", "NaN", "inf", "zero/sub",
+                                                 "normal", "mismatches", "time s"}));
   ASSERT_EQ(t.rows.size(), 6u);
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"0", "does not compile", "", "", "", "", "-", "7.7"}));
+  EXPECT_EQ(t.rows[0],
+            (std::vector<std::string>{"0", "does not compile", "", "", "", "", "-", "7.7"}));
   EXPECT_EQ(t.rows[2], (std::vector<std::string>{"2", "ran", "0", "0", "0", "0", "0", "18.3"}));
-  EXPECT_EQ(t.notes, (std::vector<std::string>{"degree 0: " + d0.error,
-                                               "RESULT: 0 mismatches on every degree upstream's code compiles for"}));
+  EXPECT_EQ(t.notes, (std::vector<std::string>{
+                         "degree 0: " + d0.error,
+                         "RESULT: 0 mismatches on every degree upstream's code compiles for"}));
 }
 
 // A mismatch on a run over the first 2^16 inputs: counted in its class, listed with its bits in
@@ -441,14 +490,17 @@ TEST(GpuUpstreamExp2, ReportOfAMismatch) {
   EXPECT_EQ(d.at("inputs").get<uint64_t>(), 65536u);
   EXPECT_EQ(d.at("per_class").at("normal"), json::parse(R"({"inputs": 65280, "mismatches": 1})"));
   EXPECT_EQ(d.at("first_mismatches"),
-            json::parse(R"([{"input": "0x3F800000", "ex2_emu": "0x40000000", "upstream": "0x40000001"}])"));
+            json::parse(
+                R"([{"input": "0x3F800000", "ex2_emu": "0x40000000", "upstream": "0x40000001"}])"));
   const Table& t = r.tables[0];
-  EXPECT_EQ(t.title,
-            "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, the first 2^16 inputs each, 0 bits");
+  EXPECT_EQ(
+      t.title,
+      "Upstream's ex2_emulation (CuTe DSL, on the GPU) vs fa4sim's ex2_emu, the first 2^16 inputs each, 0 bits");
   EXPECT_EQ(t.rows[0], (std::vector<std::string>{"3", "ran", "0", "0", "0", "1", "1", "0.3"}));
-  EXPECT_EQ(t.notes, (std::vector<std::string>{
-                         "degree 3 mismatch: input 0x3F800000 ex2_emu 0x40000000 upstream 0x40000001",
-                         "RESULT: 1 mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream"}));
+  EXPECT_EQ(t.notes,
+            (std::vector<std::string>{
+                "degree 3 mismatch: input 0x3F800000 ex2_emu 0x40000000 upstream 0x40000001",
+                "RESULT: 1 mismatches: fa4sim's ex2_emu is NOT bit-exact with upstream"}));
 }
 
 // data/gpu/upstream/tricks/tricks_bench.json: the driver's rows without "vs_stock" give back the
@@ -466,14 +518,18 @@ TEST(GpuUpstream, BenchReportGivesTheRecordedRun) {
   expect_recorded(r, rec);
   ASSERT_EQ(r.tables.size(), 1u);
   const Table& t = r.tables[0];
-  EXPECT_EQ(t.title, "Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B4 H32)");
-  EXPECT_EQ(t.columns, (std::vector<std::string>{"d", "causal", "seq", "kernel", "tau", "emulated", "ms", "TFLOP/s",
-                                                 "vs stock"}));
+  EXPECT_EQ(
+      t.title,
+      "Upstream FA4's sm90 forward with FA4's softmax tricks (TFLOP/s, median, one run; bf16, B4 H32)");
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"d", "causal", "seq", "kernel", "tau", "emulated",
+                                                 "ms", "TFLOP/s", "vs stock"}));
   ASSERT_EQ(t.rows.size(), 8u * 11u);  // cuDNN, stock, 9 variants per shape
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"64", "no", "4096", "SDPA cuDNN", "", "", "1.165", "472.1", "-6.2 %"}));
-  EXPECT_EQ(t.rows[1],
-            (std::vector<std::string>{"64", "no", "4096", "upstream stock", "", "", "1.093", "503.1", "+0.0 %"}));
-  EXPECT_EQ(t.rows[2], (std::vector<std::string>{"64", "no", "4096", "variant", "0", "0/8", "1.112", "494.3", "-1.8 %"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"64", "no", "4096", "SDPA cuDNN", "", "", "1.165",
+                                                 "472.1", "-6.2 %"}));
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"64", "no", "4096", "upstream stock", "", "",
+                                                 "1.093", "503.1", "+0.0 %"}));
+  EXPECT_EQ(t.rows[2], (std::vector<std::string>{"64", "no", "4096", "variant", "0", "0/8", "1.112",
+                                                 "494.3", "-1.8 %"}));
   EXPECT_EQ(t.notes.size(), 2u);
 }
 
@@ -486,9 +542,10 @@ TEST(GpuUpstream, BenchReportKeepsAFailedKernel) {
       {"kind": "variant", "tricks": {"tau": 8.0, "emu_eighths": 2}, "ms": 2.0, "tflops": 300.0}]}])");
   const Report r = upstream_bench_report(o, res);
   ASSERT_EQ(r.tables[0].rows.size(), 2u);
-  EXPECT_EQ(r.tables[0].rows[0],
-            (std::vector<std::string>{"128", "yes", "4096", "upstream stock", "", "", "error", "out of memory", ""}));
-  EXPECT_EQ(r.tables[0].rows[1], (std::vector<std::string>{"128", "yes", "4096", "variant", "8", "2/8", "2.000", "300.0", ""}));
+  EXPECT_EQ(r.tables[0].rows[0], (std::vector<std::string>{"128", "yes", "4096", "upstream stock",
+                                                           "", "", "error", "out of memory", ""}));
+  EXPECT_EQ(r.tables[0].rows[1], (std::vector<std::string>{"128", "yes", "4096", "variant", "8",
+                                                           "2/8", "2.000", "300.0", ""}));
   EXPECT_FALSE(r.results.at("rows")[0].at("timings")[1].contains("vs_stock"));
   EXPECT_EQ(r.results.at("env"), json());
 }

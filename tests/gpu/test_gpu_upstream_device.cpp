@@ -20,16 +20,19 @@ TEST(GpuUpstream, Ex2EmulationMatchesOnFirst2To24Inputs) {
   o.progress = false;
   const Report r = run_upstream_exp2(o);
   for (const auto& d : r.results.at("degrees")) {
-    std::printf("degree %d: compiled %d, %llu inputs, %llu mismatches %s\n", d.at("degree").get<int>(),
-                int(d.at("compiled").get<bool>()), (unsigned long long)d.at("inputs").get<uint64_t>(),
-                (unsigned long long)d.at("mismatches").get<uint64_t>(), d.at("error").get<std::string>().c_str());
+    std::printf("degree %d: compiled %d, %llu inputs, %llu mismatches %s\n",
+                d.at("degree").get<int>(), int(d.at("compiled").get<bool>()),
+                (unsigned long long)d.at("inputs").get<uint64_t>(),
+                (unsigned long long)d.at("mismatches").get<uint64_t>(),
+                d.at("error").get<std::string>().c_str());
     if (d.at("compiled").get<bool>()) {
       EXPECT_EQ(d.at("mismatches").get<uint64_t>(), 0u);
       EXPECT_EQ(d.at("inputs").get<uint64_t>(), uint64_t(1) << 24);
     }
   }
   // Degrees 1..5 are tuples in upstream's POLY_EX2 and must build.
-  for (int deg = 1; deg <= 5; ++deg) EXPECT_TRUE(r.results.at("degrees")[size_t(deg)].at("compiled").get<bool>()) << deg;
+  for (int deg = 1; deg <= 5; ++deg)
+    EXPECT_TRUE(r.results.at("degrees")[size_t(deg)].at("compiled").get<bool>()) << deg;
 }
 
 TEST(GpuUpstream, ForwardAgreesWithCpuModel) {

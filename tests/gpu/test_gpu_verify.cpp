@@ -136,11 +136,15 @@ TEST(GpuBench, DeviceNames) {
 TEST(GpuBench, TuningRulesAreTheDistinctEntriesOfTheTuningTable) {
   std::vector<std::tuple<int, int, int>> from_json;
   for (const TuningEntry& e : load_tuning().entries) {
-    const auto rule = e.freq == 0 ? std::make_tuple(0, 4, 0) : std::make_tuple(e.freq, e.res, e.start_frg);
-    if (std::find(from_json.begin(), from_json.end(), rule) == from_json.end()) from_json.push_back(rule);
+    const auto rule =
+        e.freq == 0 ? std::make_tuple(0, 4, 0) : std::make_tuple(e.freq, e.res, e.start_frg);
+    if (std::find(from_json.begin(), from_json.end(), rule) == from_json.end())
+      from_json.push_back(rule);
   }
   std::vector<std::tuple<int, int, int>> compiled;
-  for (const gpu::RuleConfig& r : gpu::kTuningRules) compiled.emplace_back(r.freq, r.res, r.start_frg);
+  for (const gpu::RuleConfig& r : gpu::kTuningRules)
+    compiled.emplace_back(r.freq, r.res, r.start_frg);
   EXPECT_EQ(compiled, from_json);
-  EXPECT_EQ(std::set(compiled.begin(), compiled.end()).size(), compiled.size()) << "a rule listed twice";
+  EXPECT_EQ(std::set(compiled.begin(), compiled.end()).size(), compiled.size())
+      << "a rule listed twice";
 }

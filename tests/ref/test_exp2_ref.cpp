@@ -25,7 +25,8 @@ using namespace fa4sim;
 std::vector<float> sample() {
   std::vector<float> xs;
   std::mt19937_64 rng(12345);
-  std::uniform_real_distribution<double> wide(-1022.0, 1023.0), soft(-20.0, 8.0), full(-127.0, 128.0);
+  std::uniform_real_distribution<double> wide(-1022.0, 1023.0), soft(-20.0, 8.0),
+      full(-127.0, 128.0);
   for (int i = 0; i < 40000; ++i) {
     xs.push_back(static_cast<float>(wide(rng)));
     xs.push_back(static_cast<float>(soft(rng)));
@@ -57,16 +58,20 @@ TEST(Exp2Ref, RelativeErrorBelowBoundAndEveryRoundingDecisionAgrees) {
     if (err > max_err) max_err = err, worst = x;
     const double fast = exp2_ref(static_cast<double>(x));
     const double exact_odd = exp2_mp_round_odd(x);  // rounds correctly to any <= 51-bit format
-    disagree_bf16 += encode_f64(kBF16, fast, Overflow::ieee) != encode_f64(kBF16, exact_odd, Overflow::ieee);
-    disagree_fp16 += encode_f64(kFP16, fast, Overflow::ieee) != encode_f64(kFP16, exact_odd, Overflow::ieee);
-    disagree_fp32 += encode_f64(kFP32, fast, Overflow::ieee) != encode_f64(kFP32, exact_odd, Overflow::ieee);
+    disagree_bf16 +=
+        encode_f64(kBF16, fast, Overflow::ieee) != encode_f64(kBF16, exact_odd, Overflow::ieee);
+    disagree_fp16 +=
+        encode_f64(kFP16, fast, Overflow::ieee) != encode_f64(kFP16, exact_odd, Overflow::ieee);
+    disagree_fp32 +=
+        encode_f64(kFP32, fast, Overflow::ieee) != encode_f64(kFP32, exact_odd, Overflow::ieee);
   }
-  std::printf("exp2_ref vs multiprecision on %zu inputs: max rel error %.3g at x = %.9g; rounding "
-              "disagreements bf16 %llu, fp16 %llu, fp32 %llu\n",
-              xs.size(), max_err, static_cast<double>(worst),
-              static_cast<unsigned long long>(disagree_bf16),
-              static_cast<unsigned long long>(disagree_fp16),
-              static_cast<unsigned long long>(disagree_fp32));
+  std::printf(
+      "exp2_ref vs multiprecision on %zu inputs: max rel error %.3g at x = %.9g; rounding "
+      "disagreements bf16 %llu, fp16 %llu, fp32 %llu\n",
+      xs.size(), max_err, static_cast<double>(worst),
+      static_cast<unsigned long long>(disagree_bf16),
+      static_cast<unsigned long long>(disagree_fp16),
+      static_cast<unsigned long long>(disagree_fp32));
   EXPECT_LT(max_err, kExp2RefMaxRelErr);
   EXPECT_EQ(disagree_bf16, 0u);
   EXPECT_EQ(disagree_fp16, 0u);
@@ -91,7 +96,8 @@ TEST(Exp2Ref, MultiprecisionIsRoundedToOdd) {
     uint64_t u;
     std::memcpy(&u, &odd, sizeof u);
     EXPECT_EQ(u & 1u, 1u) << x;
-    EXPECT_LE(std::fabs(odd - std::exp2(static_cast<double>(x))), 2.0 * std::ldexp(1.0, std::ilogb(odd) - 52));
+    EXPECT_LE(std::fabs(odd - std::exp2(static_cast<double>(x))),
+              2.0 * std::ldexp(1.0, std::ilogb(odd) - 52));
   }
 }
 

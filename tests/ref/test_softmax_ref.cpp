@@ -25,7 +25,8 @@ TEST(SoftmaxRef, ReferenceIsASoftmax) {
   for (double o : O) EXPECT_NEAR(o, 1.0, 1e-14);
   for (int r = 0; r < rows; ++r) {
     long double l = 0;
-    for (int k = 0; k < keys; ++k) l += std::exp2l((long double)S[size_t(r) * size_t(keys) + size_t(k)]);
+    for (int k = 0; k < keys; ++k)
+      l += std::exp2l((long double)S[size_t(r) * size_t(keys) + size_t(k)]);
     EXPECT_NEAR(lse[size_t(r)], double(std::log(l)), 1e-12);
   }
 }
@@ -45,7 +46,8 @@ TEST(SoftmaxRef, ReferenceMatchesScalarLoop) {
     for (int k = 0; k < keys; ++k) l += p[size_t(k)] = std::exp2((double(s[k]) - m) * 0.5);
     for (int j = 0; j < d; ++j) {
       double a = 0;
-      for (int k = 0; k < keys; ++k) a = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j)]), a);
+      for (int k = 0; k < keys; ++k)
+        a = std::fma(p[size_t(k)], double(V[size_t(k) * size_t(d) + size_t(j)]), a);
       ASSERT_EQ(O[size_t(r) * size_t(d) + size_t(j)], a / l) << r << " " << j;
     }
   }
@@ -56,7 +58,8 @@ TEST(SoftmaxRef, ReferenceMatchesScalarLoop) {
 TEST(SoftmaxRef, FullyMaskedRow) {
   const int rows = 3, keys = 40, d = 5;
   auto S = normal_matrix(rows, keys, 2.0, 95);
-  for (int k = 0; k < keys; ++k) S[size_t(keys) + size_t(k)] = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < keys; ++k)
+    S[size_t(keys) + size_t(k)] = -std::numeric_limits<float>::infinity();
   const auto V = normal_matrix(keys, d, 1.0, 96);
   std::vector<double> O, lse;
   softmax_reference(S.data(), rows, keys, 1.0f, V.data(), d, O, lse, 2);

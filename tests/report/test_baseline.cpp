@@ -8,7 +8,8 @@ using namespace fa4sim;
 
 TEST(Baseline, NumbersMoveBeyondTheirTolerance) {
   const json was = {{"a", 1.0}, {"p", 99.0}, {"p_stderr", 0.01}};
-  EXPECT_TRUE(compare_results(was, {{"a", 1.0 + 1e-12}, {"p", 99.039}, {"p_stderr", 0.01}}).empty());
+  EXPECT_TRUE(
+      compare_results(was, {{"a", 1.0 + 1e-12}, {"p", 99.039}, {"p_stderr", 0.01}}).empty());
   const auto moved = compare_results(was, {{"a", 1.0 + 1e-6}, {"p", 99.06}, {"p_stderr", 0.01}});
   ASSERT_EQ(moved.size(), 2u);
   EXPECT_EQ(moved[0].where, "results.a");

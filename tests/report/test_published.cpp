@@ -54,7 +54,8 @@ TEST(Published, ValueTextAndSource) {
     p.value("nope");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'x.json' are malformed: values.\"nope\" is missing"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'x.json' are malformed: values.\"nope\" is missing"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -62,19 +63,23 @@ TEST(Published, ValueTextAndSource) {
 TEST(Published, MalformedFilesAreNamed) {
   json j = good();
   j["schema"] = "fa4sim/published-v0";
-  EXPECT_NE(error_of(j).find("'schema' must be \"fa4sim/published-v1\""), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("'schema' must be \"fa4sim/published-v1\""), std::string::npos)
+      << error_of(j);
   j = good();
   j["values"]["a"].erase("source");
-  EXPECT_NE(error_of(j).find("values.\"a\".source must say where"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("values.\"a\".source must say where"), std::string::npos)
+      << error_of(j);
   j = good();
   j["values"]["a"]["value"] = "8.77e-5";
-  EXPECT_NE(error_of(j).find("values.\"a\".value must be a number"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("values.\"a\".value must be a number"), std::string::npos)
+      << error_of(j);
   j = good();
   j["values"]["b"].erase("text");
   EXPECT_NE(error_of(j).find("needs a 'text'"), std::string::npos) << error_of(j);
   j = good();
   j["values"] = json::object();
-  EXPECT_NE(error_of(j).find("'values' must be a non-empty object"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("'values' must be a non-empty object"), std::string::npos)
+      << error_of(j);
 }
 
 TEST(Published, MissingAndNonJsonFilesAreErrors) {
@@ -93,8 +98,10 @@ TEST(Published, MissingAndNonJsonFilesAreErrors) {
   };
   const std::string missing = message("rescale"), broken = message("exp2");
   ::unsetenv("FA4SIM_DATA_DIR");
-  EXPECT_NE(missing.find("cannot read the published figures '" + (dir / "published" / "rescale.json").string() + "'"),
-            std::string::npos) << missing;
+  EXPECT_NE(missing.find("cannot read the published figures '" +
+                         (dir / "published" / "rescale.json").string() + "'"),
+            std::string::npos)
+      << missing;
   EXPECT_NE(missing.find("FA4SIM_DATA_DIR"), std::string::npos) << missing;  // the hint
   EXPECT_NE(broken.find("exp2.json' are not JSON"), std::string::npos) << broken;
   fs::remove_all(dir);

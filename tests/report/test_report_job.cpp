@@ -52,7 +52,8 @@ TEST(ReportJob, BadPublishedFileFailsBeforeAnySectionRuns) {
   const fs::path dir = fa4sim::test::temp_dir("report-job");
   const fs::path data = published_only(dir, data_dir());
   fs::remove(data / "published" / "exp2.json");
-  std::ofstream(data / "published" / "formats.json", std::ios::trunc) << "{\"schema\": \"fa4sim/published-v1\", \"values\": 3}";
+  std::ofstream(data / "published" / "formats.json", std::ios::trunc)
+      << "{\"schema\": \"fa4sim/published-v1\", \"values\": 3}";
   ::setenv("FA4SIM_DATA_DIR", data.c_str(), 1);
   ReportJobOptions o;
   o.out_dir = (dir / "r").string();
@@ -66,15 +67,19 @@ TEST(ReportJob, BadPublishedFileFailsBeforeAnySectionRuns) {
   }
   ::unsetenv("FA4SIM_DATA_DIR");
   // Both problems named at once.
-  EXPECT_NE(message.find("formats.json' are malformed: 'values' must be a non-empty object"), std::string::npos)
+  EXPECT_NE(message.find("formats.json' are malformed: 'values' must be a non-empty object"),
+            std::string::npos)
       << message;
-  EXPECT_NE(message.find("cannot read the published figures '" + (data / "published" / "exp2.json").string()),
-            std::string::npos) << message;
+  EXPECT_NE(message.find("cannot read the published figures '" +
+                         (data / "published" / "exp2.json").string()),
+            std::string::npos)
+      << message;
   // Marked failed, and nothing of the sections: formats ran first in the old order, not now.
   const json idx = json::parse(slurp((dir / "r" / "index.json").string()));
   EXPECT_EQ(idx["status"], "failed");
   EXPECT_TRUE(idx["sections"].empty());
-  EXPECT_NE(slurp((dir / "r" / "report.md").string()).find("**FAILED**: 2 data files: "), std::string::npos);
+  EXPECT_NE(slurp((dir / "r" / "report.md").string()).find("**FAILED**: 2 data files: "),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "r" / "formats.json"));
   fs::remove_all(dir);
 }

@@ -37,11 +37,13 @@ TEST(JsonInput, DeepNestingIsRefusedBeforeParsing) {
     parse_json_input(text, "baseline file 'b/formats.json' is not JSON");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("baseline file 'b/formats.json' is not JSON: nested deeper than 256 levels"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "baseline file 'b/formats.json' is not JSON: nested deeper than 256 levels"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(parse_json_input(nested(kMaxJsonDepth), "p is not JSON").size(), 1u) << "the limit itself is fine";
+  EXPECT_EQ(parse_json_input(nested(kMaxJsonDepth), "p is not JSON").size(), 1u)
+      << "the limit itself is fine";
 }
 
 TEST(JsonInput, FilesAreReadOrRefusedByName) {
@@ -77,8 +79,9 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
       if (e.path().extension() == ".json" && e.file_size() < 20000)  // small files: more runs
         seeds.push_back(test::slurp(e.path().string()));
   seeds.push_back(test::slurp(data + "/exp_pipe_model.json"));
-  const std::vector<std::string> tokens = {"[", "]", "{", "}", "\"", ",", ":", "null", "true", "-1", "0",
-                                           "1e999", "1e-999", "\"nan\"", "\"x\"", "[[[[[[[[", "{}", "[]"};
+  const std::vector<std::string> tokens = {"[",      "]",       "{",     "}",        "\"", ",",
+                                           ":",      "null",    "true",  "-1",       "0",  "1e999",
+                                           "1e-999", "\"nan\"", "\"x\"", "[[[[[[[[", "{}", "[]"};
   std::mt19937_64 rng(1);
   const auto pick = [&](size_t n) { return size_t(rng() % std::max<size_t>(n, 1)); };
   size_t runs = 0, parsed = 0;
@@ -90,7 +93,9 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
       switch (pick(4)) {
         case 0: t.insert(at, tokens[pick(tokens.size())]); break;
         case 1: t.erase(at, pick(16)); break;
-        case 2: if (at < t.size()) t[at] = char(rng()); break;
+        case 2:
+          if (at < t.size()) t[at] = char(rng());
+          break;
         default: t.insert(at, t.substr(pick(t.size()), pick(64))); break;
       }
     }
@@ -112,9 +117,9 @@ TEST(JsonInput, DamagedInputsOnlyThrowErrors) {
           if (reader == 4) (void)compare_results(j, j);
           if (reader == 5) (void)parse_schedule_spec(j, "in");
           if (reader == 6)
-            for (const auto& e : j.is_array() ? j : json::array({j})) (void)schedule_input_from_json(e, ScheduleInput{}, "in");
-        } catch (const Error&) {
-        }
+            for (const auto& e : j.is_array() ? j : json::array({j}))
+              (void)schedule_input_from_json(e, ScheduleInput{}, "in");
+        } catch (const Error&) {}
       }
     } catch (const std::exception& e) {
       ADD_FAILURE() << "reader threw " << e.what() << " on: " << t.substr(0, 300);

@@ -32,7 +32,8 @@ std::vector<uint8_t> image(const std::string& dict, const std::vector<uint8_t>& 
   std::vector<uint8_t> out = bytes_of(std::string("\x93NUMPY", 6));
   out.push_back(static_cast<uint8_t>(major));
   out.push_back(0);
-  for (size_t i = 0; i < len_bytes; ++i) out.push_back(static_cast<uint8_t>((header.size() >> (8 * i)) & 0xFF));
+  for (size_t i = 0; i < len_bytes; ++i)
+    out.push_back(static_cast<uint8_t>((header.size() >> (8 * i)) & 0xFF));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
@@ -105,8 +106,8 @@ TEST(Npy, FortranOrderIsTransposedToCOrder) {
   for (int k = 0; k < 2; ++k)
     for (int j = 0; j < 2; ++j)
       for (int i = 0; i < 2; ++i) f.push_back(static_cast<float>(100 * i + 10 * j + k));
-  const auto img3 = image("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 2), }",
-                          f32_bytes(f));
+  const auto img3 =
+      image("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 2), }", f32_bytes(f));
   const auto c = parse_npy(img3.data(), img3.size(), "t.npy").to_float32();
   EXPECT_EQ(c, (std::vector<float>{0, 1, 10, 11, 100, 101, 110, 111}));
 }
@@ -152,7 +153,8 @@ TEST(Npy, Fp16DecodeIsExactForAllPatterns) {
     const int s = i >> 15, e = (i >> 10) & 31, m = i & 1023;
     const float got = a.value(i);
     if (e == 31) {
-      if (m == 0 ? !(std::isinf(got) && std::signbit(got) == (s == 1)) : !std::isnan(got)) ++mismatches;
+      if (m == 0 ? !(std::isinf(got) && std::signbit(got) == (s == 1)) : !std::isnan(got))
+        ++mismatches;
       continue;
     }
     const double mag = e == 0 ? std::ldexp(m / 1024.0, -14) : std::ldexp(1.0 + m / 1024.0, e - 15);
@@ -170,7 +172,8 @@ TEST(Npy, WriterRoundTripAndNumpyAlignment) {
   const std::string p = (dir / "x.npy").string();
   write_npy_f32(p, {3, 2}, k6);
   const std::string text = test::slurp(p);
-  const uint16_t hl = static_cast<uint16_t>(static_cast<uint8_t>(text[8]) | (static_cast<uint8_t>(text[9]) << 8));
+  const uint16_t hl =
+      static_cast<uint16_t>(static_cast<uint8_t>(text[8]) | (static_cast<uint8_t>(text[9]) << 8));
   EXPECT_EQ((10 + hl) % 64, 0u);
   const NpyArray a = read_npy(p);
   EXPECT_EQ(a.shape, (std::vector<uint64_t>{3, 2}));
@@ -204,8 +207,9 @@ TEST(Npy, RefusesBadHeaderFields) {
   expect_error(image("['descr', '<f4']", d), "must be a Python dict");
   expect_error(image("{'descr': '<f4', 'fortran_order': False}", d), "lacks the key(s) 'shape'");
   expect_error(image("{'shape': (2, 3)}", d), "lacks the key(s) 'descr' 'fortran_order'");
-  expect_error(image("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}", d),
-               "'descr' twice");
+  expect_error(
+      image("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}", d),
+      "'descr' twice");
   expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", d),
                "unexpected key 'x'");
   expect_error(image("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3)}", d),
@@ -218,11 +222,14 @@ TEST(Npy, RefusesBadHeaderFields) {
                "non-negative integers");
   expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (6)}", d),
                "is an integer, not a tuple");
-  expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (06,)}", d), "leading zero");
-  expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}", d),
-               "too large");
-  expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", d),
-               "too many elements");
+  expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (06,)}", d),
+               "leading zero");
+  expect_error(
+      image("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}", d),
+      "too large");
+  expect_error(
+      image("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", d),
+      "too many elements");
   expect_error(image("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} junk", d),
                "unexpected text after the header");
   expect_error(image("{'descr': '<f\\x34', 'fortran_order': False, 'shape': (2, 3)}", d),
@@ -248,7 +255,8 @@ TEST(Npy, RefusesWrongTypesAndEndianness) {
 TEST(Npy, RefusesTruncatedAndTrailingData) {
   auto d = f32_bytes(k6);
   d.pop_back();
-  expect_error(image(kGood, d), "data are truncated: shape (2, 3) of float32 needs 24 bytes, the file has 23");
+  expect_error(image(kGood, d),
+               "data are truncated: shape (2, 3) of float32 needs 24 bytes, the file has 23");
   d = f32_bytes(k6);
   d.push_back(0);
   expect_error(image(kGood, d), "1 unexpected bytes after the data");

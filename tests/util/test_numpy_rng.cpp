@@ -29,7 +29,9 @@ std::vector<T> read_raw(const std::string& path) {
 }
 
 TEST(NumpyRng, MatchesNumpyBitForBit) {
-  if (!have_numpy()) GTEST_SKIP() << "python3 with numpy not found: cannot cross-check (scripts/setup.sh installs it)";
+  if (!have_numpy())
+    GTEST_SKIP()
+        << "python3 with numpy not found: cannot cross-check (scripts/setup.sh installs it)";
   const auto dir = test::temp_dir("numpy-rng");
   const int kNormals = 300000, kUniform = 1000;
   for (uint64_t seed : {uint64_t(1), uint64_t(0), uint64_t(12345), (uint64_t(1) << 40) + 7}) {
@@ -40,12 +42,17 @@ TEST(NumpyRng, MatchesNumpyBitForBit) {
         "np.random.SeedSequence(s).generate_state(8, np.uint32).tofile(b+'.ss')\n"
         "np.random.PCG64(s).random_raw(16).astype(np.uint64).tofile(b+'.raw')\n"
         "g=np.random.default_rng(s)\n"
-        "g.standard_normal(" + std::to_string(kNormals) + ").tofile(b+'.norm')\n"
-        "g.random(" + std::to_string(kUniform) + ").tofile(b+'.unif')\n"
+        "g.standard_normal(" +
+        std::to_string(kNormals) +
+        ").tofile(b+'.norm')\n"
+        "g.random(" +
+        std::to_string(kUniform) +
+        ").tofile(b+'.unif')\n"
         "g.normal(0, 6, (3, 7)).tofile(b+'.n6')\n";
     const std::string script = base + ".py";
     std::ofstream(script) << py;
-    ASSERT_EQ(std::system(("python3 " + script + " " + std::to_string(seed) + " " + base).c_str()), 0);
+    ASSERT_EQ(std::system(("python3 " + script + " " + std::to_string(seed) + " " + base).c_str()),
+              0);
 
     const auto ss = read_raw<uint32_t>(base + ".ss");
     EXPECT_EQ(ss, numpy_seed_sequence_state(seed, 8)) << "SeedSequence, seed " << seed;
@@ -63,7 +70,8 @@ TEST(NumpyRng, MatchesNumpyBitForBit) {
       const double x = g.standard_normal();
       if (std::memcmp(&x, &norm[i], sizeof x) != 0 && mismatches++ == 0) first = i;
     }
-    EXPECT_EQ(mismatches, 0u) << "standard_normal, seed " << seed << ", first mismatch at " << first;
+    EXPECT_EQ(mismatches, 0u) << "standard_normal, seed " << seed << ", first mismatch at "
+                              << first;
     // The same draws four at a time (standard_normals), in uneven pieces: the stream must not
     // depend on how it is cut.
     NumpyGenerator g4(seed);
@@ -77,8 +85,9 @@ TEST(NumpyRng, MatchesNumpyBitForBit) {
     const std::vector<float> s6 = g.scores_f32(6.0, 0.0, 3, 7);
     const auto n6 = read_raw<double>(base + ".n6");
     for (size_t i = 0; i < n6.size(); ++i) ASSERT_EQ(s6[i], float(n6[i]));
-    std::printf("  seed %llu: %d standard normals, %d uniforms, 21 normal(0,6): bit-identical to numpy\n",
-                static_cast<unsigned long long>(seed), kNormals, kUniform);
+    std::printf(
+        "  seed %llu: %d standard normals, %d uniforms, 21 normal(0,6): bit-identical to numpy\n",
+        static_cast<unsigned long long>(seed), kNormals, kUniform);
   }
   std::filesystem::remove_all(dir);
 }

@@ -85,7 +85,8 @@ TEST(Report, NonFiniteNumbersAreText) {
   Report r;
   r.command = "t";
   r.params = {{"x", -INFINITY}, {"absent", nullptr}};
-  r.results = {{"a", NAN}, {"b", INFINITY}, {"list", {1.5, -INFINITY, 2}}, {"nested", {{"c", NAN}}}};
+  r.results = {
+      {"a", NAN}, {"b", INFINITY}, {"list", {1.5, -INFINITY, 2}}, {"nested", {{"c", NAN}}}};
   const json j = envelope(r, 0.0);
   EXPECT_EQ(j["results"]["a"], "nan");
   EXPECT_EQ(j["results"]["b"], "inf");

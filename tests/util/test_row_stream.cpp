@@ -31,7 +31,7 @@ TEST(RowStream, NormalsAreNormalDrawForDraw) {
 // state = splitmix64_next(seed ^ fnv1a(stream)) ^ (row * kSplitmixSeedMul), advanced once;
 // uniform() = the top 53 bits of the next draw times 2^-53.
 TEST(RowStream, DocumentedSeedingAndUniform) {
-  EXPECT_EQ(fnv1a(""), 0xCBF29CE484222325ull);  // FNV-1a's offset basis
+  EXPECT_EQ(fnv1a(""), 0xCBF29CE484222325ull);   // FNV-1a's offset basis
   EXPECT_EQ(fnv1a("a"), 0xAF63DC4C8601EC8Cull);  // the published FNV-1a 64 value of "a"
   uint64_t s = 5 ^ fnv1a("V");
   uint64_t st = splitmix64_next(s) ^ (3 * kSplitmixSeedMul);

@@ -82,7 +82,7 @@ namespace fa4sim {
 
 struct AttentionPreset {
   const char* name;
-  const char* source;       // where the numbers come from
+  const char* source;  // where the numbers come from
   double tau_16bit, tau_fp8;
   double max_offset_16bit, max_offset_fp8;
 };
@@ -99,25 +99,25 @@ const Format& attention_dtype(const Format* f);
 
 // ---- `fa4sim check`: the kernel's assertion max_offset + tau < log2(dtype_max)
 struct CheckRow {
-  std::string dtype, preset;          // preset empty when --tau/--max-offset were given
+  std::string dtype, preset;  // preset empty when --tau/--max-offset were given
   double tau = 0, max_offset = 0;
-  double worst_p = 0;                 // 2^(max_offset + tau): the largest P a stale max allows
+  double worst_p = 0;  // 2^(max_offset + tau): the largest P a stale max allows
   double dtype_max = 0;
-  double largest_safe_tau = 0;        // safe iff tau < this
+  double largest_safe_tau = 0;  // safe iff tau < this
   bool safe = true;
-  std::string explanation;            // why it is unsafe (the mechanism), empty when safe
+  std::string explanation;  // why it is unsafe (the mechanism), empty when safe
 };
 CheckRow check_safety(const Format& f, double tau, double max_offset);
 // `fa4sim check`: rows for each dtype in `dtypes` (empty = all four) x each tau in `taus` (empty =
 // the preset's) under `preset` or an explicit max_offset (explicit values override the preset's).
 struct CheckResult {
   std::vector<const Format*> dtypes;
-  std::vector<double> taus;              // as given (empty: the preset's per dtype)
-  std::optional<double> max_offset;      // as given
-  bool from_preset = false;              // some value came from the preset
+  std::vector<double> taus;          // as given (empty: the preset's per dtype)
+  std::optional<double> max_offset;  // as given
+  bool from_preset = false;          // some value came from the preset
   std::string preset, preset_source;
   std::vector<CheckRow> rows;
-  std::vector<double> log2_dtype_max;    // parallel to rows
+  std::vector<double> log2_dtype_max;  // parallel to rows
   bool all_safe = true;
 };
 CheckResult compute_check(const std::vector<const Format*>& dtypes, const std::string& preset,
@@ -150,11 +150,11 @@ struct BlockCheckRow {
   double tau = 0, max_offset = 0;
   double worst_p = 0;          // 2^(max_offset + tau): the largest P a stale max allows
   double scale_clip_amax = 0;  // a block amax above this clips (its scale saturates); inf = never
-  double elem_clip_pct = 0;    // the rule's own clipping: the largest P of a block loses up to this %
+  double elem_clip_pct = 0;  // the rule's own clipping: the largest P of a block loses up to this %
   double elem_clip_share_pct = 0;  // ... and this % of uniformly spread block maxima clip
-  double floor_amax = 0;       // blocks with amax below this get the smallest scale (flush risk)
-  double floor_rel_log2 = 0;   // floor_amax relative to the row's P max 2^max_offset, log2
-  double flush_ratio_log2 = 0; // inside a block, P below amax * 2^this can become 0
+  double floor_amax = 0;        // blocks with amax below this get the smallest scale (flush risk)
+  double floor_rel_log2 = 0;    // floor_amax relative to the row's P max 2^max_offset, log2
+  double flush_ratio_log2 = 0;  // inside a block, P below amax * 2^this can become 0
   bool safe = true;
   std::string explanation;
 };
@@ -178,28 +178,28 @@ Report block_check_report(const BlockCheckResult& c);
 struct AttentionConfig {
   // geometry; Q, K, V are BSHD, (batch, seq, heads, d) (GpuAttnShape: the same names, BHSD)
   int batch = 1, heads = 8, kv_heads = 8, d = 128;
-  std::vector<int> seq_q = {1024};    // one run per entry (seq_k = seq_q unless seq_k is set)
+  std::vector<int> seq_q = {1024};  // one run per entry (seq_k = seq_q unless seq_k is set)
   std::optional<int> seq_k;
   bool causal = false;
   std::optional<double> softmax_scale;  // default 1 / sqrt(d)
   // inputs
   uint64_t seed = kDefaultSeed;
   double q_scale = 1.0;
-  std::string q_path, k_path, v_path;   // all three or none; layout (batch, seq, heads, d)
+  std::string q_path, k_path, v_path;  // all three or none; layout (batch, seq, heads, d)
   // kernel
   std::vector<const Format*> dtypes = {&kBF16};
   std::string preset = "upstream";
-  std::vector<double> taus;             // empty = the preset's per-dtype tau
-  std::optional<double> max_offset;     // empty = the preset's per-dtype max_offset
-  bool descale_one = false;             // FP8: unit descales instead of amax / fp8_max
+  std::vector<double> taus;          // empty = the preset's per-dtype tau
+  std::optional<double> max_offset;  // empty = the preset's per-dtype max_offset
+  bool descale_one = false;          // FP8: unit descales instead of amax / fp8_max
   int block_n = 128;
-  int block_m = 128;                    // query rows per tile (the CTA's M)
+  int block_m = 128;  // query rows per tile (the CTA's M)
   int warp_rows = 32;
-  Exp2Choice exp2;                      // default mufu
-  bool exp2_upstream = false;           // --exp upstream: the tuning table's schedule per run
+  Exp2Choice exp2;             // default mufu
+  bool exp2_upstream = false;  // --exp upstream: the tuning table's schedule per run
   BlockOrder order = kKernelBlockOrder;
   bool allow_saturation = false;
-  bool split = true;                    // run the two extra model variants for the error split
+  bool split = true;  // run the two extra model variants for the error split
   int threads = 0;
   // In-memory inputs in place of seeded ones or .npy files (the Python module): all three or none,
   // float32, C order, layout (batch, seq, heads, d); the geometry comes from the shapes. Checked
@@ -208,10 +208,10 @@ struct AttentionConfig {
   struct Tensor {
     const float* data = nullptr;
     std::vector<uint64_t> shape;
-    std::string label;                  // "q", "k", "v" in messages
+    std::string label;  // "q", "k", "v" in messages
   };
-  std::vector<Tensor> tensors;          // empty, or {q, k, v}
-  bool keep_outputs = false;            // fill AttentionRun::o and ::lse
+  std::vector<Tensor> tensors;  // empty, or {q, k, v}
+  bool keep_outputs = false;    // fill AttentionRun::o and ::lse
   // Block-scaled operands (Note [Block-scaled attention]): a format for Q/K, for P and for V,
   // each an input dtype or a block format; empty = --dtype. Any of them set: block mode (one
   // --dtype only). scale_rule and block override every block operand's rule and block size.
@@ -241,9 +241,9 @@ struct AttentionRun {
   uint64_t seed = 0;
   std::string exp2;
   double rel_l2_unquantized = 0, rel_l2_dequantized = 0;
-  double max_abs = 0;                   // vs the unquantised reference
-  double cosine = 0;                    // vs the unquantised reference
-  double lse_max_err = 0;               // vs the dequantised reference (natural log)
+  double max_abs = 0;      // vs the unquantised reference
+  double cosine = 0;       // vs the unquantised reference
+  double lse_max_err = 0;  // vs the dequantised reference (natural log)
   uint64_t saturated = 0, p_count = 0;
   double saturated_pct = 0, rows_pct = 0, warps_pct = 0;
   bool split = false;
@@ -252,7 +252,7 @@ struct AttentionRun {
   // Inputs beyond the dtype's max finite (after the descale), clamped to it by the satfinite
   // conversion: Q, K, V. In the JSON only when one is not 0.
   uint64_t inputs_saturated[3] = {0, 0, 0};
-  double flops = 0;                     // counted: 4 * seq_q * seq_k_visible * d per head, per pass
+  double flops = 0;  // counted: 4 * seq_q * seq_k_visible * d per head, per pass
   double elapsed_s = 0;
   // With cfg.keep_outputs: the kernel model's bf16 output (V's descale applied) as float32,
   // (batch, seq_q, heads, d), and its natural-log LSE, (batch, heads, seq_q) as flash-attention's
@@ -267,11 +267,11 @@ struct AttentionRun {
 
 // What the model measured, before any rendering.
 struct AttentionMetrics {
-  std::vector<AttentionRun> runs;       // per seq, dtype, tau (in that nesting)
-  double executed_fp32_flops = 0;       // executed work of every run: Q K^T and P V per variant
-  double executed_fp64_flops = 0;       // and the two float64 references
-  double elapsed_s = 0;                 // wall time of all runs (provenance, not a result)
-  int threads = 0;                      // as run (cfg.threads, or all cores)
+  std::vector<AttentionRun> runs;  // per seq, dtype, tau (in that nesting)
+  double executed_fp32_flops = 0;  // executed work of every run: Q K^T and P V per variant
+  double executed_fp64_flops = 0;  // and the two float64 references
+  double elapsed_s = 0;            // wall time of all runs (provenance, not a result)
+  int threads = 0;                 // as run (cfg.threads, or all cores)
 };
 
 // Validates (as validate_attention_config), then runs every (seq, dtype, tau).

@@ -67,13 +67,14 @@ void validate(const FitConfig& c);
 
 // Every objective's value for one float32 polynomial, all exhaustive.
 struct PolyScore {
-  double fp32_max_rel = 0, fp32_max_rel_at = 0, fp32_mean_rel = 0;  // floats of [0, 1)
+  double fp32_max_rel = 0, fp32_max_rel_at = 0, fp32_mean_rel = 0;            // floats of [0, 1)
   double bf16_identical_pct = 0, bf16_within_1ulp_pct = 0, bf16_max_ulp = 0;  // weighted, range
   double fp16_identical_pct = 0, fp16_within_1ulp_pct = 0, fp16_max_ulp = 0;
 };
 PolyScore score_poly(const std::vector<float>& c, double lo, double hi, int threads);
 // The same for several polynomials at once (they share each exhaustive pass's reference).
-std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi, int threads);
+std::vector<PolyScore> score_polys(const std::vector<std::vector<float>>& cs, double lo, double hi,
+                                   int threads);
 
 // The relative minimax polynomial of 2^f on [0, 1] (c0 = 1 when fix_c0), as decimal strings of
 // 30 significant digits, and its max relative error (equioscillation level).
@@ -89,14 +90,14 @@ Minimax l1_fit_exp2(int degree, bool fix_c0);
 
 struct FitResult {
   Minimax minimax;
-  std::vector<float> coeffs;     // the result (degree + 1 float32 values)
-  PolyScore score;               // of coeffs
-  PolyScore upstream;            // of POLY_EX2[degree]
-  uint64_t candidates = 0;       // polynomials scored (proxy + exact)
-  uint64_t proxy_candidates = 0; // scored on the proxy ranges (Note [Proxy and exact scores])
-  uint64_t exact_candidates = 0; // scored exhaustively on the objective's full range
-  int rounds = 0;                // rounds of the lattice pattern search
-  double objective_value = 0;    // of coeffs, in the objective's own unit
+  std::vector<float> coeffs;      // the result (degree + 1 float32 values)
+  PolyScore score;                // of coeffs
+  PolyScore upstream;             // of POLY_EX2[degree]
+  uint64_t candidates = 0;        // polynomials scored (proxy + exact)
+  uint64_t proxy_candidates = 0;  // scored on the proxy ranges (Note [Proxy and exact scores])
+  uint64_t exact_candidates = 0;  // scored exhaustively on the objective's full range
+  int rounds = 0;                 // rounds of the lattice pattern search
+  double objective_value = 0;     // of coeffs, in the objective's own unit
   double upstream_objective = 0;
 };
 

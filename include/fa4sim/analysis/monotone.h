@@ -21,15 +21,15 @@
 namespace fa4sim {
 
 struct MonotoneStep {
-  uint32_t x = 0, next = 0;  // input bits, and the next float up in value order
+  uint32_t x = 0, next = 0;    // input bits, and the next float up in value order
   uint32_t y = 0, y_next = 0;  // result bits
 };
 
 struct MonotoneResult {
-  uint64_t steps = 0;          // steps compared (both results non-NaN)
-  uint64_t nan_steps = 0;      // steps with a NaN result on either side
-  uint64_t down = 0;           // y(next) < y(x): non-monotone steps, everywhere
-  uint64_t down_below = 0;     // ... those with next(x) < domain_hi (the function's domain)
+  uint64_t steps = 0;               // steps compared (both results non-NaN)
+  uint64_t nan_steps = 0;           // steps with a NaN result on either side
+  uint64_t down = 0;                // y(next) < y(x): non-monotone steps, everywhere
+  uint64_t down_below = 0;          // ... those with next(x) < domain_hi (the function's domain)
   std::vector<MonotoneStep> first;  // the first kMonotoneFirst down-steps in value order
 };
 inline constexpr size_t kMonotoneFirst = 16;

@@ -28,10 +28,10 @@ namespace fa4sim {
 struct ScoreDist {
   enum class Kind { normal, rise, peaked, file };
   Kind kind = Kind::normal;
-  double sigma = 1.5;   // normal, rise (noise), peaked (6)
-  double total = 0.0;   // rise: TOTAL * k / keys added to key k
-  std::string path;     // file
-  std::string label;    // canonical spelling, e.g. "normal:1.5", "rise:24", "peaked"
+  double sigma = 1.5;  // normal, rise (noise), peaked (6)
+  double total = 0.0;  // rise: TOTAL * k / keys added to key k
+  std::string path;    // file
+  std::string label;   // canonical spelling, e.g. "normal:1.5", "rise:24", "peaked"
 };
 
 // Parses "normal:SIGMA", "rise:TOTAL[:SIGMA]", "peaked", "file:PATH.npy". Throws Error (exit 2)
@@ -50,21 +50,21 @@ enum class OrderChoice { auto_, reverse, forward };
 struct RescaleConfig {
   std::vector<double> taus = {0.0, 8.0};
   std::vector<const Format*> dtypes = {&kBF16};  // formats_of(FormatRole::p_cast)
-  std::optional<double> max_offset;            // default: 8 for FP8, 0 otherwise
-  std::vector<ScoreDist> dists;                // default: normal:1.5
+  std::optional<double> max_offset;              // default: 8 for FP8, 0 otherwise
+  std::vector<ScoreDist> dists;                  // default: normal:1.5
   int rows = 256, keys = 8192, block = 128, d = 128;
-  bool rows_set = false, keys_set = false;     // given explicitly (checked against a file's shape)
-  std::string v_dist = "normal";               // normal: N(0,1); uniform: U[-1, 1)
-  Exp2Choice exp2;                             // default mufu
-  std::optional<double> scale;                 // softmax scale (natural units); none = log2 units
+  bool rows_set = false, keys_set = false;  // given explicitly (checked against a file's shape)
+  std::string v_dist = "normal";            // normal: N(0,1); uniform: U[-1, 1)
+  Exp2Choice exp2;                          // default mufu
+  std::optional<double> scale;              // softmax scale (natural units); none = log2 units
   OrderChoice order = OrderChoice::auto_;
   int warp_rows = 32;
   uint64_t seed = kDefaultSeed;
   int seeds = 1;
   RngChoice::Kind rng = RngChoice::Kind::fa4sim;
   bool allow_saturation = false;
-  bool counts_only = false;                    // skip P @ V, the reference and the errors
-  bool oneshot = true;                         // run the one-shot experiment
+  bool counts_only = false;  // skip P @ V, the reference and the errors
+  bool oneshot = true;       // run the one-shot experiment
   int threads = 0;
 };
 
@@ -91,7 +91,7 @@ struct RescaleResult {
   std::vector<ScoreDist> dists;  // cfg.dists, or the default normal:1.5 when none was given
   int rows = 0, keys = 0;        // as run: a --dist file's shape where --rows/--keys were not given
   int threads = 0;               // as run (cfg.threads, or all cores)
-  std::vector<RescaleRunSamples> runs;  // dists x taus x dtypes, in that nesting
+  std::vector<RescaleRunSamples> runs;          // dists x taus x dtypes, in that nesting
   std::vector<double> oneshot_p1, oneshot_p2u;  // the one-shot experiment per seed (empty: not run)
 };
 
@@ -113,6 +113,7 @@ SoftmaxParams rescale_softmax_params(const RescaleConfig& cfg, const Format& dty
 // The check `--dist file:` scores get (Note [Score range] in online_softmax.h), on a caller's
 // rows x keys matrix (the Python module's online_softmax): the same refusals (scaled scores
 // beyond 2^24, rows whose every key is -inf) with the same messages; `label` names the input.
-void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg, const std::string& label);
+void check_file_scores(const float* S, int rows, int keys, const RescaleConfig& cfg,
+                       const std::string& label);
 
 }  // namespace fa4sim

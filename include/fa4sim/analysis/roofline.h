@@ -129,7 +129,7 @@ struct PipeOp {
   std::string op, pipe;  // pipe: "fma", "alu" or "mufu"
   double count = 0;      // per element; ignored when per_degree
   bool per_degree = false;
-  int min_degree = 0;    // counted only for degree >= min_degree (dead code below it)
+  int min_degree = 0;  // counted only for degree >= min_degree (dead code below it)
   bool packable = false;
   bool assumption = false;
   std::string source;
@@ -173,7 +173,7 @@ struct TuningTable {
   int row_width = 128;
   std::vector<TuningEntry> entries;
 };
-TuningTable load_tuning();  // data/fa4_tuning.json
+TuningTable load_tuning();                     // data/fa4_tuning.json
 std::string tuning_key(const TuningEntry& e);  // "2cta,noncausal,hd128,sm100,bf16"
 
 struct ScheduleResult {
@@ -216,13 +216,13 @@ struct RooflineOptions {
   std::vector<Direction> directions = {Direction::fwd};
   std::vector<OperandType> dtypes = {OperandType::bf16};
   int tile_m = 128, tile_n = 128;
-  std::optional<double> emu_fraction;  // evaluate the pipe model at this f for every row
-  std::vector<int> degrees = {3};      // pipe-model degrees (printed: the first)
-  double f_step = 1.0 / 16;            // pipe-model curve resolution
-  bool schedule_table = false;         // list every tuning-table entry
+  std::optional<double> emu_fraction;      // evaluate the pipe model at this f for every row
+  std::vector<int> degrees = {3};          // pipe-model degrees (printed: the first)
+  double f_step = 1.0 / 16;                // pipe-model curve resolution
+  bool schedule_table = false;             // list every tuning-table entry
   std::optional<ScheduleResult> schedule;  // one user-given schedule
   std::optional<std::string> measured_path;
-  json params = json::object();        // the CLI's options, echoed into the report
+  json params = json::object();  // the CLI's options, echoed into the report
 };
 
 // What compute_roofline finds, before any rendering. The pipe-model figures are evaluated at the
@@ -235,7 +235,7 @@ struct RooflineTileRow {
 };
 struct RooflinePipeCountRow {
   std::string path;
-  int degree = -1;  // -1: a path without a polynomial (counted at degree 0)
+  int degree = -1;            // -1: a path without a polynomial (counted at degree 0)
   PipeCounts scalar, packed;  // on an arch without / with packed f32x2
 };
 struct RooflineCurvePoint {  // one point of results.pipe_model (every arch, every degree)
@@ -249,7 +249,8 @@ struct RooflineBestPoint {  // one entry of results.pipe_best
   bool with_softmax = false;
   PipePoint best, mufu_only;  // mufu_only: f = 0
 };
-struct RooflineArchPipe {  // per arch at `degree`, for the printed tables; index 0 exp only, 1 softmax
+struct
+    RooflineArchPipe {  // per arch at `degree`, for the printed tables; index 0 exp only, 1 softmax
   std::vector<PipePoint> eighths[2];  // f = 0, 1/8, ..., 1
   PipePoint best[2];
 };
@@ -261,8 +262,8 @@ struct RooflineScheduleRow {
 };
 struct RooflineMeasured {
   MeasuredFile file;
-  std::string arch;                    // the arch predicted with
-  std::vector<PipePoint> predicted;    // one per file.points, exp only
+  std::string arch;                  // the arch predicted with
+  std::vector<PipePoint> predicted;  // one per file.points, exp only
 };
 struct RooflineResult {
   int degree = 3;

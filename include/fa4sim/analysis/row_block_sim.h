@@ -38,13 +38,13 @@ float saturation_threshold(const Format& f);
 void quantize_p(const Format& f, Overflow ov, const float* P, float* out, int n);
 
 struct RescaleCounts {
-  uint64_t tiles = 0;            // tiles processed (per row-block)
-  uint64_t row_decisions = 0;    // rows x (tiles - 1): the denominator of rows %
-  uint64_t row_rescales = 0;     // row-tile pairs with acc_scale < 1
-  uint64_t warp_decisions = 0;   // warps x (tiles - 1): the denominator of warps %
-  uint64_t warp_rescales = 0;    // warp-tile pairs where any row had acc_scale < 1
-  uint64_t p_count = 0;          // P values converted (unmasked keys)
-  uint64_t saturated = 0;        // P values at or above saturation_threshold(p_format)
+  uint64_t tiles = 0;           // tiles processed (per row-block)
+  uint64_t row_decisions = 0;   // rows x (tiles - 1): the denominator of rows %
+  uint64_t row_rescales = 0;    // row-tile pairs with acc_scale < 1
+  uint64_t warp_decisions = 0;  // warps x (tiles - 1): the denominator of warps %
+  uint64_t warp_rescales = 0;   // warp-tile pairs where any row had acc_scale < 1
+  uint64_t p_count = 0;         // P values converted (unmasked keys)
+  uint64_t saturated = 0;       // P values at or above saturation_threshold(p_format)
   RescaleCounts& operator+=(const RescaleCounts& o);
 };
 

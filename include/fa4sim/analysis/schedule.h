@@ -52,7 +52,7 @@ struct TileRule {
   int d_max = 0;
   int causal = -1;  // -1: either, 0: non-causal only, 1: causal only
   int tile_m = 0, tile_n = 0;
-  bool rs = true;  // P from registers (true) or through shared memory
+  bool rs = true;                                // P from registers (true) or through shared memory
   double stock_tau = 0, stock_emu_fraction = 0;  // the tricks upstream itself runs with (sm100)
 };
 
@@ -88,12 +88,15 @@ struct ScheduleSpec {
   double overhead_instructions = 0;  // per warp and iteration beyond the modelled streams (ncu)
   // calibrated
   double tensor_efficiency = 1, wgmma_latency = 0, cta_fixed_cycles = 0;
-  double tau_cycles = 0;  // exposed clocks per iteration with tau > 0, per 32 O accumulators of a thread
+  double tau_cycles =
+      0;  // exposed clocks per iteration with tau > 0, per 32 O accumulators of a thread
   double tau_cycles_fixed = 0;        // and per iteration whatever the head dim (optional field)
   double mask_instructions = 2;       // ALU instructions per masked score (optional field)
   double cta_fixed_cycles_per_d = 0;  // a CTA's fixed clocks per unit of head dim (optional field)
-  double fma_tensor_stall = 0;        // tensor clocks lost per FMA-pipe instruction beside an MMA (optional)
-  double smem_p_cycles = 0;           // exposed clocks per iteration when P goes through shared memory (optional)
+  double fma_tensor_stall =
+      0;  // tensor clocks lost per FMA-pipe instruction beside an MMA (optional)
+  double smem_p_cycles =
+      0;  // exposed clocks per iteration when P goes through shared memory (optional)
   // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
   // grid's FLOPs over its clocks at the MMA peak
   double clock_mhz_base = 0, clock_tensor_slowdown = 0;
@@ -139,9 +142,10 @@ struct SchedulePrediction {
   double clock_mhz = 0, ms = 0, tflops = 0, flops = 0;
   // busy shares of the steady-state iteration, per SMSP
   double instructions_per_iteration = 0;
-  double tensor_share_grid = 0;  // FLOPs over the grid's clocks at the MMA peak (feeds the clock line)  // issued per consumer warp and iteration
+  double tensor_share_grid =
+      0;  // FLOPs over the grid's clocks at the MMA peak (feeds the clock line)  // issued per consumer warp and iteration
   double util_tensor = 0, util_mufu = 0, util_fma = 0, util_alu = 0, util_issue = 0;
-  double util_tma = 0;  // the TMA unit's clocks for K and V over the iteration's period
+  double util_tma = 0;        // the TMA unit's clocks for K and V over the iteration's period
   std::string binding;        // the resource with the largest busy share
   std::string critical_path;  // what a warp waits for most in one iteration
   json path_breakdown;        // clocks per iteration a warp spends in each state
@@ -150,7 +154,8 @@ struct SchedulePrediction {
 // One configuration as JSON: {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau,
 // emu_fraction, degree, rescale_share, tile: [m, n]}; missing keys take `defaults`' values (arch
 // excepted: the caller reads it). Throws Error naming `where` for a value of the wrong type.
-ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults, const std::string& where);
+ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defaults,
+                                       const std::string& where);
 
 // The swizzle (bytes) of a tile whose rows hold tile_d bf16 elements, and TMA's clocks for one
 // tile of `rows` rows of d columns (0 without a table). Exact entries first; otherwise the per-box
@@ -160,7 +165,8 @@ double tma_tile_clocks(const ScheduleSpec& s, int d, int rows);
 
 // Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
 // not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
-SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in);
+SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
+                                    const ScheduleInput& in);
 
 struct ScheduleModelOptions {
   std::vector<ArchSpec> archs;

@@ -56,8 +56,8 @@ inline constexpr float kPolyEx2[kExp2MaxDegree + 1][kExp2MaxDegree + 1] = {
     {1.0f, 0, 0, 0, 0, 0},
     {1.0f, 0.922497093677520751953125f, 0, 0, 0, 0},
     {1.0f, 0.6657850742340087890625f, 0.330107033252716064453125f, 0, 0, 0},
-    {1.0f, 0.695146143436431884765625f, 0.227564394474029541015625f,
-     0.077119089663028717041015625f, 0, 0},
+    {1.0f, 0.695146143436431884765625f, 0.227564394474029541015625f, 0.077119089663028717041015625f,
+     0, 0},
     {1.0f, 0.693042695522308349609375f, 0.2412912547588348388671875f,
      5.2225358784198760986328125e-2f, 1.3434938155114650726318359375e-2f, 0},
     {1.0f, 0.693151414394378662109375f, 0.24016360938549041748046875f,
@@ -97,8 +97,8 @@ FA4_HD float add_rm(float a, float b) {
   const float e = (a - (s - bb)) + (b - bb);
   if (!(e < 0.0f)) return s;
   const uint32_t u = f32_bits(s);
-  if (s == 0.0f) return f32_from_bits(0x80000001u);        // -0 + tiny below: -min subnormal
-  return f32_from_bits(s > 0.0f ? u - 1u : u + 1u);        // one ulp toward -inf
+  if (s == 0.0f) return f32_from_bits(0x80000001u);  // -0 + tiny below: -min subnormal
+  return f32_from_bits(s > 0.0f ? u - 1u : u + 1u);  // one ulp toward -inf
 }
 
 // ---- the emulation
@@ -112,8 +112,8 @@ FA4_HD float ex2_emu_poly(float x, const float* c, int degree) {
   degree = degree < 0 ? 0 : (degree > kExp2MaxDegree ? kExp2MaxDegree : degree);
   const float xc = max_ftz(x, kExp2ClampLo);
   const float xr = ftz(add_rm(xc, kExp2RoundMagic));  // add.rm.ftz
-  const float xb = ftz(xr - kExp2RoundMagic);          // sub.rn.ftz
-  const float f = gpu_nan_canon(ftz(xc - xb));         // sub.rn.ftz
+  const float xb = ftz(xr - kExp2RoundMagic);         // sub.rn.ftz
+  const float f = gpu_nan_canon(ftz(xc - xb));        // sub.rn.ftz
   float p = c[degree];
   for (int i = degree - 1; i >= 0; --i) p = gpu_nan_canon(ftz(std::fma(p, f, c[i])));  // fma.rn.ftz
   const uint32_t bits = (f32_bits(xr) << 23) + f32_bits(p);  // shl.b32 + add.s32, wraps mod 2^32

@@ -41,9 +41,9 @@ FA4_HD constexpr bool emulated(int col, int row_width, int freq, int res, int st
   if (!schedule_valid(row_width, freq, res, start_frg) || freq == 0) return false;
   if (col < 0 || col >= row_width) return false;
   const int frg_cnt = row_width / kExp2FragmentCols;
-  const int j = col / kExp2FragmentCols;                 // fragment index
-  const int k = (col % kExp2FragmentCols) & ~1;          // even column of the pair, in the fragment
-  if (j >= frg_cnt - 1 || j < start_frg) return false;   // last fragment / before start: MUFU
+  const int j = col / kExp2FragmentCols;                // fragment index
+  const int k = (col % kExp2FragmentCols) & ~1;         // even column of the pair, in the fragment
+  if (j >= frg_cnt - 1 || j < start_frg) return false;  // last fragment / before start: MUFU
   return !(k % freq < freq - res);
 }
 

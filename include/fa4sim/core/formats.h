@@ -110,20 +110,20 @@ struct Format {
   bool has_inf;
   NanEncoding nan_encoding;
   // ---- derived once by make_format()
-  int total_bits;         // 1 + exp_bits + man_bits
-  uint32_t max_code;      // bits of +max finite
-  uint32_t inf_code;      // bits of +inf (0 when !has_inf)
-  uint32_t nan_code;      // canonical NaN the encoder produces
-  int emax;               // unbiased exponent of max finite
-  int emin;               // unbiased exponent of min normal (1 - bias)
+  int total_bits;     // 1 + exp_bits + man_bits
+  uint32_t max_code;  // bits of +max finite
+  uint32_t inf_code;  // bits of +inf (0 when !has_inf)
+  uint32_t nan_code;  // canonical NaN the encoder produces
+  int emax;           // unbiased exponent of max finite
+  int emin;           // unbiased exponent of min normal (1 - bias)
   double max_finite;
   double min_normal;
   double min_subnormal;
-  double epsilon;         // 2^-man_bits: distance from 1 to the next value
-  double log2_max;        // log2(max_finite): the kernel's `max_offset + tau < log2(dtype_max)`
+  double epsilon;   // 2^-man_bits: distance from 1 to the next value
+  double log2_max;  // log2(max_finite): the kernel's `max_offset + tau < log2(dtype_max)`
   // ---- parameter with a default (formats made before it existed are signed)
-  bool has_sign = true;   // false: E8M0-style, no sign bit, no zero, no subnormals (code 0 is
-                          // 2^-bias), man_bits 0, NaN all ones (validate() checks this)
+  bool has_sign = true;  // false: E8M0-style, no sign bit, no zero, no subnormals (code 0 is
+                         // 2^-bias), man_bits 0, NaN all ones (validate() checks this)
 };
 
 namespace formats_detail {
@@ -139,8 +139,14 @@ constexpr double pow2(int k) {
 // (z <= 1/3, 60 terms are far past double precision). Tested against std::log2.
 constexpr double log2_constexpr(double x) {
   int k = 0;
-  while (x >= 2.0) { x *= 0.5; ++k; }
-  while (x < 1.0) { x *= 2.0; --k; }
+  while (x >= 2.0) {
+    x *= 0.5;
+    ++k;
+  }
+  while (x < 1.0) {
+    x *= 2.0;
+    --k;
+  }
   const double z = (x - 1.0) / (x + 1.0);
   double term = z, sum = 0.0;
   for (int n = 1; n < 120; n += 2) {
@@ -160,7 +166,7 @@ constexpr Format make_format(const char* name, int exp_bits, int man_bits, int b
   const uint32_t man_all = (1u << man_bits) - 1u;
   if (nan == NanEncoding::none) {
     f.max_code = (exp_all << man_bits) | man_all;  // every code is finite
-    f.nan_code = f.max_code;                        // NaN -> +max finite (the PTX rule)
+    f.nan_code = f.max_code;                       // NaN -> +max finite (the PTX rule)
     f.emax = int(exp_all) - bias;
     f.max_finite = (2.0 - formats_detail::pow2(-man_bits)) * formats_detail::pow2(f.emax);
   } else if (nan == NanEncoding::ieee || man_bits == 0) {
@@ -397,8 +403,8 @@ FA4_HD float decode(const Format& f, uint32_t bits) {
   }
   // Subnormal (or zero): m * 2^(emin - man_bits), an exact float32 (normal or subnormal).
   const int k = f.emin - f.man_bits;  // -9 e4m3, -16 e5m2, -24 fp16, -133 bf16
-  const float scale = k >= -126 ? f32_from_bits(uint32_t(k + 127) << 23)
-                                : f32_from_bits(1u << (k + 149));
+  const float scale =
+      k >= -126 ? f32_from_bits(uint32_t(k + 127) << 23) : f32_from_bits(1u << (k + 149));
   const float v = float(m) * scale;  // exact: the product is representable
   return f32_from_bits(sign | f32_bits(v));
 }

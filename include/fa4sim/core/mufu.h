@@ -34,7 +34,7 @@
 
 namespace fa4sim {
 
-inline constexpr uint32_t kRcpTableEntries = uint32_t(1) << 23;  // one per float32 mantissa
+inline constexpr uint32_t kRcpTableEntries = uint32_t(1) << 23;   // one per float32 mantissa
 inline constexpr uint32_t kRcpTableBytes = kRcpTableEntries / 4;  // 2 bits each
 // The NaN the model returns (the GPU's canonical NaN, kGpuCanonicalNaN; unverified for MUFU).
 inline constexpr uint32_t kRcpNaN = kGpuCanonicalNaN;
@@ -48,15 +48,15 @@ FA4_HD int rcp_table_delta(const uint8_t* table, uint32_t j) {
 
 FA4_HD float rcp_approx_ftz(float x, const uint8_t* table) {
   const uint32_t u = f32_bits(x), sign = u & 0x80000000u, a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return f32_from_bits(kRcpNaN);         // NaN
-  if (a == 0x7F800000u) return f32_from_bits(sign);           // 1/+-inf = +-0
+  if (a > 0x7F800000u) return f32_from_bits(kRcpNaN);             // NaN
+  if (a == 0x7F800000u) return f32_from_bits(sign);               // 1/+-inf = +-0
   if (a < 0x00800000u) return f32_from_bits(sign | 0x7F800000u);  // +-0, subnormal (ftz) -> +-inf
   const uint32_t j = a & 0x007FFFFFu;
-  const float m = f32_from_bits(0x3F800000u | j);             // the mantissa, [1, 2)
+  const float m = f32_from_bits(0x3F800000u | j);  // the mantissa, [1, 2)
   // 1/m in (0.5, 1]: bits are positive and ordered, so an integer add moves by whole ulps (across
   // the binade at 1 as well).
-  const uint32_t r = static_cast<uint32_t>(static_cast<int32_t>(f32_bits(1.0f / m)) +
-                                           rcp_table_delta(table, j));
+  const uint32_t r =
+      static_cast<uint32_t>(static_cast<int32_t>(f32_bits(1.0f / m)) + rcp_table_delta(table, j));
   // rcp(m 2^e) = rcp(m) 2^-e: subtract e = field - 127 from rcp(m)'s exponent field. The largest
   // result field is 127 + 126 (x = 2^-126), never inf; field <= 0 is below 2^-126: flushed.
   const int field = static_cast<int>(r >> 23) - (static_cast<int>(a >> 23) - 127);

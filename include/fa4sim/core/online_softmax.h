@@ -94,8 +94,8 @@ enum class Exp2Mode : uint8_t {
 
 struct Exp2Choice {
   Exp2Mode mode = Exp2Mode::rounded_fp32;
-  int degree = 3;       // emu, and the emulated columns of schedule (upstream uses 3)
-  int freq = 0;         // schedule (freq, res, start_frg): see exp2_schedule.h
+  int degree = 3;  // emu, and the emulated columns of schedule (upstream uses 3)
+  int freq = 0;    // schedule (freq, res, start_frg): see exp2_schedule.h
   int res = 4;
   int start_frg = 0;
   // schedule by tiles instead (when tile_mask != 0): column c of a key tile is emulated iff bit
@@ -110,9 +110,9 @@ struct SoftmaxParams {
   float max_offset = 0.0f;         // the kernel's per-dtype offset: 8 for FP8, 0 otherwise
   float rescale_threshold = 0.0f;  // tau (log2 units); 0 = no threshold logic
   Exp2Choice exp2;
-  Format p_format = kBF16;         // the MMA input type P is converted to (kFP32: no cast)
+  Format p_format = kBF16;  // the MMA input type P is converted to (kFP32: no cast)
   Overflow p_overflow = Overflow::satfinite;  // cvt.rn.satfinite, as the kernel
-  int warp_rows = 32;              // rows per warp for the correction warp's vote (sm100: 32)
+  int warp_rows = 32;  // rows per warp for the correction warp's vote (sm100: 32)
 };
 
 // ---- core: per-row steps (FA4_HD, no allocation, no I/O)
@@ -126,7 +126,9 @@ FA4_HD float row_max_safe(float row_max) { return row_max == neg_inf_f32() ? 0.0
 // Correctly rounded float32 2^x (the MUFU-like path): exp2 in float64, rounded once. float64
 // exp2 is accurate to < 1 ulp of float64, so this is the correctly rounded float32 except for
 // arguments whose 2^x lies within ~2^-52 relative of a float32 rounding midpoint.
-FA4_HD float exp2_mufu_like(float x) { return static_cast<float>(std::exp2(static_cast<double>(x))); }
+FA4_HD float exp2_mufu_like(float x) {
+  return static_cast<float>(std::exp2(static_cast<double>(x)));
+}
 
 struct RowUpdate {
   float row_max;    // the max P is measured against from now on (may be stale)
@@ -162,7 +164,9 @@ FA4_HD float p_bias(float row_max, float scale_log2, float max_offset) {
 }
 
 // The float32 argument of exp2 for one score: one FMA (fma.rn.f32x2 on sm100).
-FA4_HD float p_argument(float s, float scale_log2, float bias) { return std::fma(s, scale_log2, bias); }
+FA4_HD float p_argument(float s, float scale_log2, float bias) {
+  return std::fma(s, scale_log2, bias);
+}
 
 // P for one score with the non-schedule exp2 modes; `emulated` selects ex2_emu for schedule mode
 // (the caller asks exp2_schedule.h which columns are emulated).

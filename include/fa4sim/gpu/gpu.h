@@ -35,16 +35,16 @@ struct DeviceInfo {
   std::string name;                // "NVIDIA H200"
   int cc_major = 0, cc_minor = 0;  // compute capability
   int sm_count = 0;
-  int sm_clock_max_mhz = 0;        // cudaDevAttrClockRate (the maximum, not the current clock)
+  int sm_clock_max_mhz = 0;  // cudaDevAttrClockRate (the maximum, not the current clock)
   int mem_clock_max_mhz = 0;
   int mem_bus_bits = 0;
   uint64_t global_mem_bytes = 0;
   int l2_bytes = 0;
   std::string pci_bus_id;
-  int cuda_driver_api = 0;         // cudaDriverGetVersion, e.g. 13000
-  int cuda_runtime = 0;            // cudaRuntimeGetVersion
-  std::string driver_version;      // kernel driver via NVML, e.g. "580.159.04"; "" if no NVML
-  int sm_clock_now_mhz = -1;       // NVML, at the moment of the call; -1 if unknown
+  int cuda_driver_api = 0;     // cudaDriverGetVersion, e.g. 13000
+  int cuda_runtime = 0;        // cudaRuntimeGetVersion
+  std::string driver_version;  // kernel driver via NVML, e.g. "580.159.04"; "" if no NVML
+  int sm_clock_now_mhz = -1;   // NVML, at the moment of the call; -1 if unknown
   int mem_clock_now_mhz = -1;
 };
 
@@ -61,7 +61,7 @@ int sm_clock_now_mhz();
 
 // ---- element-wise operations, one PTX sequence each
 enum class Op {
-  ex2_emu,             // degree 0..5
+  ex2_emu,  // degree 0..5
   ex2_mufu,
   rcp_mufu,            // rcp.approx.ftz.f32
   cvt_e4m3_satfinite,  // result: 8 bits
@@ -97,26 +97,26 @@ inline void run_ex2_mufu(std::span<const float> in, std::span<uint32_t> out) {
 // into pinned host memory; consume(begin, out, n) runs on the calling thread for chunk
 // [begin, begin + n) while the device already computes the next one (double buffering).
 struct StreamTiming {
-  double wall_s = 0;        // the whole stream, first launch to last consume
-  double host_wait_s = 0;   // time the host waited for the device (kernel + copy)
-  double consume_s = 0;     // time spent in consume()
+  double wall_s = 0;       // the whole stream, first launch to last consume
+  double host_wait_s = 0;  // time the host waited for the device (kernel + copy)
+  double consume_s = 0;    // time spent in consume()
 };
-StreamTiming run_all_inputs(Op op, int degree, uint64_t chunk,
-                            const std::function<void(uint64_t begin, const uint32_t* out,
-                                                     uint64_t n)>& consume);
+StreamTiming run_all_inputs(
+    Op op, int degree, uint64_t chunk,
+    const std::function<void(uint64_t begin, const uint32_t* out, uint64_t n)>& consume);
 
 // ---- exp2 throughput
 // Every measured kernel keeps 16 independent chains per thread, x <- -exp2(x) (the negation
 // is an operand modifier, so the chain costs exactly the exp2's own instructions and stays in
 // [-1, 0], the softmax range); 1024 resident threads per SM, one clock64() span per block.
 struct ExpBenchPoint {
-  uint64_t exps = 0;             // exps over the whole grid, one launch
+  uint64_t exps = 0;               // exps over the whole grid, one launch
   double exps_per_clk_per_sm = 0;  // median over repetitions of sum(exps) / sum(SM-cycles)
   double min_exps_per_clk_per_sm = 0, max_exps_per_clk_per_sm = 0;  // over repetitions
-  double cycles_per_sm = 0;      // median per-SM span of one launch
-  double wall_ms = 0;            // median launch time by CUDA events
+  double cycles_per_sm = 0;           // median per-SM span of one launch
+  double wall_ms = 0;                 // median launch time by CUDA events
   double sm_clock_effective_mhz = 0;  // cycles_per_sm / wall: the clock the SMs ran at
-  int sm_clock_nvml_mhz = -1;    // NVML reading right after the launches
+  int sm_clock_nvml_mhz = -1;         // NVML reading right after the launches
   int reps = 0;
 };
 // Mixture: `emulated_of_16` of the 16 chains use the emulation (degree 0..5), the rest MUFU.

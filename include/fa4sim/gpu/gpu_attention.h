@@ -75,10 +75,10 @@ struct GpuAttnShape {
 
 struct GpuAttnSoftmax {
   GpuAttnDtype dtype = GpuAttnDtype::bf16;
-  double softmax_scale = 0;  // 0 -> 1/sqrt(d)
-  float tau = 8;             // rescale_threshold (log2 units); 0 = rescale on every max increase
-  float max_offset = 0;      // FA4: 8 for FP8, 0 otherwise
-  int emu_tiles = 0;         // 0..8 tiles of 8 columns per 64-key block through the emulation
+  double softmax_scale = 0;    // 0 -> 1/sqrt(d)
+  float tau = 8;               // rescale_threshold (log2 units); 0 = rescale on every max increase
+  float max_offset = 0;        // FA4: 8 for FP8, 0 otherwise
+  int emu_tiles = 0;           // 0..8 tiles of 8 columns per 64-key block through the emulation
   bool reverse_blocks = true;  // walk key blocks last to first, as flash_fwd_sm100.py does
 };
 
@@ -95,15 +95,15 @@ struct GpuAttnInputs {
 // wanted one). Dumps (only when `dump` was asked for; size heads*seq_q*seq_k each): S as the MMA
 // produced it with the mask applied (-inf), P in float32 before the cast, P's converted bits.
 struct GpuAttnInstr {
-  std::vector<uint8_t> flags;         // [batch*heads][seq_q][key_blocks]
-  std::vector<float> row_max;         // [batch*heads][seq_q][key_blocks], after each block
-  std::vector<uint32_t> saturated;    // [batch*heads][seq_q]: P above the cast's max finite
-  std::vector<float> s, p;            // dumps
-  std::vector<uint16_t> p_cvt;        // dump: bf16/fp16 bits, or the FP8 byte
+  std::vector<uint8_t> flags;       // [batch*heads][seq_q][key_blocks]
+  std::vector<float> row_max;       // [batch*heads][seq_q][key_blocks], after each block
+  std::vector<uint32_t> saturated;  // [batch*heads][seq_q]: P above the cast's max finite
+  std::vector<float> s, p;          // dumps
+  std::vector<uint16_t> p_cvt;      // dump: bf16/fp16 bits, or the FP8 byte
 };
 
 struct GpuAttnOutputs {
-  std::vector<uint16_t> o;   // bf16 bits
+  std::vector<uint16_t> o;  // bf16 bits
   std::vector<float> lse;
   GpuAttnInstr instr;
 };
@@ -113,13 +113,12 @@ struct GpuAttnOutputs {
 // softmax (max_offset + tau >= log2(max finite of P's cast), the assertion upstream added after
 // issue #2716) unless allow_saturation. Needs no GPU. The "does not fit in GPU memory" check
 // runs in gpu_attn_run / gpu_attn_time against the device's free memory.
-void gpu_attn_validate(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
-                       bool allow_saturation);
+void gpu_attn_validate(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, bool allow_saturation);
 // log2 of the largest finite value of P's cast for this input dtype (bf16, fp16, E4M3, E5M2).
 double gpu_attn_p_log2_max(GpuAttnDtype t);
 // Bytes the kernel needs on the device (inputs, widened FP8 copies, outputs, instrumentation).
-int64_t gpu_attn_device_bytes(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
-                              bool instrument, bool dump);
+int64_t gpu_attn_device_bytes(const GpuAttnShape& shape, const GpuAttnSoftmax& sm, bool instrument,
+                              bool dump);
 
 // FLOPs counted for a forward pass (4 * seq_q * seq_k * d per head, halved for causal with
 // seq_q == seq_k: the convention of FA2/FA3 benchmarks and torch's flop counters).
@@ -143,7 +142,8 @@ GpuAttnReference gpu_attn_reference(const GpuAttnShape& shape, const GpuAttnSoft
 // ||out - ref|| / ||ref|| over every element (NaN anywhere -> NaN). _bits: O stored as bf16
 // (fp16 = false) or fp16 bit patterns.
 double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vector<double>& ref);
-double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o, bool fp16, const std::vector<double>& ref);
+double gpu_attn_rel_l2_bits(const std::vector<uint16_t>& o, bool fp16,
+                            const std::vector<double>& ref);
 double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& ref);
 
 // The tiling of the kernel the CPU model follows: query rows per CTA tile, keys per block, rows

@@ -51,7 +51,8 @@ struct GpuAttnCheckResult {
 GpuAttnCheckResult compute_gpu_attention_check(const GpuAttnCheckOptions& o);
 // The tables and the JSON, with the criteria applied (results.pass). Needs no GPU.
 Report gpu_attention_check_report(const GpuAttnCheckOptions& o, const GpuAttnCheckResult& r);
-Report run_gpu_attention_check(const GpuAttnCheckOptions& o);  // gpu_attention_check_report(o, compute_...)
+Report run_gpu_attention_check(
+    const GpuAttnCheckOptions& o);  // gpu_attention_check_report(o, compute_...)
 
 // --bench: the uninstrumented kernel timed (CUDA events, median) next to torch SDPA's flash and
 // cuDNN backends on the same shapes in the same run (scripts/drivers/sdpa_bench.py through `python`;
@@ -85,6 +86,7 @@ struct GpuAttnBenchResult {
 GpuAttnBenchResult compute_gpu_attention_bench(const GpuAttnBenchOptions& o);
 // The table and the JSON; each row next to torch's figures for its (head_dim, causal). Needs no GPU.
 Report gpu_attention_bench_report(const GpuAttnBenchOptions& o, const GpuAttnBenchResult& r);
-Report run_gpu_attention_bench(const GpuAttnBenchOptions& o);  // gpu_attention_bench_report(o, compute_...)
+Report run_gpu_attention_bench(
+    const GpuAttnBenchOptions& o);  // gpu_attention_bench_report(o, compute_...)
 
 }  // namespace fa4sim

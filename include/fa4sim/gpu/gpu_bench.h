@@ -33,20 +33,20 @@ struct GpuBenchMixPoint {
   int emulated_of_16 = 0;
   double f = 0;
   gpu::ExpBenchPoint measured;
-  double predicted = 0;      // roofline pipe model, exp only (0 if the model could not load)
+  double predicted = 0;  // roofline pipe model, exp only (0 if the model could not load)
   std::string predicted_bound;
 };
 struct GpuBenchRulePoint {
   int degree = 3;
   gpu::RuleConfig rule{};
-  double f = 0;              // emulated columns / 128
+  double f = 0;  // emulated columns / 128
   gpu::ExpBenchPoint measured;
   double predicted = 0;
 };
 struct GpuBenchResult {
   gpu::DeviceInfo device;
-  std::string arch;          // data/archs entry used for the prediction ("" if none matches)
-  std::string model_error;   // why there is no prediction, if so
+  std::string arch;         // data/archs entry used for the prediction ("" if none matches)
+  std::string model_error;  // why there is no prediction, if so
   std::vector<GpuBenchMixPoint> mix;
   std::vector<GpuBenchRulePoint> rules;
 };

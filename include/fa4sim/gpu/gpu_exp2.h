@@ -22,11 +22,11 @@ namespace fa4sim {
 
 struct Exp2VsMufu {
   int degree = 3;
-  double n = 0, identical = 0, within_1ulp = 0;      // counts
-  double wn = 0, widentical = 0, wwithin_1ulp = 0;   // value weights (exhaustive only)
-  double max_ulp_out = 0;   // largest out-dtype ULP distance
-  double max_ulp_f32 = 0;   // largest fp32 ULP distance
-  float max_ulp_f32_at = 0; // an input where it occurs
+  double n = 0, identical = 0, within_1ulp = 0;     // counts
+  double wn = 0, widentical = 0, wwithin_1ulp = 0;  // value weights (exhaustive only)
+  double max_ulp_out = 0;                           // largest out-dtype ULP distance
+  double max_ulp_f32 = 0;                           // largest fp32 ULP distance
+  float max_ulp_f32_at = 0;                         // an input where it occurs
 };
 
 struct Exp2HardwareResult {

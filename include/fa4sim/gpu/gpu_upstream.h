@@ -98,8 +98,8 @@ void upstream_validate_tricks(const UpstreamTricks& t, GpuAttnDtype dtype);
 struct UpstreamRunResult {
   UpstreamRunConfig config;
   GpuAttnTiling tiling;
-  bool ran = false;                  // upstream produced O and LSE
-  std::string error;                 // upstream's message when it refused or failed
+  bool ran = false;   // upstream produced O and LSE
+  std::string error;  // upstream's message when it refused or failed
   double upstream_rel_l2 = 0, model_rel_l2 = 0, ratio = 0;
   double lse_upstream_vs_ref = 0, lse_model_vs_ref = 0, lse_upstream_vs_model = 0;  // max |diff|
   // The same maxima in float32 ulps of the float64 LSE (the spacing of float32 at |LSE|): an
@@ -130,8 +130,8 @@ struct UpstreamCheckOptions {
   int threads = 0;
 };
 struct UpstreamCheckResult {
-  json env;                              // the driver's report of versions and the device
-  std::vector<UpstreamRunResult> runs;   // one per UpstreamCheckOptions::runs, in order
+  json env;                             // the driver's report of versions and the device
+  std::vector<UpstreamRunResult> runs;  // one per UpstreamCheckOptions::runs, in order
 };
 // Validates every run, requires the GPU and upstream, runs upstream once for all runs, analyses
 // each.
@@ -164,7 +164,7 @@ UpstreamExp2Result upstream_exp2_compare_stream(FILE* f, int degree, uint64_t to
                                                 const std::function<void(uint64_t)>& progress);
 // Every degree of UpstreamExp2Options::degrees, in order, and the driver's environment.
 struct UpstreamExp2SweepResult {
-  json env;                                // the driver's report of versions and the device
+  json env;  // the driver's report of versions and the device
   std::vector<UpstreamExp2Result> degrees;
 };
 // Validates the options, requires the GPU and upstream, streams and compares each degree (a
@@ -187,7 +187,7 @@ struct UpstreamBenchOptions {
 };
 // The driver's answer (`fa4_upstream.py bench-tricks`), as it printed it.
 struct UpstreamBenchResult {
-  json env;   // versions and the device
+  json env;  // versions and the device
   // One object per shape (head_dim, causal, seq, ...) with "timings": per kernel (cuDNN, stock,
   // the variants in order) its "kind", "tricks" (variants), "ms" and "tflops", or "error".
   json rows;

@@ -33,11 +33,11 @@ struct GpuVerifyTarget {
 };
 
 struct GpuVerifyOptions {
-  std::string what = "all";              // exp2 | formats | mufu | all
+  std::string what = "all";  // exp2 | formats | mufu | all
   std::vector<int> degrees{0, 1, 2, 3, 4, 5};
-  std::vector<float> coeffs{};           // --coeffs: one exp2 target with these coefficients
-  int threads = 0;                       // host compare threads (0 = all cores)
-  uint64_t chunk = uint64_t(1) << 26;    // inputs per device chunk
+  std::vector<float> coeffs{};         // --coeffs: one exp2 target with these coefficients
+  int threads = 0;                     // host compare threads (0 = all cores)
+  uint64_t chunk = uint64_t(1) << 26;  // inputs per device chunk
   bool progress = true;
 };
 

@@ -25,7 +25,8 @@ struct ScheduleCliOptions {
 };
 
 // --arch (names or arch JSON paths, comma-separated), then the --arch-file ones.
-std::vector<ArchSpec> schedule_archs(const std::string& arch, const std::vector<std::string>& arch_files);
+std::vector<ArchSpec> schedule_archs(const std::string& arch,
+                                     const std::vector<std::string>& arch_files);
 
 // The one configuration the options describe (kv_heads 0 = heads, seq_k 0 = seq).
 ScheduleInput schedule_input(const ScheduleCliOptions& c);
@@ -37,7 +38,7 @@ ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c);
 // emu_fraction, degree, rescale_share, tile: [m, n]}, missing keys taken from `c`; one
 // prediction per entry (results.predictions). `source` names the list in the params and the
 // table, `where` in messages ("inputs file 'x.json'", or the Python argument "inputs").
-Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list, const std::string& source,
-                              const std::string& where);
+Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
+                              const std::string& source, const std::string& where);
 
 }  // namespace fa4sim

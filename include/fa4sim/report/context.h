@@ -21,7 +21,7 @@ struct Finding {
   // Within the tolerance the section compares with; nullopt where the section states none
   // (the table shows "-" and the finding's note says what the comparison is).
   std::optional<bool> pass;
-  std::string note;       // printed once under the table, e.g. why there is no pass/fail
+  std::string note;  // printed once under the table, e.g. why there is no pass/fail
 };
 
 class ReportContext {
@@ -30,8 +30,8 @@ class ReportContext {
 
   std::string out_dir;  // every section writes <out_dir>/<name>.json (and figures)
   int threads = 0;
-  std::string markdown;         // sections append their part of report.md here
-  json index = json::array();   // {command, file, elapsed_s} per written JSON
+  std::string markdown;        // sections append their part of report.md here
+  json index = json::array();  // {command, file, elapsed_s} per written JSON
   std::vector<Finding> findings;
 
   // Writes `r` as <out_dir>/<file> atomically and records it in `index`.

@@ -26,11 +26,11 @@ class PublishedValues {
   // Checks an already parsed file; `path` names it in errors.
   static PublishedValues parse(const json& j, const std::string& path);
 
-  double value(const std::string& key) const;        // Error when missing or null
-  std::string text(const std::string& key) const;    // "text", else the value in its shortest form
+  double value(const std::string& key) const;      // Error when missing or null
+  std::string text(const std::string& key) const;  // "text", else the value in its shortest form
   const std::string& source(const std::string& key) const;
-  const json& entry(const std::string& key) const;   // the whole entry, for section-specific fields
-  const json& values() const { return values_; }     // every entry, in file order
+  const json& entry(const std::string& key) const;  // the whole entry, for section-specific fields
+  const json& values() const { return values_; }    // every entry, in file order
   const std::string& path() const { return path_; }
 
   // An Error about entry `key` of this file (a section-specific field that is wrong).

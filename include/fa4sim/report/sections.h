@@ -46,7 +46,7 @@ void check_roofline_data();
 // data/fa4_tuning.json next to the model's, matched within 1e-9 relative; appended to `r`'s tables
 // and results ("published"). With `ctx`, the figures marked "finding" and the count of matches
 // become findings.
-void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs, const PublishedValues& pub,
-                              ReportContext* ctx = nullptr);
+void add_published_comparison(Report& r, const std::vector<ArchSpec>& archs,
+                              const PublishedValues& pub, ReportContext* ctx = nullptr);
 
 }  // namespace fa4sim

@@ -19,8 +19,7 @@ class Error : public std::runtime_error {
  public:
   // `what` says what is wrong, `hint` how to fix it. Rendered as "<what> (<hint>)".
   Error(std::string what, std::string hint = {}, int exit_code = kExitUsage)
-      : std::runtime_error(hint.empty() ? what : what + " (" + hint + ")"),
-        exit_code_(exit_code) {}
+      : std::runtime_error(hint.empty() ? what : what + " (" + hint + ")"), exit_code_(exit_code) {}
   int exit_code() const { return exit_code_; }
 
  private:

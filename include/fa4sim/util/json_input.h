@@ -24,14 +24,16 @@ size_t json_nesting_depth(const std::string& text, size_t limit = kMaxJsonDepth)
 // Parses `text` as JSON, or throws Error "<not_json>: <why>" (e.g. not_json = "baseline file
 // 'b/x.json' is not JSON", why = "nested deeper than 256 levels" or the parser's message) instead
 // of crashing (Note [JSON input depth]). `hint` replaces each message's own hint.
-json parse_json_input(const std::string& text, const std::string& not_json, const std::string& hint = "");
+json parse_json_input(const std::string& text, const std::string& not_json,
+                      const std::string& hint = "");
 
 // The bytes of the file `path`, or nullopt when it cannot be opened or read.
 std::optional<std::string> read_text_file(const std::string& path);
 
 // Reads and parses the file `path`. Throws Error "<what> '<path>' does not exist", "... is a
 // directory", "cannot read ...", or "<what> '<path>' is not valid JSON: ...".
-json read_json_input(const std::string& path, const std::string& what, const std::string& hint = "");
+json read_json_input(const std::string& path, const std::string& what,
+                     const std::string& hint = "");
 
 // As read_json_input, but nullopt instead of an error (optional data files: a missing or
 // damaged one is reported by its caller as absent).

@@ -37,14 +37,14 @@ std::string shape_string(const std::vector<uint64_t>& shape);
 
 struct NpyArray {
   NpyType type = NpyType::f32;
-  std::string descr;             // as written in the header, e.g. "<f4"
-  bool fortran_order = false;    // as written in the file; `raw` is always C order
+  std::string descr;           // as written in the header, e.g. "<f4"
+  bool fortran_order = false;  // as written in the file; `raw` is always C order
   std::vector<uint64_t> shape;
-  std::vector<uint8_t> raw;      // C-order little-endian element bytes
+  std::vector<uint8_t> raw;  // C-order little-endian element bytes
   int version_major = 1;
 
-  uint64_t size() const;         // number of elements
-  size_t item_size() const;      // bytes per element
+  uint64_t size() const;             // number of elements
+  size_t item_size() const;          // bytes per element
   std::string shape_string() const;  // "(2, 3)" like numpy
 
   // Element i converted to float32. u16 is read as bf16 bits when `u16_is_bf16`, otherwise as
@@ -56,7 +56,8 @@ struct NpyArray {
 
 // Parses an in-memory .npy image. `name` is used in error messages. Throws fa4sim::Error.
 // uint8 ('|u1') is read only with `allow_u8` (the block-scaled codes); elsewhere it is refused.
-NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name, bool allow_u8 = false);
+NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name,
+                   bool allow_u8 = false);
 
 // Reads a file. Throws fa4sim::Error when it cannot be opened or is not a valid .npy.
 NpyArray read_npy(const std::string& path, bool allow_u8 = false);
@@ -66,8 +67,8 @@ NpyArray read_npy_2d_f32(const std::string& path);
 
 // Writes a version-1.0 .npy (header padded to a multiple of 64 bytes, as numpy does).
 // `raw` holds the elements in the order given by `fortran_order`. Throws fa4sim::Error.
-std::vector<uint8_t> encode_npy(NpyType type, const std::vector<uint64_t>& shape,
-                                const void* raw, size_t raw_bytes, bool fortran_order = false);
+std::vector<uint8_t> encode_npy(NpyType type, const std::vector<uint64_t>& shape, const void* raw,
+                                size_t raw_bytes, bool fortran_order = false);
 void write_npy(const std::string& path, NpyType type, const std::vector<uint64_t>& shape,
                const void* raw, size_t raw_bytes, bool fortran_order = false);
 void write_npy_f32(const std::string& path, const std::vector<uint64_t>& shape,

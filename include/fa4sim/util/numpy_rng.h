@@ -70,7 +70,8 @@ double ziggurat_normal(Next&& next) {
         const double yy = -std::log1p(-next_double());
         if (yy + yy > xx * xx) return ((rabs >> 8) & 0x1) ? -(kZigNorR + xx) : kZigNorR + xx;
       }
-    } else if (((kZigFi[idx - 1] - kZigFi[idx]) * next_double() + kZigFi[idx]) < std::exp(-0.5 * x * x)) {
+    } else if (((kZigFi[idx - 1] - kZigFi[idx]) * next_double() + kZigFi[idx]) <
+               std::exp(-0.5 * x * x)) {
       return x;
     }
   }

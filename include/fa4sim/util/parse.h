@@ -41,7 +41,8 @@ int64_t parse_int(const std::string& opt, const std::string& s, int64_t lo, int6
 // The items of a comma-separated list option, trimmed of blanks; an empty item or an item given
 // twice is an error naming `opt` ("--tau needs a number in every item ..."; docs/input-policy.md).
 // `noun` says what an item is: "a number", "a name".
-std::vector<std::string> list_items(const std::string& opt, const std::string& s, const std::string& noun);
+std::vector<std::string> list_items(const std::string& opt, const std::string& s,
+                                    const std::string& noun);
 // Comma-separated lists through list_items; numbers that repeat in another spelling (8, 8.0) are
 // refused too.
 std::vector<int64_t> parse_int_list(const std::string& opt, const std::string& s, int64_t lo,

@@ -10,7 +10,7 @@ namespace fa4sim {
 class Progress {
  public:
   Progress(std::string label, uint64_t total);
-  ~Progress();  // finishes the line if anything was drawn
+  ~Progress();                 // finishes the line if anything was drawn
   void update(uint64_t done);  // cheap; redraws at most ~10 times a second
   bool enabled() const { return enabled_; }
 

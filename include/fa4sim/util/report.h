@@ -55,7 +55,7 @@ struct Report {
   json params = json::object();
   json results = json::object();
   json timings = json::object();  // wall-clock measurements: merged into `provenance`
-  std::vector<Table> tables;  // the human view of `results`
+  std::vector<Table> tables;      // the human view of `results`
   int threads = 1;
 };
 

@@ -9,7 +9,8 @@
 namespace fa4sim {
 
 // Levenshtein-nearest candidate within a small distance (max(2, |s|/3)), or nullopt.
-std::optional<std::string> did_you_mean(const std::string& s, const std::vector<std::string>& cands);
+std::optional<std::string> did_you_mean(const std::string& s,
+                                        const std::vector<std::string>& cands);
 
 // The fa4sim::Error for an unknown name: "unknown <what> '<s>' (did you mean 'x'? valid: a, b)".
 [[noreturn]] void throw_unknown_choice(const std::string& what, const std::string& s,
