@@ -8,9 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FA4SIM_BUILD_DIR:-build}
 
+# clang-format-14: ctest clang_format checks the tree's layout with that version (it skips without it).
 debs=(build-essential cmake git pkg-config libcli11-dev libfmt-dev libeigen3-dev libboost-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev python3 python3-dev python3-pip python3-numpy
-      python3-matplotlib python3-mpmath python3-venv)
+      python3-matplotlib python3-mpmath python3-venv clang-format-14)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
