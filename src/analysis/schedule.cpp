@@ -350,7 +350,7 @@ int tma_swizzle_bytes(int tile_d) {
 
 double tma_tile_clocks(const ScheduleSpec& s, int d, int rows) {
   const int tile_d = (d + 15) / 16 * 16, sw = tma_swizzle_bytes(tile_d);
-  auto boxes = [&](int td) { return (2.0 * td + sw - 1) / sw; };
+  auto boxes = [&](int td) { return (2 * td + sw - 1) / sw; };  // boxes of sw bytes per row
   const TmaClocks* near = nullptr;
   for (const TmaClocks& c : s.tma) {
     if (c.swizzle != sw || (c.d == c.tile_d) != (d == tile_d)) continue;
@@ -358,8 +358,7 @@ double tma_tile_clocks(const ScheduleSpec& s, int d, int rows) {
     if (!near || std::abs(c.tile_d - tile_d) < std::abs(near->tile_d - tile_d)) near = &c;
   }
   if (!near) return 0;
-  return near->clocks / std::floor(boxes(near->tile_d)) * std::floor(boxes(tile_d)) * rows /
-         s.tma_rows;
+  return near->clocks / boxes(near->tile_d) * boxes(tile_d) * rows / s.tma_rows;
 }
 
 const TileRule& tile_rule(const ScheduleSpec& s, int d, bool causal) {
