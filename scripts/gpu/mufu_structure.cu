@@ -41,8 +41,8 @@
   } while (0)
 
 constexpr int kFirst = 8;
-constexpr int kEx2Ks = 5;  // k = 23, 24, 25, 26, 99
-constexpr int kModes = 4;  // RN RZ RD RU
+constexpr int kEx2Ks = 5;   // k = 23, 24, 25, 26, 99
+constexpr int kModes = 4;   // RN RZ RD RU
 constexpr int kScale = 56;  // lg2: F held as an integer multiple of 2^-56
 
 struct Stats {
