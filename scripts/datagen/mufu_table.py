@@ -185,15 +185,17 @@ def pack2(codes):
 
 
 def ex2_part(name, path, offset, negate, want):
+    """One ex2 table: deltas -offset..+1 as codes delta + offset (positive: code 3 is unused, as
+    for rcp, and the C++ loader refuses it)."""
     import numpy as np
     d, sha = read_gz(path, np.int8)
-    if d.min() < -offset or d.max() > 3 - offset:
-        bad = int(np.argmax((d < -offset) | (d > 3 - offset)))
-        fail(f"entry {bad} of {path} is {d[bad]} ulps", f"the 2-bit code holds {-offset}..{3 - offset}")
+    if d.min() < -offset or d.max() > 1:
+        bad = int(np.argmax((d < -offset) | (d > 1)))
+        fail(f"entry {bad} of {path} is {d[bad]} ulps", f"the {name} table's code holds {-offset}..+1")
     x = np.arange(ENTRIES, dtype=np.float64) * 2.0**-23
     ref = np.exp2(-x if negate else x).astype(np.float32).view(np.uint32).astype(np.int64)
     check_sum(f"ex2 {name} table", (ref + d).astype(np.uint64), want)
-    hist = {str(v): int((d == v).sum()) for v in range(-offset, 4 - offset) if (d == v).any()}
+    hist = {str(v): int((d == v).sum()) for v in range(-offset, 2)}
     return pack2(d + offset), {"source": path, "source_sha256": sha, "delta_histogram": hist}
 
 
