@@ -344,8 +344,8 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
     else if (v.target.op == gpu::Op::ex2_mufu || v.target.op == gpu::Op::lg2_mufu)
       t.notes.push_back(fmt::format(
           "{}: the CPU model is the H200's measured tables (data/mufu/{}_approx_ftz.json) and the "
-          "rule that scales them (docs/mufu.md); its NaN output 0x{:08X}{} is the model's choice, "
-          "checked here by the NaN column.",
+          "rule that scales them (docs/mufu.md); its NaN output 0x{:08X}{} was read off the H200 "
+          "(data/gpu/mufu/2026-12-02-verify); the NaN column checks it.",
           v.target.name, v.target.op == gpu::Op::ex2_mufu ? "ex2" : "lg2", kGpuCanonicalNaN,
           v.target.op == gpu::Op::lg2_mufu ? " (also for x < 0)" : ""));
   t.notes.push_back(

@@ -41,12 +41,11 @@
 //               with the probe's special classes (0 mismatches); tests/core/test_mufu.cpp (slow)
 //               reproduces the probe's ulp histogram over all 2^32 inputs bin for bin. The proof
 //               over all 2^32 inputs, NaN outputs included, is `fa4sim gpu verify --what mufu`
-//               (ex2-mufu), to be run on the H200.
+//               (ex2-mufu): 0 mismatches on the H200 (data/gpu/mufu/2026-12-02-verify).
 // Max error vs: (float)exp2((double)x), FTZ: 2 ulps (measured: 95.6 % exact, 978,574 inputs -2).
 // Special values: +-0 and subnormal inputs -> 1; x >= 128 and +inf -> +inf; -inf -> +0; results
-//               below 2^-126 (x <= -126 with Tneg < 1, x <= -127) -> +0; NaN -> 0x7FFFFFFF
-//               (UNVERIFIED: the probes compared NaN by isnan only; gpu verify's NaN column checks
-//               it; so is the +0, not -0, of x <= -128 and -inf: the probe compared zeros by value).
+//               below 2^-126 (x <= -126 with Tneg < 1, x <= -127) -> +0; NaN -> 0x7FFFFFFF (both
+//               the NaN bits and the +0, not -0, confirmed by gpu verify on the H200).
 // Monotone:     never steps down between neighbouring inputs (0 down-steps over all inputs, on the
 //               H200 and in the model: tests/core/test_mufu.cpp).
 //
@@ -55,13 +54,13 @@
 //               (lg2_approx_table() below).
 // Bit-exact vs: lg2.approx.ftz.f32 on the H200: the tables are the hardware's results (bit sums
 //               checked at load), the rule above held for every positive normal input; the test and
-//               the proof as for ex2 (lg2-mufu in `gpu verify --what mufu`).
+//               the proof as for ex2 (lg2-mufu in `gpu verify --what mufu`: 0 mismatches on the
+//               H200, data/gpu/mufu/2026-12-02-verify).
 // Max error vs: (float)log2((double)x): absolute near x = 1, so large in ulps of results near 0
 //               (y1's largest delta: 23,947,836 ulps, x just below 1), a few ulps elsewhere
 //               (75.0 % of all non-NaN inputs exact; histogram in docs/mufu.md).
 // Special values: +-0 and subnormal inputs -> -inf; +inf -> +inf; x = 1 -> +0; x < 0 (normal or
-//               -inf) and NaN -> 0x7FFFFFFF (UNVERIFIED bits: the probe compared NaN by isnan only;
-//               gpu verify's columns check them).
+//               -inf) and NaN -> 0x7FFFFFFF (confirmed by gpu verify on the H200).
 // Monotone:     as ex2 (0 down-steps over all inputs, H200 and model).
 #pragma once
 
