@@ -38,6 +38,20 @@ constexpr bool kFusedPassAvailable = true;
 #else
 constexpr bool kFusedPassAvailable = false;
 #endif
+// ---- Note [Exhaustive sweep roofline]
+// `fa4sim exp2 --exhaustive --range -127,128 --degree 3` runs 2,248,015,873 inputs through five
+// vector passes per block of 512 (AVX2, 4 double or 8 float lanes), counted from the code in
+// vector instructions per input: inputs and value weights ~3.5; reference (14 fma Horner and
+// the 2^n scaling) ~5.5; prepare (one division, the float32/out-dtype rounding indices and
+// their near-midpoint tests) ~7.5; ex2_emu ~2.5; the comparison and its sums ~6; ~25 in all.
+// 53 % of these floats have |x| < 2^-56, where the reference and prepare are constants
+// (Note [Tiny x]): ~12. Mean ~18 per input. A Zen 4 / Zen 3 / Skylake core issues at most ~4
+// vector instructions per clock (2 FMA/mul + 2 add pipes): ~4.5 clocks per input, 1.7 ns at
+// 2.6 GHz, so 1.9 s on 2 cores is the bound (issue #28's goal: 3 s). Measured on the 2-core
+// AMD EPYC VM (KVM, 2.6 GHz nominal), one thread, CPU time, under load 10: 2.7 ns per input
+// (6.0 CPU-s; 3.6 ns and 8.0 CPU-s before the tiny path, the one-pass weights and the
+// vectorised record search): about 65 % of the bound. The rest is the latency of the
+// reductions and record search per block and the load/store traffic between the passes.
 constexpr size_t kBlock = 512;  // inputs per inner block (a few KB per array: stays in L1/L2)
 // A reference within this relative distance of a rounding midpoint is re-decided in
 // multiprecision: twice exp2_ref's proven bound, so every decision is the exact 2^x's.
@@ -242,6 +256,60 @@ inline void exp2_ref_block(const float* x, double* ref, size_t n) {  // n % 16 =
   }
 }
 
+// ---- Note [Tiny x]
+// exp2_ref's Horner step k is p = fma(p, t, c_k). If p = c_{k+1} on entry and |c_{k+1} t| is
+// below a quarter of the spacing of doubles just under c_k (the smaller of its two spacings),
+// the exact c_k + c_{k+1} t rounds to c_k: the step leaves p = c_k. For |x| < kTinyX (2^-56,
+// under the bound of 2^-55.47 that the steps need) n = floor(x + 0.5) = 0, t = x, and that holds for every step (13 down to 0): p = c_0
+// = 1 and exp2_ref(x) = 1 exactly. Then the inverse is 1, the correctly rounded float32 and out
+// dtype values are 1's (1 is in every format, far from a rounding midpoint: never ambiguous),
+// with no Horner, no division and no rounding. (A bound on |t| alone would not do: only the
+// all-or-nothing case pays, as all but the last few steps change p's low bits otherwise, and
+// x = n != 0 would need 2^n.) The exhaustive sweep's inputs are mostly tiny: 95 % of the floats
+// of [-127, 128) have |x| < 1 and 53 % have |x| < 2^-56. A group of 16 consecutive inputs takes
+// this path when all of its |x| are below kTinyX.
+double tiny_x_bound() {
+  double bound = HUGE_VAL;
+  for (int k = 12; k >= 0; --k) {  // step k: |c_{k+1} t| < (spacing under c_k) / 4
+    const double c = kExp2RefTaylor[k];
+    const double below = c - std::nextafter(c, 0.0);  // exact
+    // 0.5x: covers the division's rounding (the bound only has to be safe, not sharp).
+    bound = std::min(bound, 0.5 * (0.25 * below / kExp2RefTaylor[k + 1]));
+  }
+  return bound;
+}
+// The largest power of two not above the bound (2^-56): exact as a float, so |x| < kTinyX is
+// decided on the float inputs.
+const float kTinyX = static_cast<float>(std::ldexp(1.0, std::ilogb(tiny_x_bound())));
+
+// exp2_ref over a block (n % 8 == 0; a group of 16 may run 8 entries past n, inside the
+// arrays). Bit g of the result is set for a group g (inputs 16 g .. 16 g + 15) whose |x| are all
+// below kTinyX (Note [Tiny x]): its references and inverses are 1. The other groups take
+// exp2_ref4x4, the same bits as exp2_ref_block.
+inline uint32_t exp2_ref_block_tiny(const float* x, double* ref, double* inv, size_t n) {
+  const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 tiny = _mm256_set1_ps(kTinyX);
+  const __m256d one = _mm256_set1_pd(1.0);
+  uint32_t tiny_groups = 0;
+  for (size_t i = 0, g = 0; i < n; i += 16, ++g) {
+    const __m256 a = _mm256_max_ps(_mm256_and_ps(_mm256_load_ps(x + i), absmask),
+                                   _mm256_and_ps(_mm256_load_ps(x + i + 8), absmask));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(a, tiny, _CMP_LT_OQ)) == 0xFF) {
+      tiny_groups |= 1u << g;
+      for (int j = 0; j < 4; ++j) {
+        _mm256_store_pd(ref + i + 4 * j, one);
+        _mm256_store_pd(inv + i + 4 * j, one);
+      }
+    } else {
+      __m256d xd[4], r[4];
+      for (int j = 0; j < 4; ++j) xd[j] = _mm256_cvtps_pd(_mm_load_ps(x + i + 4 * j));
+      exp2_ref4x4(xd, r);
+      for (int j = 0; j < 4; ++j) _mm256_store_pd(ref + i + 4 * j, r[j]);
+    }
+  }
+  return tiny_groups;
+}
+
 // RN_bf16 index of 8 floats y >= +0 (finite): round to nearest even on the bits, as
 // formats.h's encode does; a carry into the exponent or to inf is the right index.
 inline __m256i bf16_index8(__m256i yb) {
@@ -276,14 +344,29 @@ struct Prep4 {
 }
 #endif
 
-void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given,
+// `tiny_path`: the references (and, for tiny groups, everything) by exp2_ref_block_tiny
+// (Note [Tiny x]).
+void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given, bool tiny_path,
              std::vector<size_t>& ambiguous) {
   ambiguous.clear();
   size_t i = 0;
 #if FA4SIM_EXP2_AVX2
+  static_assert(kBlock <= 16 * 32, "one bit per group of 16 in a uint32_t");
   const QFormat4 vo(qo);
-  if (!ref_given) exp2_ref_block(b.x, b.ref, b.n_pad);
+  uint32_t tiny_groups = 0;
+  if (!ref_given && tiny_path)
+    tiny_groups = exp2_ref_block_tiny(b.x, b.ref, b.inv_ref, b.n_pad);
+  else if (!ref_given)
+    exp2_ref_block(b.x, b.ref, b.n_pad);
+  // 1's indices: float32 bits 0x3F800000; the out dtype's from rounded_index (exact).
+  const __m128i one32 = _mm_set1_epi32(0x3F800000),
+                one_out = _mm_set1_epi32(static_cast<int>(rounded_index(1.0, qo)));
   for (; i < b.n_pad; i += 4) {
+    if (tiny_groups >> (i / 16) & 1) {  // ref = inv = 1, never ambiguous
+      _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx32 + i), one32);
+      _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx_out + i), one_out);
+      continue;
+    }
     const Prep4 r = prep4(_mm256_load_pd(b.ref + i), vo);
     _mm256_store_pd(b.inv_ref + i, r.inv);
     _mm_store_si128(reinterpret_cast<__m128i*>(b.ridx32 + i), r.r32);
@@ -391,12 +474,23 @@ void acc_reduce(const AccVec& a, const Block& b, const Acc& acc, Acc& part, YOfB
   }
   if (block_max > acc.max_rel) {  // a record: find its first input (same arithmetic as above)
     const float* y = y_of_block();
-    for (size_t k = 0; k < b.n; ++k)
-      if (std::fabs(static_cast<double>(y[k]) - b.ref[k]) * b.inv_ref[k] == block_max) {
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    const __m256d bm = _mm256_set1_pd(block_max);
+    for (size_t k = 0; k < b.n; k += 4) {  // y, ref, inv_ref hold n_pad >= k + 4 entries
+      const __m256d rel = _mm256_mul_pd(
+          _mm256_and_pd(
+              _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(y + k)), _mm256_load_pd(b.ref + k)),
+              absmask),
+          _mm256_load_pd(b.inv_ref + k));
+      int hit = _mm256_movemask_pd(_mm256_cmp_pd(rel, bm, _CMP_EQ_OQ));
+      if (b.n - k < 4) hit &= (1 << (b.n - k)) - 1;  // padding lanes
+      if (hit) {
         part.max_rel = block_max;
-        part.max_idx = static_cast<double>(k);
+        part.max_idx =
+            static_cast<double>(k + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hit))));
         break;
       }
+    }
   }
   for (int l = 0; l < 8; ++l) {
     part.max_ulp32 = std::max(part.max_ulp32, static_cast<double>(u32[l]));
@@ -419,11 +513,12 @@ void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
     for (; i < b.n_pad; i += 8) {
       const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
       const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
-      const __m256d yd[2] = {_mm256_cvtps_pd(_mm_load_ps(b.y + i)),
-                             _mm256_cvtps_pd(_mm_load_ps(b.y + i + 4))};
+      const __m256i yb = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i));
+      const __m256 y8 = _mm256_castsi256_ps(yb);
+      const __m256d yd[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(y8)),
+                             _mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1))};
       acc_step8<kWeighted, kMasked>(
-          av, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i)), yd,
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
+          av, yb, yd, _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx32 + i)),
           _mm256_load_si256(reinterpret_cast<const __m256i*>(b.ridx_out + i)), ref, inv,
           _mm256_load_si256(reinterpret_cast<const __m256i*>(b.valid + i)), b.w + i, vo, out_bf16);
     }
@@ -668,18 +763,20 @@ void fill_inputs(const InputPlan& p, Block& b) {
 #if FA4SIM_EXP2_AVX2
     // The first float of the range also takes [lo, its lower midpoint) and the last one [its upper
     // midpoint, hi): sampling clamps those slivers onto them (Note [Value weights]).
-    const __m256d hi = _mm256_set1_pd(p.hi), lo = _mm256_set1_pd(p.lo), half = _mm256_set1_pd(0.5);
-    const __m256d first = _mm256_set1_pd(p.x_first), last = _mm256_set1_pd(p.x_last);
+    // Away from the range's ends, w = (x0 + x+)/2 - (x- + x0)/2 = (x+ - x-)/2: neighbouring
+    // floats, so each sum and difference is exact in double and both forms give the same bits.
+    // The lanes equal (as floats: -0 == +0) to the first or the last float take the scalar form.
+    const __m256d half = _mm256_set1_pd(0.5);
+    const __m256 ends = _mm256_set_m128(_mm_set1_ps(p.x_last), _mm_set1_ps(p.x_first));
+    int at_end = 0;
     for (; i + 4 <= b.n; i += 4) {
+      const __m128 x0 = _mm_loadu_ps(b.xs + i + 1);
+      at_end |= _mm256_movemask_ps(_mm256_cmp_ps(_mm256_set_m128(x0, x0), ends, _CMP_EQ_OQ));
       const __m256d xm = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i));
-      const __m256d x0 = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i + 1));
       const __m256d xp = _mm256_cvtps_pd(_mm_loadu_ps(b.xs + i + 2));
-      const __m256d below = _mm256_blendv_pd(_mm256_mul_pd(half, _mm256_add_pd(xm, x0)), lo,
-                                             _mm256_cmp_pd(x0, first, _CMP_EQ_OQ));
-      const __m256d above = _mm256_blendv_pd(_mm256_mul_pd(half, _mm256_add_pd(x0, xp)), hi,
-                                             _mm256_cmp_pd(x0, last, _CMP_EQ_OQ));
-      _mm256_store_pd(b.w + i, _mm256_sub_pd(above, below));
+      _mm256_store_pd(b.w + i, _mm256_mul_pd(half, _mm256_sub_pd(xp, xm)));
     }
+    if (at_end) i = 0;  // rare (a block at an end of the range): redo it with the scalar form
 #endif
     for (; i < b.n; ++i) {
       const float x = b.xs[i + 1];
@@ -846,7 +943,8 @@ Exp2Result run_exp2(const Exp2Config& cfg, const Exp2Function& fn_in) {
           fill_inputs(plan, b);
           if (mp)
             for (size_t i = 0; i < b.n_pad; ++i) b.ref[i] = exp2_mp_round_odd(b.x[i]);
-          prepare(b, q32, qo, mp, ambiguous);
+          prepare(b, q32, qo, mp, plan.exhaustive && cfg.fused_sampling,
+                  ambiguous);              // Note [Tiny x]
           for (size_t i : ambiguous) {     // re-decide near-midpoint cases exactly
             if (i >= b.n || mp) continue;  // (mp: the reference is already exact)
             const double odd = exp2_mp_round_odd(b.x[i]);

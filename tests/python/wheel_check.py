@@ -188,8 +188,12 @@ def main():
     dist = os.path.join(a.work, "dist")
     shutil.rmtree(dist, ignore_errors=True)
     t0 = time.time()
+    # Without Ninja, scikit-build-core drives Unix Makefiles with no -j: one core. CMake's
+    # CMAKE_BUILD_PARALLEL_LEVEL makes that `cmake --build` use every core (Ninja already does).
+    env = dict(os.environ)
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", dist,
-         "-C", f"build-dir={os.path.join(a.work, 'build')}", a.source])
+         "-C", f"build-dir={os.path.join(a.work, 'build')}", a.source], env=env)
     print(f"pip wheel: {time.time() - t0:.0f} s (incremental when {a.work}/build exists)")
     wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
     assert len(wheels) == 1, wheels

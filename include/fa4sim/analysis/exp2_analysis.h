@@ -65,8 +65,9 @@ struct Exp2Config {
   Exp2Reference reference = Exp2Reference::f64;
   bool progress = true;  // progress bar on stderr (only drawn when stderr is a TTY)
   // Uniform sampling with the built-in emulator runs one fused loop per block when the build has
-  // AVX2 (src/analysis/exp2_analysis.cpp, Note [Fused sampled pass]); false forces the separate passes,
-  // whose results are the same bits (a test compares the two).
+  // AVX2 (src/analysis/exp2_analysis.cpp, Note [Fused sampled pass]), and exhaustive runs take
+  // the constant reference for tiny inputs (Note [Tiny x]); false forces the plain passes, whose
+  // results are the same bits (tests compare the two).
   bool fused_sampling = true;
   // Non-empty: analyse this float32 polynomial (c0, c1, ...) instead of upstream's POLY_EX2
   // (`fa4sim exp2 --coeffs`); `degrees` must then be {coeffs.size() - 1}.
