@@ -245,7 +245,7 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   }
 }
 
-// Note [Clock and duration]: the clock line, term by term. With a positive slope a kernel longer
+// The clock line of Note [Clock and duration], term by term. With a positive slope a kernel longer
 // than 1e6 cycles gets a lower clock than without it, and the longer, the lower; the tensor share
 // enters at the padded head dim (d 72 as 80); tma_clock_scale scales the load bound where it binds
 // (d 144). Each field out of its range is refused by name.
