@@ -19,6 +19,7 @@
 #include "fa4sim/util/progress.h"
 #include "fa4sim/util/suggest.h"
 #include "fa4sim/analysis/row_sim.h"
+#include "attention_gemm.h"
 
 namespace fa4sim {
 
@@ -681,6 +682,12 @@ Stored block_stored(const Inputs& in, const OperandFormat& qk, const OperandForm
   return st;
 }
 
+// Note [Attention phase times]: each worker thread adds its own CPU time (thread_cpu_seconds, not
+// wall time: a shared machine's other jobs do not inflate it) per phase of run_unit to the unit's
+// AttentionPhases, with the FLOPs each product executed (P V: only the variants that ran, the
+// unclipped shortcut skips one). The report gives them as timings (provenance): seconds per phase
+// and GFLOP per CPU second of each product, i.e. the products' rate against the FMA peak of one
+// core, whatever the thread count and load. A dozen clock reads per 128-row tile.
 // Sums of one (batch, head), combined in (batch, head) order afterwards.
 struct UnitMetrics {
   double d2_a = 0, ref2_a = 0, max_abs = 0, dot_a = 0, o2 = 0;  // output vs reference (a)
@@ -692,6 +699,7 @@ struct UnitMetrics {
   double visible = 0;  // sum over query tiles of rows * visible keys
   uint64_t o_overflow =
       0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
+  AttentionPhases phases;  // Note [Attention phase times]
 };
 
 struct RunSetup {
@@ -711,6 +719,7 @@ struct UnitOperands {
   RowMat<float> Qs, Ks, Vs;   // the stored (quantised) values, without descale
   RowMat<double> Qa, Ka, Va;  // the float32 inputs before quantisation (reference a)
   RowMat<double> Qb, Kb, Vb;  // dequantised: stored * descale, exact in float64 (reference b)
+  detail::Panels8 Kap, Vap, Kbp, Vbp;  // K^T and V of references a and b as column panels
   std::vector<SoftmaxParams>
       variants;               // the full model; with the split, P unclipped, P not converted
                               // (block mode: P float32, exp2 exact, tau 0)
@@ -746,6 +755,12 @@ UnitOperands unit_operands(const RunSetup& rs, int b, int h) {
   u.Qb = u.Qs.cast<double>() * qd;
   u.Kb = u.Ks.cast<double>() * kd;
   u.Vb = u.Vs.cast<double>() * vd;
+#if defined(__AVX2__) && defined(__FMA__)
+  u.Kap = detail::panels_of_transpose(u.Ka.data(), size_t(d), sk, d);
+  u.Kbp = detail::panels_of_transpose(u.Kb.data(), size_t(d), sk, d);
+  u.Vap = detail::panels_of(u.Va.data(), size_t(d), sk, d);
+  u.Vbp = detail::panels_of(u.Vb.data(), size_t(d), sk, d);
+#endif
 
   SoftmaxParams p;
   // softmax_scale_log2 * q_descale * k_descale, in float32 as the kernel multiplies them.
@@ -801,6 +816,8 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
       continue;
     }
     RowBlockSim sim(u.variants[vi], rows, d);
+    sim.set_pv_timer(&m.phases.pv);
+    m.phases.pv_flops += 2.0 * double(rows) * double(nv) * double(d);
     if (rs.blk != nullptr && u.block_p[vi]) sim.set_p_block(&*rs.blk->p.block);
     for (int i = 0; i < tiles; ++i) {
       const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
@@ -823,14 +840,30 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
   }
 }
 
+// A float64 reference operand: the matrix and its column panels (attention_gemm.h).
+struct RefOperand {
+  const RowMat<double>& M;
+  const detail::Panels8& P;
+};
+
 // The float64 reference of one query tile (rows m0.., keys 0..nv): two-pass softmax in natural
-// units, O = softmax(Q K^T * scale) V and L = the natural-log LSE.
-void reference_tile(const RowMat<double>& Q, const RowMat<double>& K, const RowMat<double>& V,
-                    int m0, int rows, int nv, double softmax_scale, bool causal, RowMat<double>& O,
-                    Eigen::VectorXd& L) {
+// units, O = softmax(Q K^T * scale) V and L = the natural-log LSE. The products are
+// attention_gemm.h's (one fma chain per element) where AVX2/FMA is compiled in, Eigen's otherwise.
+void reference_tile(const RefOperand& q, const RefOperand& k, const RefOperand& v, int m0, int rows,
+                    int nv, double softmax_scale, bool causal, RowMat<double>& O,
+                    Eigen::VectorXd& L, AttentionPhases& ph) {
+  const RowMat<double>&Q = q.M, &K = k.M, &V = v.M;
   const int d = int(V.cols());
+  const double t0 = thread_cpu_seconds();
   RowMat<double> Sd(rows, nv);
+  O.resize(rows, d);
+#if defined(__AVX2__) && defined(__FMA__)
+  detail::gemm_panels(Q.data() + size_t(m0) * size_t(d), size_t(d), rows, d, k.P, K.data(), 1,
+                      size_t(d), nv, Sd.data(), size_t(nv));
+#else
   Sd.noalias() = Q.middleRows(m0, rows) * K.topRows(nv).transpose();
+#endif
+  const double t1 = thread_cpu_seconds();
   Sd *= softmax_scale;
   if (causal)
     for (int r = 0; r < rows; ++r)
@@ -839,10 +872,19 @@ void reference_tile(const RowMat<double>& Q, const RowMat<double>& K, const RowM
   Sd.colwise() -= mx;
   Sd = Sd.array().exp().matrix();
   const Eigen::VectorXd l = Sd.rowwise().sum();
-  O.resize(rows, d);
+  const double t2 = thread_cpu_seconds();
+#if defined(__AVX2__) && defined(__FMA__)
+  detail::gemm_panels(Sd.data(), size_t(nv), rows, nv, v.P, V.data(), size_t(d), 1, d, O.data(),
+                      size_t(d));
+#else
   O.noalias() = Sd * V.topRows(nv);
+#endif
+  const double t3 = thread_cpu_seconds();
   for (int r = 0; r < rows; ++r) O.row(r) /= l(r);
   L = mx.array() + l.array().log();
+  ph.ref_gemm += (t1 - t0) + (t3 - t2);
+  ph.ref_softmax += (t2 - t1) + (thread_cpu_seconds() - t3);
+  ph.ref_flops += 4.0 * double(rows) * double(nv) * double(d);
 }
 
 // Adds one query tile's differences to the unit's sums (outs: the model's variants; Oa, Ob and Lb
@@ -895,33 +937,50 @@ void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
 void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
   const AttentionConfig& c = *rs.cfg;
   const int sq = rs.in->seq_q, sk = rs.in->seq_k;
+  AttentionPhases& ph = m.phases;
+  double t0 = thread_cpu_seconds();
   const UnitOperands u = unit_operands(rs, b, h);
+  const RefOperand qa{u.Qa, u.Kap}, ka{u.Ka, u.Kap}, va{u.Va, u.Vap};  // (Q's panels unused)
+  const RefOperand qb{u.Qb, u.Kbp}, kb{u.Kb, u.Kbp}, vb{u.Vb, u.Vbp};
   std::vector<std::vector<float>> outs(u.variants.size());
   std::vector<float> lse(size_t(c.block_m));
+  double t1 = thread_cpu_seconds();
+  ph.operands += t1 - t0;
   for (int m0 = 0; m0 < sq; m0 += c.block_m) {
     const int rows = std::min(c.block_m, sq - m0);
     // Top-left causal: query i sees keys j <= i, so this tile needs keys [0, m0 + rows).
     const int nv = c.causal ? std::min(sk, m0 + rows) : sk;
     m.visible += double(rows) * double(nv);
+    t0 = thread_cpu_seconds();
     RowMat<float> S(rows, nv);
     S.noalias() = u.Qs.middleRows(m0, rows) * u.Ks.topRows(nv).transpose();
+    t1 = thread_cpu_seconds();
+    ph.s_gemm += t1 - t0;
+    ph.s_flops += 2.0 * double(rows) * double(nv) * double(rs.in->d);
     if (c.causal)
       for (int r = 0; r < rows; ++r)
         for (int j = m0 + r + 1; j < nv; ++j) S(r, j) = neg_inf_f32();
+    const double pv0 = ph.pv;
     model_tile(rs, u, S, rows, nv, outs, lse, m);
+    t0 = thread_cpu_seconds();
+    ph.softmax += (t0 - t1) - (ph.pv - pv0);
     RowMat<double> Oa, Ob;
     Eigen::VectorXd La, Lb;
-    reference_tile(u.Qa, u.Ka, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oa, La);
-    reference_tile(u.Qb, u.Kb, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ob, Lb);
+    reference_tile(qa, ka, va, m0, rows, nv, rs.softmax_scale, c.causal, Oa, La, ph);
+    reference_tile(qb, kb, vb, m0, rows, nv, rs.softmax_scale, c.causal, Ob, Lb, ph);
+    t0 = thread_cpu_seconds();
     accumulate_tile(rs, b, h, m0, rows, outs, lse, Oa, Ob, Lb, m);
+    ph.metrics += thread_cpu_seconds() - t0;
     if (rs.blk != nullptr && c.split) {
       // Block mode's split by source: Q/K alone and V alone quantised, in float64.
       RowMat<double> Oqk, Ov;
       Eigen::VectorXd Lqk, Lv;
-      reference_tile(u.Qb, u.Kb, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oqk, Lqk);
-      reference_tile(u.Qa, u.Ka, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ov, Lv);
+      reference_tile(qb, kb, va, m0, rows, nv, rs.softmax_scale, c.causal, Oqk, Lqk, ph);
+      reference_tile(qa, ka, vb, m0, rows, nv, rs.softmax_scale, c.causal, Ov, Lv, ph);
+      t0 = thread_cpu_seconds();
       m.qk2 += (Oqk - Oa).squaredNorm();
       m.v2 += (Ov - Oa).squaredNorm();
+      ph.metrics += thread_cpu_seconds() - t0;
     }
   }
 }
@@ -982,6 +1041,17 @@ json run_json(const AttentionRun& r) {
   return j;
 }
 
+}  // namespace
+
+AttentionPhases& AttentionPhases::operator+=(const AttentionPhases& o) {
+  operands += o.operands, s_gemm += o.s_gemm, softmax += o.softmax, pv += o.pv;
+  ref_gemm += o.ref_gemm, ref_softmax += o.ref_softmax, metrics += o.metrics;
+  s_flops += o.s_flops, pv_flops += o.pv_flops, ref_flops += o.ref_flops;
+  return *this;
+}
+
+namespace {
+
 // Every unit's sums in unit order: the same sums for any thread count.
 UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
   UnitMetrics m;
@@ -994,6 +1064,7 @@ UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
     m.counts += x.counts;
     m.visible += x.visible;
     m.o_overflow += x.o_overflow;
+    m.phases += x.phases;
   }
   return m;
 }
@@ -1106,6 +1177,7 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
   const double variants = blk != nullptr ? (c.split ? 4.0 : 1.0) : (c.split ? 3.0 : 1.0);
   out.executed_fp32_flops += pass * (1.0 + variants);
   out.executed_fp64_flops += pass * (blk != nullptr && c.split ? 8.0 : 4.0);
+  out.phases += m.phases;
   r.o = std::move(o_out);
   r.lse = std::move(lse_out);
   out.runs.push_back(std::move(r));
@@ -1285,7 +1357,22 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   json run_s = json::array();
   for (const auto& r : m.runs) run_s.push_back(r.elapsed_s);
   const double elapsed = m.elapsed_s, flops_fp32 = m.executed_fp32_flops;
+  const AttentionPhases& ph = m.phases;
+  auto rate = [](double flops, double s) { return s > 0 ? flops / s * 1e-9 : 0.0; };
   rep.timings = {{"run_elapsed_s", run_s},
+                 {"phases_cpu_s",
+                  {{"operands", ph.operands},
+                   {"s_gemm_fp32", ph.s_gemm},
+                   {"softmax", ph.softmax},
+                   {"pv_fp32", ph.pv},
+                   {"ref_gemm_fp64", ph.ref_gemm},
+                   {"ref_softmax_fp64", ph.ref_softmax},
+                   {"metrics", ph.metrics}}},
+                 {"gemm_gflop_per_cpu_s",
+                  {{"s_fp32", rate(ph.s_flops, ph.s_gemm)},
+                   {"pv_fp32", rate(ph.pv_flops, ph.pv)},
+                   {"fp32", rate(ph.s_flops + ph.pv_flops, ph.s_gemm + ph.pv)},
+                   {"ref_fp64", rate(ph.ref_flops, ph.ref_gemm)}}},
                  {"perf",
                   {{"elapsed_s", elapsed},
                    {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},

@@ -122,6 +122,58 @@ TEST(AttentionModel, SameBitsForAnyThreadCount) {
   EXPECT_EQ(strip(one), strip(five));
 }
 
+// FNV-1a 64 over the float32 bits of x.
+uint64_t bits_digest(const std::vector<float>& x) {
+  uint64_t h = 1469598103934665603ull;
+  for (const float f : x) {
+    uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    for (int i = 0; i < 4; ++i) h = (h ^ ((b >> (8 * i)) & 0xFFu)) * 1099511628211ull;
+  }
+  return h;
+}
+
+// The model's outputs (O and LSE, every bit) are those of the implementation before the float64
+// references got their own products (git 95bd407): that change touched the references only, and
+// the model's order (Eigen's float32 S, one fma per key for P V) is part of what it computes.
+// Digests recorded on 2026-12-02 with 95bd407's libfa4sim.a and this test's configurations, on the
+// project's 2-core AMD EPYC VM (an AVX-512 build: Eigen's float32 GEMM order, and so S, depends on
+// the vector ISA it was compiled for, hence the skip elsewhere).
+TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
+#if !defined(__AVX512F__)
+  GTEST_SKIP() << "the digests were recorded with an AVX-512 build (Eigen's float32 GEMM order "
+                  "depends on the ISA)";
+#endif
+  std::vector<AttentionConfig> cs(5);
+  for (auto& c : cs) {
+    c.batch = 1, c.heads = 2, c.kv_heads = 2, c.d = 64, c.seq_q = {200};
+    c.keep_outputs = true, c.threads = 2;
+  }
+  cs[1].dtypes = {&kE4M3}, cs[1].preset = "fp8-tau4", cs[1].allow_saturation = true;
+  cs[1].d = 128, cs[1].seq_q = {300};
+  cs[2].dtypes = {&kFP16}, cs[2].causal = true, cs[2].heads = 4, cs[2].kv_heads = 1;
+  cs[2].seq_q = {257}, cs[2].seq_k = 257;
+  cs[3].exp2.mode = Exp2Mode::emu, cs[3].exp2.degree = 3, cs[3].d = 96, cs[3].seq_k = 333;
+  cs[3].block_n = 64, cs[3].warp_rows = 16;
+  cs[4].d = 128, cs[4].qk_format = "mxfp8", cs[4].v_format = "mxfp8", cs[4].p_format = "nvfp4";
+  cs[4].p_rule = PRule::two_level;
+  const uint64_t want[5][2] = {{0x2820c03f6aac4e5aull, 0xc58b72acb156b244ull},
+                               {0xb5cc25c358442185ull, 0xd3203f0406e19d79ull},
+                               {0xd1484f560efb5e75ull, 0xfeb0f0538becd15cull},
+                               {0xaf027877f57d3213ull, 0xbc6e812d1c1d0396ull},
+                               {0xa6860b96b445107full, 0x8bc2437e30eb59b6ull}};
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const AttentionResult r = run_attention(cs[i]);
+    ASSERT_EQ(r.runs.size(), 1u);
+    EXPECT_EQ(bits_digest(r.runs[0].o), want[i][0]) << "O of configuration " << i;
+    EXPECT_EQ(bits_digest(r.runs[0].lse), want[i][1]) << "LSE of configuration " << i;
+  }
+  // And the digest sees one bit.
+  std::vector<float> o = run_attention(cs[0]).runs[0].o;
+  o[o.size() / 2] = std::nextafter(o[o.size() / 2], 1.0f);
+  EXPECT_NE(bits_digest(o), want[0][0]);
+}
+
 TEST(AttentionModel, Bf16ErrorsAreSmallAndOrdered) {
   AttentionConfig c = small("bf16");
   const AttentionRun r = run_attention(c).runs.at(0);
