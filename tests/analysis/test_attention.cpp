@@ -174,6 +174,53 @@ TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
   EXPECT_NE(bits_digest(o), want[0][0]);
 }
 
+// Note [Shared references]: a list of runs computes each float64 reference once; every run's
+// results (and outputs) are the bits of that run alone.
+TEST(AttentionModel, ListRunsEqualSingleRuns) {
+  auto runs_alone = [](AttentionConfig c, const std::vector<const Format*>& dtypes,
+                       const std::vector<double>& taus) {
+    json all = json::array();
+    std::vector<std::vector<float>> outs;
+    for (const Format* f : dtypes)
+      for (double tau : taus) {
+        c.dtypes = {f};
+        c.taus = {tau};
+        const AttentionResult r = run_attention(c);
+        all.push_back(r.report.results["runs"][0]);
+        outs.push_back(r.runs[0].o);
+      }
+    return std::make_pair(all, outs);
+  };
+  AttentionConfig c = small("bf16", 200);
+  c.causal = true, c.max_offset = 8.0, c.allow_saturation = true, c.keep_outputs = true;
+  const std::vector<const Format*> dtypes = {&kBF16, &kE4M3};
+  const std::vector<double> taus = {0.0, 4.0, 8.0};
+  const auto [want, want_o] = runs_alone(c, dtypes, taus);
+  c.dtypes = dtypes, c.taus = taus;
+  const AttentionResult list = run_attention(c);
+  ASSERT_EQ(list.runs.size(), 6u);
+  EXPECT_EQ(list.report.results["runs"].dump(), want.dump());
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(list.runs[i].o, want_o[i]) << "run " << i;
+  EXPECT_GT(list.runs[4].saturated, 0u);  // E4M3's tau 4 with max_offset 8 is in the list
+  // ... and computed 3 references (a once, b once per dtype) where the 6 runs alone compute 12.
+  c.dtypes = {&kBF16}, c.taus = {0.0};
+  const double one_run = run_attention(c).report.timings["gemm_gflop"]["ref_fp64"].get<double>();
+  EXPECT_DOUBLE_EQ(list.report.timings["gemm_gflop"]["ref_fp64"].get<double>(), one_run * 3 / 2);
+  // Block mode: the taus of one P format share both references and the split's Q/K, V parts.
+  AttentionConfig b = small("e4m3", 160);
+  b.qk_format = "mxfp8", b.v_format = "mxfp8", b.p_format = "e4m3";
+  b.keep_outputs = true, b.allow_saturation = true;
+  const auto [bwant, bwant_o] = runs_alone(b, {&kE4M3}, {0.0, 2.0});
+  b.taus = {0.0, 2.0};
+  const AttentionResult blist = run_attention(b);
+  ASSERT_EQ(blist.runs.size(), 2u);
+  EXPECT_EQ(blist.report.results["runs"].dump(), bwant.dump());
+  b.taus = {0.0};  // the split's 4 references per run, shared but for Q/K and V alone: 4 + 2
+  const double b_one = run_attention(b).report.timings["gemm_gflop"]["ref_fp64"].get<double>();
+  EXPECT_DOUBLE_EQ(blist.report.timings["gemm_gflop"]["ref_fp64"].get<double>(), b_one * 6 / 4);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(blist.runs[i].o, bwant_o[i]) << "block run " << i;
+}
+
 TEST(AttentionModel, Bf16ErrorsAreSmallAndOrdered) {
   AttentionConfig c = small("bf16");
   const AttentionRun r = run_attention(c).runs.at(0);

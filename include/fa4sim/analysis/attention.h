@@ -286,7 +286,9 @@ struct AttentionPhases {
 struct AttentionMetrics {
   std::vector<AttentionRun> runs;  // per seq, dtype, tau (in that nesting)
   double executed_fp32_flops = 0;  // executed work of every run: Q K^T and P V per variant
-  double executed_fp64_flops = 0;  // and the two float64 references
+  double executed_fp64_flops = 0;  // and the two float64 references, per run (runs of one seq
+                                   // share them: Note [Shared references] in attention.cpp;
+                                   // AttentionPhases::ref_flops counts what ran)
   double elapsed_s = 0;            // wall time of all runs (provenance, not a result)
   int threads = 0;                 // as run (cfg.threads, or all cores)
   AttentionPhases phases;          // of all runs
