@@ -699,7 +699,7 @@ struct UnitMetrics {
   double visible = 0;  // sum over query tiles of rows * visible keys
   uint64_t o_overflow =
       0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
-  AttentionPhases phases;  // Note [Attention phase times]
+  AttentionPhases phases;  // (Note [Attention phase times])
 };
 
 // Note [Shared references]: reference (a) depends on the unquantised inputs alone and reference
@@ -1314,8 +1314,8 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"p_rule", p_rule_name(c.p_rule)}};
 }
 
-// Note [Shared references]: a cache for the runs of one seq, when more than one run shares a
-// reference and the cache stays within 1 GiB (else each run computes its own, as before).
+// The reference cache for the runs of one seq (Note [Shared references]), when more than one run
+// shares a reference and the cache stays within 1 GiB (else each run computes its own, as before).
 RefCache make_ref_cache(const Inputs& in, size_t runs, size_t runs_per_dtype) {
   RefCache rc;
   const size_t rows = size_t(in.batch) * size_t(in.heads) * size_t(in.seq_q);

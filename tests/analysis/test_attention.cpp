@@ -174,7 +174,7 @@ TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
   EXPECT_NE(bits_digest(o), want[0][0]);
 }
 
-// Note [Shared references]: a list of runs computes each float64 reference once; every run's
+// A list of runs computes each float64 reference once (Note [Shared references]); every run's
 // results (and outputs) are the bits of that run alone.
 TEST(AttentionModel, ListRunsEqualSingleRuns) {
   auto runs_alone = [](AttentionConfig c, const std::vector<const Format*>& dtypes,
