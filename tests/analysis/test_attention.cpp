@@ -144,7 +144,7 @@ TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
   GTEST_SKIP() << "the digests were recorded with an AVX-512 build (Eigen's float32 GEMM order "
                   "depends on the ISA)";
 #endif
-  std::vector<AttentionConfig> cs(5);
+  std::vector<AttentionConfig> cs(8);
   for (auto& c : cs) {
     c.batch = 1, c.heads = 2, c.kv_heads = 2, c.d = 64, c.seq_q = {200};
     c.keep_outputs = true, c.threads = 2;
@@ -157,11 +157,19 @@ TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
   cs[3].block_n = 64, cs[3].warp_rows = 16;
   cs[4].d = 128, cs[4].qk_format = "mxfp8", cs[4].v_format = "mxfp8", cs[4].p_format = "nvfp4";
   cs[4].p_rule = PRule::two_level;
-  const uint64_t want[5][2] = {{0x2820c03f6aac4e5aull, 0xc58b72acb156b244ull},
+  // Shapes where Eigen takes another kernel for S (a matrix-vector product, a coefficient loop):
+  // a 1-row last tile, rows + keys + d < 20, one query row.
+  cs[5].seq_q = {129}, cs[5].causal = true, cs[5].d = 32;
+  cs[6].seq_q = {9}, cs[6].d = 4, cs[6].block_n = 4;
+  cs[7].seq_q = {1}, cs[7].seq_k = 300, cs[7].d = 64;
+  const uint64_t want[8][2] = {{0x2820c03f6aac4e5aull, 0xc58b72acb156b244ull},
                                {0xb5cc25c358442185ull, 0xd3203f0406e19d79ull},
                                {0xd1484f560efb5e75ull, 0xfeb0f0538becd15cull},
                                {0xaf027877f57d3213ull, 0xbc6e812d1c1d0396ull},
-                               {0xa6860b96b445107full, 0x8bc2437e30eb59b6ull}};
+                               {0xa6860b96b445107full, 0x8bc2437e30eb59b6ull},
+                               {0xf0012997e7e3c88eull, 0x56e1f20f11619d18ull},
+                               {0xd6719a85ef6b2131ull, 0x82d51809ce71a42bull},
+                               {0xd38cca03bfa02d37ull, 0x896c3748335119adull}};
   for (size_t i = 0; i < cs.size(); ++i) {
     const AttentionResult r = run_attention(cs[i]);
     ASSERT_EQ(r.runs.size(), 1u);
