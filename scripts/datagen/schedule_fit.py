@@ -39,10 +39,12 @@ PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles"
 BOUNDS = {"tensor_efficiency": (0.3, 1.0), "wgmma_latency": (0, 3000), "cta_fixed_cycles": (0, 2e5),
           "tau_cycles": (0, 2000), "latency.mufu": (4, 64), "clock_mhz_base": (1000, 5000),
           "clock_tensor_slowdown": (0, 5), "tau_cycles_fixed": (0, 2000), "mask_instructions": (0, 16),
-          "cta_fixed_cycles_per_d": (0, 1000), "fma_tensor_stall": (0, 16), "smem_p_cycles": (0, 5000)}
+          "cta_fixed_cycles_per_d": (0, 1000), "fma_tensor_stall": (0, 16), "smem_p_cycles": (0, 5000),
+          "clock_duration_slope": (-0.5, 0.5), "tma_clock_scale": (0.5, 1.5)}
 # Optional terms (--extra-params): their values when a spec does not have them, and Nelder-Mead steps.
 OPTIONAL = {"tau_cycles_fixed": (0.0, 50), "mask_instructions": (2.0, 1), "cta_fixed_cycles_per_d": (0.0, 10),
-            "fma_tensor_stall": (0.0, 1), "smem_p_cycles": (0.0, 100)}
+            "fma_tensor_stall": (0.0, 1), "smem_p_cycles": (0.0, 100), "clock_duration_slope": (0.0, 0.01),
+            "tma_clock_scale": (1.0, 0.05)}
 STEPS = {"tensor_efficiency": 0.1, "wgmma_latency": 300, "cta_fixed_cycles": 10000, "tau_cycles": 50,
          "latency.mufu": 8, "clock_mhz_base": 200, "clock_tensor_slowdown": 0.2}
 
@@ -119,6 +121,7 @@ def load_rows(path):
 
 
 NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
+PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5")
 CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
 CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
 
@@ -180,6 +183,17 @@ def merge_runs(rows, other_paths):
         r["spread"] = max([r["spread"]] + [o["spread"] for o in found] +
                           [abs(math.log(x / y)) for x in r["ms_runs"] for y in r["ms_runs"]])
     return rows
+
+
+def ncu_folder(a, plan):
+    """--ncu if it holds the plan's counts, else the newest folder of data/gpu/schedule that does."""
+    if os.path.exists(os.path.join(a.ncu, f"ncu_{plan}.csv")):
+        return a.ncu
+    root = os.path.dirname(a.ncu)
+    for d in sorted(os.listdir(root), reverse=True):
+        if os.path.exists(os.path.join(root, d, f"ncu_{plan}.csv")):
+            return os.path.join(root, d)
+    return a.ncu
 
 
 def plan_rows(a, plan):
@@ -309,8 +323,7 @@ def cmd_fit(a):
         "rms_log_error_clock": round(rms_c, 5),
         "configurations": len(rows),
         "runs_merged": "every folder of data/gpu/schedule that holds the plan (geometric mean)",
-        "note": f"fitted on the plans {a.fit_plans} only; the others (moonshot, heldout2 when heldout is "
-                "fitted) are not used"}
+        "note": f"fitted on the plans {a.fit_plans} only; the others are not used"}
     with open(a.spec, "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")
@@ -329,7 +342,7 @@ def cmd_cycles(a):
     a Nelder-Mead run on the squared log ratio of the model's cycles to the kernel's."""
     spec = json.load(open(a.spec))
     params = CYCLE_PARAMS + [p for p in a.extra_params.split(",") if p]
-    rows = [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(a.ncu, plan)]
+    rows = [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(ncu_folder(a, plan), plan)]
     inputs = [r["input"] for r in rows]
 
     def loss(x):
@@ -340,7 +353,7 @@ def cmd_cycles(a):
 
     steps = [STEPS[p] if p in STEPS else OPTIONAL[p][1] for p in params]
     best = None
-    for window in (1, 2, 4):
+    for window in [int(w) for w in a.windows.split(",")]:
         spec["window"]["value"] = window
         x, v = nelder_mead(loss, [get_param(spec, p) for p in params], steps, iters=a.iters)
         x, v = nelder_mead(loss, x, [st / 4 for st in steps], iters=a.iters)
@@ -353,14 +366,15 @@ def cmd_cycles(a):
     for p, val in zip(params, clamp_params(x, params)):
         set_param(spec, p, round(val, 6))
     print(dict(zip(params, clamp_params(x, params))), f"rms log error {math.sqrt(v):.4f}")
-    for plan in ("calibration", "heldout", "moonshot", "heldout2"):
-        if os.path.exists(os.path.join(a.ncu, f"ncu_{plan}.csv")):
-            pr = load_ncu_rows(a.ncu, plan)
+    for plan in PLANS:
+        if os.path.exists(os.path.join(ncu_folder(a, plan), f"ncu_{plan}.csv")):
+            pr = load_ncu_rows(ncu_folder(a, plan), plan)
             print(f"{plan} cycles: {cycle_summary(pr, predict(a.fa4sim, spec, [r['input'] for r in pr]))}")
     spec["calibration_cycles"] = {
         "command": "python3 scripts/datagen/schedule_fit.py cycles --fa4sim build/fa4sim --fit-plans " + a.fit_plans +
-                   (" --extra-params " + a.extra_params if a.extra_params else ""),
-        "data": [os.path.relpath(os.path.join(a.ncu, f"ncu_{p}.csv"), ROOT) for p in a.fit_plans.split(",")],
+                   (" --extra-params " + a.extra_params if a.extra_params else "") +
+                   (" --windows " + a.windows if a.windows != "1,2,4" else ""),
+        "data": [os.path.relpath(os.path.join(ncu_folder(a, p), f"ncu_{p}.csv"), ROOT) for p in a.fit_plans.split(",")],
         "date": datetime.date.today().isoformat(), "rms_log_error_cycles": round(math.sqrt(v), 5),
         "configurations": len(rows),
         "note": "cycle constants only; the clock constants are fitted afterwards on the timed runs "
@@ -399,7 +413,7 @@ def cmd_eval(a):
               "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
               "command": "python3 scripts/datagen/schedule_fit.py eval --fa4sim build/fa4sim", "date": datetime.date.today().isoformat(),
               "plans": {}}
-    for plan in ("calibration", "heldout", "moonshot", "heldout2", "heldout3"):
+    for plan in PLANS:
         path = plan_path(a, plan)
         if not os.path.exists(path):
             continue
@@ -537,6 +551,7 @@ def main():
                     help="weight of the nvidia-smi clock log in fit's loss (0: time alone)")
     ap.add_argument("--params", default="", help="fit only these (comma-separated; default all but the optional)")
     ap.add_argument("--spec", default=SPEC)
+    ap.add_argument("--windows", default="1,2,4", help="cycles: the issue windows tried (one Nelder-Mead run each)")
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--extra-params", default="",
                     help="optional terms fitted too, comma-separated: " + ", ".join(OPTIONAL))

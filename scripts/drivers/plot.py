@@ -121,8 +121,10 @@ def plot_schedule(rep, out_dir):
     fig, ax = plt.subplots(figsize=(6.4, 6.0))
     styles = {"h200_calibration": ("o", "tab:gray", "H200, calibration"),
               "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
-              "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (held out)"),
-              "h200_heldout3": ("D", "tab:purple", "H200, heldout3 (newer shapes)"),
+              "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (fitted in round 5)"),
+              "h200_heldout3": ("D", "tab:purple", "H200, heldout3 (fitted in round 5)"),
+              "h200_heldout4": ("D", "tab:orange", "H200, heldout4 (held out)"),
+              "h200_heldout5": ("D", "tab:brown", "H200, heldout5 (held out)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
               "blackwell_published_held_out": ("^", "tab:red", "Blackwell, published")}
     lo, hi = 1e9, 0

@@ -123,6 +123,10 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
     s.fma_tensor_stall = num_field(j, origin, "calibrated.fma_tensor_stall", 0, 64);
   if (cal.contains("mask_instructions"))
     s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
+  if (cal.contains("clock_duration_slope"))
+    s.clock_duration_slope = num_field(j, origin, "calibrated.clock_duration_slope", -1, 1);
+  if (cal.contains("tma_clock_scale"))
+    s.tma_clock_scale = num_field(j, origin, "calibrated.tma_clock_scale", 0.1, 10);
   if (cal.contains("cta_fixed_cycles_per_d"))
     s.cta_fixed_cycles_per_d = num_field(j, origin, "calibrated.cta_fixed_cycles_per_d", 0, 1e5);
   if (j.contains("clock_from_stock")) {
@@ -385,7 +389,7 @@ Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInp
   k.turn_barrier = s.kernel == "sm90" && k.warps >= 2 && k.d <= 128;
   const double rate_smsp = a.mma_bf16_flop_per_clk_sm / a.smsp_per_sm * s.tensor_efficiency;
   k.gemm_clocks = 2.0 * wg_rows / a.smsp_per_sm * k.tile_n * k.d / rate_smsp;
-  k.tma_clocks = 2 * tma_tile_clocks(s, in.shape.d, k.tile_n);
+  k.tma_clocks = 2 * s.tma_clock_scale * tma_tile_clocks(s, in.shape.d, k.tile_n);
   return k;
 }
 
@@ -578,9 +582,10 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
   check_input(in);
   SchedulePrediction p = simulate_grid(a, s, in);
   // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]); with
-  // clock_from_stock the share is the stock kernel's on the same shape: the tricks move work
-  // between pipes, not the power the shape draws (measured: docs/schedule.md).
+  // clock_from_stock the share and the length are the stock kernel's on the same shape: the tricks
+  // move work between pipes, not the power the shape draws (measured: docs/schedule.md).
   double u = p.tensor_share_grid;
+  double cycles = p.total_cycles;
   if (s.clock_from_stock) {
     const TileRule& rule = tile_rule(s, in.shape.d, in.shape.causal);
     ScheduleInput stock = in;
@@ -589,9 +594,18 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
     stock.tricks.emu_fraction = rule.stock_emu_fraction;
     const bool same = in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
                       in.tricks.emu_fraction == rule.stock_emu_fraction;
-    if (!same) u = simulate_grid(a, s, stock).tensor_share_grid;
+    if (!same) {
+      const SchedulePrediction sp = simulate_grid(a, s, stock);
+      u = sp.tensor_share_grid;
+      cycles = sp.total_cycles;
+    }
   }
-  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / (1 + s.clock_tensor_slowdown * u));
+  // The tensor core draws power for the padded head dim it multiplies (upstream's tile_hdim), and
+  // the clock settles lower the longer a kernel runs (Note [Clock and duration]).
+  u *= static_cast<double>((in.shape.d + 15) / 16 * 16) / in.shape.d;
+  const double slow = 1 + s.clock_tensor_slowdown * u +
+                      s.clock_duration_slope * std::log(std::max(cycles, 1.0) / 1e6);
+  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / std::max(slow, 0.1));
   p.ms = p.total_cycles / (p.clock_mhz * 1e3);
   p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   return p;

@@ -125,13 +125,13 @@ void add_gpu(CLI::App& root) {
 
   auto* verify = gpu->add_subcommand(
       "verify",
-      "Run the GPU's own exp2, conversion and MUFU reciprocal instructions on all 2^32 float32 inputs "
-      "and compare every result bit with the CPU emulators (exit code 1 on any mismatch)");
+      "Run the GPU's own exp2, conversion and MUFU (ex2, rcp, lg2) instructions on all 2^32 float32 "
+      "inputs and compare every result bit with the CPU emulators (exit code 1 on any mismatch)");
   verify
       ->add_option("--what", o.what,
                    "Which functions: exp2 (the emulation, per degree), formats "
                    "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), mufu "
-                   "(rcp.approx.ftz.f32 against the measured table), all")
+                   "(ex2/rcp/lg2.approx.ftz.f32 against the measured tables), all")
       ->type_name("SET")
       ->capture_default_str();
   auto* vdeg =

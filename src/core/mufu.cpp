@@ -1,10 +1,13 @@
-// mufu.cpp: the measured rcp.approx.ftz.f32 table behind include/fa4sim/core/mufu.h: read once
-// from data/mufu/rcp_approx_ftz.bin and checked against its .json sidecar (written by
-// scripts/datagen/mufu_table.py with the provenance of the GPU run). Any doubt about the table is an
-// error naming the file and the rebuild command: the model never falls back to 1/x.
+// mufu.cpp: the measured MUFU tables behind include/fa4sim/core/mufu.h: read once from
+// data/mufu/{rcp,ex2,lg2}_approx_ftz.bin and checked against their .json sidecars (written by
+// scripts/datagen/mufu_table.py with the provenance of the GPU runs). The ex2 and lg2 tables hold
+// deltas from the libm functions; they are rebuilt here and the rebuilt results' bit sums checked
+// against the hardware's. Any doubt about a table is an error naming the file and the rebuild
+// command: no model ever falls back to 1/x, exp2 or log2.
 #include "fa4sim/core/mufu.h"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 
 #include "fa4sim/util/error.h"
 #include "fa4sim/util/json_input.h"
+#include "fa4sim/util/parallel.h"
 #include "fa4sim/util/paths.h"
 
 namespace fa4sim {
@@ -47,41 +51,64 @@ uint32_t crc32_ieee(const uint8_t* data, size_t n) {
 
 std::string rcp_table_path() { return data_dir() + "/mufu/rcp_approx_ftz.bin"; }
 
-void load_rcp_table(const std::string& bin_path, std::vector<uint8_t>& out) {
+namespace {
+
+// A table file and its sidecar, read; the size checked when `want_bytes` is not 0.
+struct TableFile {
+  std::vector<uint8_t> bytes;
+  json meta;
+  std::string side;
+};
+
+TableFile read_table_file(const std::string& bin_path, size_t want_bytes) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(bin_path, ec)) refuse(bin_path, "missing");
+  TableFile t;
   std::ifstream f(bin_path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  t.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   if (!f.good() && !f.eof()) refuse(bin_path, "cannot be read");
-  if (bytes.size() != kRcpTableBytes)
-    refuse(bin_path, fmt::format("{} bytes, expected {}", bytes.size(), kRcpTableBytes));
-  const std::string side = bin_path.substr(0, bin_path.size() - 4) + ".json";
-  json meta;
+  if (want_bytes != 0 && t.bytes.size() != want_bytes)
+    refuse(bin_path, fmt::format("{} bytes, expected {}", t.bytes.size(), want_bytes));
+  t.side = bin_path.substr(0, bin_path.size() - 4) + ".json";
   try {
-    meta = read_json_input(side, "MUFU table sidecar");
+    t.meta = read_json_input(t.side, "MUFU table sidecar");
   } catch (const Error& e) {
     refuse(bin_path, fmt::format("its sidecar: {}", e.what()));
   }
-  const auto field = [&](const char* k) -> const json& {
-    if (!meta.is_object() || !meta.contains(k))
-      refuse(bin_path, fmt::format("sidecar '{}' has no '{}'", side, k));
-    return meta.at(k);
-  };
-  if (field("format") != kTableFormat || field("unit") != "rcp.approx.ftz.f32" ||
-      field("entries") != kRcpTableEntries || field("bits_per_entry") != 2)
+  return t;
+}
+
+const json& field(const TableFile& t, const std::string& bin_path, const std::string& k) {
+  if (!t.meta.is_object() || !t.meta.contains(k))
+    refuse(bin_path, fmt::format("sidecar '{}' has no '{}'", t.side, k));
+  return t.meta.at(k);
+}
+
+void check_crc(const TableFile& t, const std::string& bin_path) {
+  const json& c = field(t, bin_path, "crc32");
+  const std::string want = c.is_string() ? c.get<std::string>() : "";
+  const std::string got = fmt::format("{:08x}", crc32_ieee(t.bytes.data(), t.bytes.size()));
+  if (got != want)
+    refuse(bin_path, fmt::format("CRC-32 {} != {} in '{}': damaged", got, want, t.side));
+}
+
+}  // namespace
+
+void load_rcp_table(const std::string& bin_path, std::vector<uint8_t>& out) {
+  TableFile t = read_table_file(bin_path, kRcpTableBytes);
+  const auto f = [&](const char* k) -> const json& { return field(t, bin_path, k); };
+  if (f("format") != kTableFormat || f("unit") != "rcp.approx.ftz.f32" ||
+      f("entries") != kRcpTableEntries || f("bits_per_entry") != 2)
     refuse(bin_path,
            fmt::format("sidecar '{}' does not describe a {} rcp.approx.ftz.f32 table of 2^23 "
                        "2-bit entries",
-                       side, kTableFormat));
-  const std::string want = field("crc32").is_string() ? field("crc32").get<std::string>() : "";
-  const std::string got = fmt::format("{:08x}", crc32_ieee(bytes.data(), bytes.size()));
-  if (got != want)
-    refuse(bin_path, fmt::format("CRC-32 {} != {} in '{}': damaged", got, want, side));
+                       t.side, kTableFormat));
+  check_crc(t, bin_path);
   for (uint32_t i = 0; i < kRcpTableBytes; ++i)
     for (int k = 0; k < 4; ++k)
-      if (((bytes[i] >> (2 * k)) & 3u) == 3u)
+      if (((t.bytes[i] >> (2 * k)) & 3u) == 3u)
         refuse(bin_path, fmt::format("entry {} holds the unused code 3", 4 * i + uint32_t(k)));
-  out = std::move(bytes);
+  out = std::move(t.bytes);
 }
 
 const uint8_t* rcp_table() {
@@ -95,5 +122,187 @@ const uint8_t* rcp_table() {
 }
 
 float rcp_approx_ftz(float x) { return rcp_approx_ftz(x, rcp_table()); }
+
+// ---- ex2 and lg2: decode, rebuild from the libm functions, check the hardware's bit sums
+
+namespace {
+
+constexpr uint64_t kRebuildChunk = uint64_t(1) << 18;
+
+void check_header(const TableFile& t, const std::string& bin_path, const char* format,
+                  const char* unit) {
+  if (field(t, bin_path, "format") != format || field(t, bin_path, "unit") != unit ||
+      field(t, bin_path, "entries") != kMufuTableEntries)
+    refuse(bin_path, fmt::format("sidecar '{}' does not describe a {} {} table of 2^23 entries",
+                                 t.side, format, unit));
+}
+
+// The hardware's sum of a table's bit patterns, from the sidecar's hardware_bit_sums.
+uint64_t hardware_sum(const TableFile& t, const std::string& bin_path, const char* table) {
+  const json& sums = field(t, bin_path, "hardware_bit_sums");
+  if (!sums.is_object() || !sums.contains(table) || !sums.at(table).is_number_unsigned())
+    refuse(bin_path, fmt::format("sidecar '{}' has no hardware_bit_sums.{}", t.side, table));
+  return sums.at(table).get<uint64_t>();
+}
+
+// Fills out[j] = f(j) for j < 2^23 on `threads` threads; returns the sum of the bit patterns
+// (mod 2^64, what the GPU summed).
+template <typename F>
+uint64_t rebuild(std::vector<float>& out, int threads, F&& f) {
+  out.assign(kMufuTableEntries, 0.0f);
+  std::vector<uint64_t> sums(chunk_count(kMufuTableEntries, kRebuildChunk), 0);
+  parallel_chunks(kMufuTableEntries, kRebuildChunk, threads,
+                  [&](uint64_t c, uint64_t b, uint64_t e) {
+                    uint64_t s = 0;
+                    for (uint64_t j = b; j < e; ++j) {
+                      out[j] = f(static_cast<uint32_t>(j));
+                      s += f32_bits(out[j]);
+                    }
+                    sums[c] = s;
+                  });
+  uint64_t total = 0;
+  for (uint64_t s : sums) total += s;
+  return total;
+}
+
+void check_sum(const std::string& bin_path, const char* table, const char* fn, uint64_t got,
+               uint64_t want) {
+  if (got != want)
+    refuse(bin_path,
+           fmt::format("the rebuilt {} table's bit sum {} != {} measured on the GPU: the table is "
+                       "damaged, or this machine's std::{} rounds differently from the libm the "
+                       "table was built against",
+                       table, got, want, fn));
+}
+
+// Ordered integer of a float32 bit pattern (b < 2^31 ? b : -(b - 2^31)), and back.
+int64_t ordered_of(uint32_t b) {
+  return (b & 0x80000000u) ? -int64_t(b & 0x7FFFFFFFu) : int64_t(b);
+}
+
+// One lg2 table's block stream starting at byte `at` (see mufu_table.py): the zigzag-decoded
+// deltas; `at` moves past the stream. Refuses a width over 32 or a stream that runs past the end.
+std::vector<int64_t> decode_blocks(const std::vector<uint8_t>& bytes, size_t& at,
+                                   const std::string& bin_path, const char* table) {
+  constexpr uint32_t kBlock = 64;
+  std::vector<int64_t> d(kMufuTableEntries);
+  for (uint32_t blk = 0; blk < kMufuTableEntries / kBlock; ++blk) {
+    if (at >= bytes.size()) refuse(bin_path, fmt::format("{} ends in block {}", table, blk));
+    const uint32_t w = bytes[at++];
+    if (w > 32 || at + 8 * size_t(w) > bytes.size())
+      refuse(bin_path,
+             fmt::format("{} block {}: width {} (0..32, within the file)", table, blk, w));
+    for (uint32_t k = 0; k < kBlock; ++k) {
+      const uint64_t bit = uint64_t(k) * w;
+      uint64_t acc = 0;  // the field's bits from byte bit/8 on (at most 5 bytes)
+      for (uint64_t q = 0; q * 8 < (bit % 8) + w; ++q)
+        acc |= uint64_t(bytes[at + bit / 8 + q]) << (8 * q);
+      const uint64_t z = w ? (acc >> (bit % 8)) & ((uint64_t(1) << w) - 1) : 0;
+      d[size_t(blk) * kBlock + k] = (z & 1u) ? -int64_t((z + 1) / 2) : int64_t(z / 2);
+    }
+    at += 8 * size_t(w);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string ex2_table_path() { return data_dir() + "/mufu/ex2_approx_ftz.bin"; }
+std::string lg2_table_path() { return data_dir() + "/mufu/lg2_approx_ftz.bin"; }
+
+void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
+  constexpr size_t kHalf = kMufuTableEntries / 4;  // 2 bits per entry
+  const TableFile t = read_table_file(bin_path, 2 * kHalf);
+  check_header(t, bin_path, "fa4sim/mufu-ex2-table-v1", "ex2.approx.ftz.f32");
+  if (field(t, bin_path, "bits_per_entry") != 2 ||
+      field(t, bin_path, "code_offset") != json{{"positive", 1}, {"negative", 2}})
+    refuse(bin_path, fmt::format("sidecar '{}': not 2-bit codes with offsets 1 and 2", t.side));
+  check_crc(t, bin_path);
+  const uint8_t* pos = t.bytes.data();
+  const uint8_t* neg = pos + kHalf;
+  for (uint32_t j = 0; j < kMufuTableEntries; ++j)
+    if (rcp_table_delta(pos, j) == 2)
+      refuse(bin_path, fmt::format("positive entry {} holds the unused code 3", j));
+  // Entry j: (float)exp2(+-j 2^-23) (the argument exact in double) plus the delta in ulps (the
+  // results are positive, so bit patterns are ordered).
+  const auto entry = [](uint32_t j, bool negative, int delta) {
+    const double x = std::ldexp(static_cast<double>(j), -23);
+    const float r = static_cast<float>(std::exp2(negative ? -x : x));
+    return f32_from_bits(static_cast<uint32_t>(static_cast<int32_t>(f32_bits(r)) + delta));
+  };
+  const uint64_t sp = rebuild(out.a, threads, [&](uint32_t j) {
+    return entry(j, false, rcp_table_delta(pos, j));  // code - 1
+  });
+  const uint64_t sn = rebuild(out.b, threads, [&](uint32_t j) {
+    return entry(j, true, rcp_table_delta(neg, j) - 1);  // code - 2
+  });
+  check_sum(bin_path, "positive ex2", "exp2", sp, hardware_sum(t, bin_path, "positive"));
+  check_sum(bin_path, "negative ex2", "exp2", sn, hardware_sum(t, bin_path, "negative"));
+}
+
+void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
+  const TableFile t = read_table_file(bin_path, 0);
+  check_header(t, bin_path, "fa4sim/mufu-lg2-table-v1", "lg2.approx.ftz.f32");
+  const json& bytes = field(t, bin_path, "bytes");
+  if (field(t, bin_path, "block_entries") != 64 || !bytes.is_number_unsigned() ||
+      bytes.get<uint64_t>() != t.bytes.size())
+    refuse(bin_path, fmt::format("{} bytes, expected {} (sidecar '{}'), in blocks of 64",
+                                 t.bytes.size(), bytes.dump(), t.side));
+  check_crc(t, bin_path);
+  size_t at = 0;
+  const std::vector<int64_t> d0 = decode_blocks(t.bytes, at, bin_path, "y0");
+  const std::vector<int64_t> d1 = decode_blocks(t.bytes, at, bin_path, "y1");
+  if (at != t.bytes.size())
+    refuse(bin_path, fmt::format("{} bytes after the two tables", t.bytes.size() - at));
+  // Entry j: (float)log2(x) for x = m or m / 2 (exact), as an ordered integer, plus the delta.
+  // An entry that is not finite or not a multiple of 2^-36 is marked NaN and refused below.
+  const auto entry = [](uint32_t j, bool half, int64_t delta) {
+    const float m = f32_from_bits(0x3F800000u | j), x = half ? m * 0.5f : m;
+    const int64_t o = ordered_of(f32_bits(static_cast<float>(std::log2(static_cast<double>(x)))));
+    const int64_t y = o + delta;
+    if (y < -int64_t(0x7F7FFFFF) || y > int64_t(0x7F7FFFFF)) return f32_from_bits(0x7FFFFFFFu);
+    const float v = f32_from_bits(y < 0 ? uint32_t(-y) | 0x80000000u : uint32_t(y));
+    const double s = std::ldexp(static_cast<double>(v), kLg2FixedBits);
+    return s == std::floor(s) ? v : f32_from_bits(0x7FFFFFFFu);
+  };
+  const uint64_t s0 = rebuild(out.a, threads, [&](uint32_t j) { return entry(j, false, d0[j]); });
+  const uint64_t s1 = rebuild(out.b, threads, [&](uint32_t j) { return entry(j, true, d1[j]); });
+  for (const auto* v : {&out.a, &out.b})
+    for (uint32_t j = 0; j < kMufuTableEntries; ++j)
+      if (std::isnan((*v)[j]))
+        refuse(bin_path, fmt::format("{} entry {} is not a finite multiple of 2^-36",
+                                     v == &out.a ? "y0" : "y1", j));
+  check_sum(bin_path, "lg2 y0", "log2", s0, hardware_sum(t, bin_path, "y0"));
+  check_sum(bin_path, "lg2 y1", "log2", s1, hardware_sum(t, bin_path, "y1"));
+}
+
+namespace {
+
+// One unit's tables, loaded once (thread-safe static); a failed load throws and is retried by the
+// next call.
+template <auto Load, auto Path>
+const MufuTables& loaded_once() {
+  static const MufuTables kT = [] {
+    MufuTables t;
+    Load(Path(), t, 0);
+    return t;
+  }();
+  return kT;
+}
+
+}  // namespace
+
+Ex2ApproxTable ex2_approx_table() {
+  const MufuTables& t = loaded_once<load_ex2_table, ex2_table_path>();
+  return {t.a.data(), t.b.data()};
+}
+
+Lg2ApproxTable lg2_approx_table() {
+  const MufuTables& t = loaded_once<load_lg2_table, lg2_table_path>();
+  return {t.a.data(), t.b.data()};
+}
+
+float ex2_approx_ftz(float x) { return ex2_approx_ftz(x, ex2_approx_table()); }
+float lg2_approx_ftz(float x) { return lg2_approx_ftz(x, lg2_approx_table()); }
 
 }  // namespace fa4sim

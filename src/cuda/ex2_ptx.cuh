@@ -1,9 +1,11 @@
 // ex2_ptx.cuh: the GPU's own exp2 instructions as inline PTX, shared by every kernel.
 //
-// The MUFU's reciprocal rcp_mufu(x) (`rcp.approx.ftz.f32`), and two device functions, one per
-// path a FlashAttention-4 softmax exp can take:
+// The MUFU's reciprocal rcp_mufu(x) (`rcp.approx.ftz.f32`) and log2 lg2_mufu(x)
+// (`lg2.approx.ftz.f32`), and two device functions, one per path a FlashAttention-4 softmax exp
+// can take:
 //   ex2_mufu(x)        MUFU: `ex2.approx.ftz.f32` (the hardware exp2; max 2 ulp from 2^x per
-//                      the PTX ISA, measured distribution in `fa4sim gpu attention --check`)
+//                      the PTX ISA; bit-exact CPU model: include/fa4sim/core/mufu.h
+//                      ex2_approx_ftz)
 //   ex2_emu_ptx<deg>(x) the FMA-pipe emulation, flash_attn/cute/utils.py ex2_emulation
 //                      @0251105a, written as the PTX ops the upstream emits, one by one, so the
 //                      GPU side of every parity test runs the hardware's instructions (never the
@@ -31,6 +33,14 @@ __device__ __forceinline__ float ex2_mufu(float x) {
 __device__ __forceinline__ float rcp_mufu(float x) {
   float y;
   asm volatile("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// MUFU log2, as upstream's cute.math.log2(..., fastmath=True) issues it for the LSE (flush-to-zero
+// of subnormal inputs). Bit-exact CPU model: include/fa4sim/core/mufu.h lg2_approx_ftz.
+__device__ __forceinline__ float lg2_mufu(float x) {
+  float y;
+  asm volatile("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 

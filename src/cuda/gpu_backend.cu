@@ -122,6 +122,9 @@ __global__ void k_elementwise(const float* __restrict__ in, uint64_t begin, uint
     } else if constexpr (OP == Op::rcp_mufu) {
       r_lo = __float_as_uint(cuda::rcp_mufu(lo));
       r_hi = __float_as_uint(cuda::rcp_mufu(hi));
+    } else if constexpr (OP == Op::lg2_mufu) {
+      r_lo = __float_as_uint(cuda::lg2_mufu(lo));
+      r_hi = __float_as_uint(cuda::lg2_mufu(hi));
     } else if constexpr (OP == Op::cvt_e4m3_satfinite || OP == Op::cvt_e5m2_satfinite) {
       const uint32_t d = OP == Op::cvt_e4m3_satfinite ? cvt_e4m3x2(hi, lo) : cvt_e5m2x2(hi, lo);
       r_lo = d & 0xFFu;
@@ -168,6 +171,7 @@ ElementwiseKernel pick(Op op, int degree) {
     }
     case Op::ex2_mufu: return k_elementwise<Op::ex2_mufu, 0>;
     case Op::rcp_mufu: return k_elementwise<Op::rcp_mufu, 0>;
+    case Op::lg2_mufu: return k_elementwise<Op::lg2_mufu, 0>;
     case Op::cvt_e4m3_satfinite: return k_elementwise<Op::cvt_e4m3_satfinite, 0>;
     case Op::cvt_e5m2_satfinite: return k_elementwise<Op::cvt_e5m2_satfinite, 0>;
     case Op::cvt_bf16: return k_elementwise<Op::cvt_bf16, 0>;

@@ -8,6 +8,7 @@ const char* name_of(Op op) {
     case Op::ex2_emu: return "exp2-emu";
     case Op::ex2_mufu: return "exp2-mufu";
     case Op::rcp_mufu: return "rcp-mufu";
+    case Op::lg2_mufu: return "lg2-mufu";
     case Op::cvt_e4m3_satfinite: return "e4m3-satfinite";
     case Op::cvt_e5m2_satfinite: return "e5m2-satfinite";
     case Op::cvt_bf16: return "bf16";
@@ -25,6 +26,7 @@ const char* ptx_of(Op op) {
              "add.s32";
     case Op::ex2_mufu: return "ex2.approx.ftz.f32";
     case Op::rcp_mufu: return "rcp.approx.ftz.f32";
+    case Op::lg2_mufu: return "lg2.approx.ftz.f32";
     case Op::cvt_e4m3_satfinite: return "cvt.rn.satfinite.e4m3x2.f32 (both lanes)";
     case Op::cvt_e5m2_satfinite: return "cvt.rn.satfinite.e5m2x2.f32 (both lanes)";
     case Op::cvt_bf16: return "cvt.rn.bf16.f32";

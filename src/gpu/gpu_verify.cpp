@@ -67,10 +67,17 @@ void with_model(const GpuVerifyTarget& t, F&& body) {
       body([table](uint32_t x) { return f32_bits(rcp_approx_ftz(f32_from_bits(x), table)); });
       return;
     }
-    case gpu::Op::ex2_mufu: break;
+    case gpu::Op::ex2_mufu: {
+      const Ex2ApproxTable table = ex2_approx_table();
+      body([table](uint32_t x) { return f32_bits(ex2_approx_ftz(f32_from_bits(x), table)); });
+      return;
+    }
+    case gpu::Op::lg2_mufu: {
+      const Lg2ApproxTable table = lg2_approx_table();
+      body([table](uint32_t x) { return f32_bits(lg2_approx_ftz(f32_from_bits(x), table)); });
+      return;
+    }
   }
-  throw Error("gpu verify: the MUFU exp2 has no bit-exact CPU model",
-              "compare it with 'fa4sim exp2 --hardware' instead", kExitUsage);
 }
 
 std::string hex(uint32_t v, int digits) { return fmt::format("0x{:0{}X}", v, digits); }
@@ -99,7 +106,8 @@ std::string cpu_model_name(const GpuVerifyTarget& t) {
     case gpu::Op::cvt_bf16_satfinite: return "encode(kBF16, x, satfinite)";
     case gpu::Op::cvt_f16_satfinite: return "encode(kFP16, x, satfinite)";
     case gpu::Op::rcp_mufu: return "rcp_approx_ftz(x) (data/mufu/rcp_approx_ftz.bin)";
-    case gpu::Op::ex2_mufu: break;
+    case gpu::Op::ex2_mufu: return "ex2_approx_ftz(x) (data/mufu/ex2_approx_ftz.bin)";
+    case gpu::Op::lg2_mufu: return "lg2_approx_ftz(x) (data/mufu/lg2_approx_ftz.bin)";
   }
   return "none";
 }
@@ -144,8 +152,13 @@ std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o) {
   if (o.what == "formats" || o.what == "all")
     for (const auto& f : kFormatTargets) out.push_back({f.name, f.op, 0});
   if (o.what == "mufu" || o.what == "all") {
-    rcp_table();  // a missing or damaged table is bad input (exit 2), found before the device
+    // A missing or damaged table is bad input (exit 2), found before the device.
+    rcp_table();
+    ex2_approx_table();
+    lg2_approx_table();
+    out.push_back({"ex2-mufu", gpu::Op::ex2_mufu, 0});
     out.push_back({"rcp-mufu", gpu::Op::rcp_mufu, 0});
+    out.push_back({"lg2-mufu", gpu::Op::lg2_mufu, 0});
   }
   return out;
 }
@@ -328,6 +341,13 @@ Report gpu_verify_report(const GpuVerifyOptions& o, const std::vector<GpuVerifyR
           "rcp-mufu: the CPU model is the H200's measured table (data/mufu/rcp_approx_ftz.json); its "
           "NaN output 0x{:08X} was read off the H200 (data/gpu/mufu/2026-12-01-verify); the NaN column checks it.",
           kRcpNaN));
+    else if (v.target.op == gpu::Op::ex2_mufu || v.target.op == gpu::Op::lg2_mufu)
+      t.notes.push_back(fmt::format(
+          "{}: the CPU model is the H200's measured tables (data/mufu/{}_approx_ftz.json) and the "
+          "rule that scales them (docs/mufu.md); its NaN output 0x{:08X}{} is the model's choice, "
+          "checked here by the NaN column.",
+          v.target.name, v.target.op == gpu::Op::ex2_mufu ? "ex2" : "lg2", kGpuCanonicalNaN,
+          v.target.op == gpu::Op::lg2_mufu ? " (also for x < 0)" : ""));
   t.notes.push_back(
       total == 0
           ? std::string("RESULT: 0 mismatches: the CPU emulators are bit-exact.")

@@ -245,6 +245,47 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   }
 }
 
+// Note [Clock and duration]: the clock line, term by term. With a positive slope a kernel longer
+// than 1e6 cycles gets a lower clock than without it, and the longer, the lower; the tensor share
+// enters at the padded head dim (d 72 as 80); tma_clock_scale scales the load bound where it binds
+// (d 144). Each field out of its range is refused by name.
+TEST(Schedule, ClockDurationAndTmaScaleTerms) {
+  json j = sm90_json();
+  const ScheduleSpec& s = sm90();
+  ASSERT_GT(s.clock_duration_slope, 0);
+  json flat_j = j;
+  flat_j["calibrated"].erase("clock_duration_slope");
+  const ScheduleSpec flat = parse_schedule_spec(flat_j, "flat.json");
+  EXPECT_EQ(flat.clock_duration_slope, 0);
+  auto ratio = [&](const ScheduleInput& in) {
+    return predict_schedule(h200(), s, in).clock_mhz / predict_schedule(h200(), flat, in).clock_mhz;
+  };
+  const ScheduleInput short_k = shape(128, false, 4096, 4, 16, 16),
+                      long_k = shape(128, false, 16384, 4, 16, 16);
+  ASSERT_GT(predict_schedule(h200(), s, short_k).total_cycles, 1e6);
+  EXPECT_LT(ratio(short_k), 1);
+  EXPECT_LT(ratio(long_k), ratio(short_k));
+  // the line itself, at d 72 (padded to 80)
+  const auto p72 = predict_schedule(h200(), s, shape(72));
+  const double u = p72.tensor_share_grid * 80 / 72;
+  const double want =
+      std::min(h200().sm_clock_mhz,
+               s.clock_mhz_base / (1 + s.clock_tensor_slowdown * u +
+                                   s.clock_duration_slope * std::log(p72.total_cycles / 1e6)));
+  EXPECT_NEAR(p72.clock_mhz, want, 1e-9 * want);
+  json slow_tma = j;
+  slow_tma["calibrated"]["tma_clock_scale"] = 1.5;
+  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(slow_tma, "t.json"), shape(144, true))
+                .total_cycles,
+            predict_schedule(h200(), s, shape(144, true)).total_cycles);
+  json bad = j;
+  bad["calibrated"]["clock_duration_slope"] = 3;
+  expect_refused_naming(bad, "calibrated.clock_duration_slope");
+  bad = j;
+  bad["calibrated"]["tma_clock_scale"] = 0;
+  expect_refused_naming(bad, "calibrated.tma_clock_scale");
+}
+
 // The swizzle of a K/V tile: the widest of 128/64/32 bytes that divides a row of the tile's head
 // dim (upstream's smem layout atom); d is padded to a multiple of 16 first (tile_hdim).
 TEST(Schedule, TmaSwizzleFollowsTheTilesRow) {

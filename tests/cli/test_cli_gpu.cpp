@@ -83,7 +83,7 @@ TEST_F(CliGpu, BenchOutInAMissingFolderNamesOut) {
   EXPECT_EQ(r.err.find("--json"), std::string::npos) << r.err;
 }
 
-// The MUFU reciprocal's table is checked before the device: a data folder without it is exit 2
+// The MUFU tables are checked before the device: a data folder without one is exit 2
 // naming the file and the rebuild command, never a silent 1/x and never "no CUDA device".
 TEST_F(CliGpu, VerifyMufuWithoutItsTableIsBadInput) {
   const auto dir = fa4sim::test::temp_dir("gpu-mufu");
@@ -96,6 +96,20 @@ TEST_F(CliGpu, VerifyMufuWithoutItsTableIsBadInput) {
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("rebuild with: python3 scripts/datagen/mufu_table.py"), std::string::npos)
+        << r.err;
+  }
+  // With the reciprocal's table, the exp2's is the next one missing; with both, the log2's.
+  const std::string repo_mufu = std::string(FA4SIM_SOURCE_DIR) + "/data/mufu/";
+  std::filesystem::create_directories(dir / "mufu");
+  for (const auto& [have, missing] : {std::pair{"rcp", "ex2"}, std::pair{"ex2", "lg2"}}) {
+    for (const char* ext : {".bin", ".json"})
+      std::filesystem::copy_file(repo_mufu + have + "_approx_ftz" + ext,
+                                 dir / "mufu" / (std::string(have) + "_approx_ftz" + ext));
+    auto r = run_cli("gpu verify --what mufu");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("MUFU table '" + dir.string() + "/mufu/" + missing +
+                         "_approx_ftz.bin': missing"),
+              std::string::npos)
         << r.err;
   }
   unsetenv("FA4SIM_DATA_DIR");

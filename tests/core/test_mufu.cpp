@@ -1,8 +1,10 @@
-// rcp_approx_ftz (include/fa4sim/core/mufu.h): the measured table loads and its CRC-32 is checked;
-// a missing or damaged table is refused (exit 2, naming the file and the rebuild command); the
-// special values; and (slow) over all 2^32 inputs the model reproduces the H200 probe's ulp
-// histogram against 1/x correctly rounded, bin for bin, with 0 special-class mismatches and no
-// step up between neighbouring inputs of one sign.
+// rcp_approx_ftz, ex2_approx_ftz, lg2_approx_ftz (include/fa4sim/core/mufu.h): the measured tables
+// load and their CRC-32 and hardware bit sums are checked; a missing or damaged table is refused
+// (exit 2, naming the file and the rebuild command); the special values; the structure (every
+// table entry is the model's result at its own input; elsewhere the rule, recomputed with float
+// arithmetic); and (slow) over all 2^32 inputs each model reproduces the H200 probe's ulp histogram
+// against the reference (1/x correctly rounded, exp2 / log2 in double rounded to float32, FTZ on
+// input and output), bin for bin, with 0 special-class mismatches and 0 monotonicity violations.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -44,13 +46,18 @@ std::string load_error(const std::string& bin) {
   return "";
 }
 
-// A copy of the committed table and sidecar in a fresh directory; returns the .bin path.
-std::string copy_table(const fs::path& dir) {
-  const std::string src = rcp_table_path();
-  fs::copy_file(src, dir / "rcp_approx_ftz.bin");
-  fs::copy_file(src.substr(0, src.size() - 4) + ".json", dir / "rcp_approx_ftz.json");
-  return (dir / "rcp_approx_ftz.bin").string();
+// Copies one table and its sidecar into `dir`; returns the .bin path.
+std::string copy_unit_table(const std::string& src, const fs::path& dir) {
+  const std::string name = fs::path(src).filename().string();
+  fs::copy_file(src, dir / name, fs::copy_options::overwrite_existing);
+  fs::copy_file(src.substr(0, src.size() - 4) + ".json",
+                dir / (name.substr(0, name.size() - 4) + ".json"),
+                fs::copy_options::overwrite_existing);
+  return (dir / name).string();
 }
+
+// A copy of the committed rcp table and sidecar in `dir`; returns the .bin path.
+std::string copy_table(const fs::path& dir) { return copy_unit_table(rcp_table_path(), dir); }
 
 void patch_byte(const std::string& path, size_t at, uint8_t v) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -144,22 +151,311 @@ TEST(Mufu, SpecialValues) {
     EXPECT_EQ(rcp(std::ldexp(1.5f, e)), std::ldexp(rcp(1.5f), -e)) << e;
 }
 
-// ---- the H200 histogram, over all 2^32 inputs
+// ---- ex2_approx_ftz and lg2_approx_ftz: tables, structure, special values
 
 namespace {
 
-// What scripts/gpu/mufu_probe.cu's k_sweep bins for rcp: the distance in ulps (ordered bits) of the
-// unit's result from 1/x correctly rounded, with the unit's FTZ on input (subnormal -> +-0) and
-// output (below 2^-126 -> +-0), clipped to -8..8; specials (zero, inf) agree when both are the
-// same class. NaN inputs are skipped; bin 17 counts special-class mismatches.
+uint32_t ex2_bits(uint32_t x) { return f32_bits(ex2_approx_ftz(f32_from_bits(x))); }
+uint32_t lg2_bits(uint32_t x) { return f32_bits(lg2_approx_ftz(f32_from_bits(x))); }
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Rewrites the sidecar of the table at `bin` with `f`.
+template <typename F>
+void edit_sidecar(const std::string& bin, F f) {
+  const std::string side = bin.substr(0, bin.size() - 4) + ".json";
+  json meta = read_json_input(side, "sidecar");
+  f(meta);
+  write_file_atomic(side, meta.dump(2));
+}
+
+// Sets the sidecar's CRC-32 to the file's, so that a later check is the one that fires.
+void fix_crc(const std::string& bin) {
+  const std::vector<uint8_t> b = read_bytes(bin);
+  edit_sidecar(
+      bin, [&](json& m) { m["crc32"] = fmt::format("{:08x}", crc32_ieee(b.data(), b.size())); });
+}
+
+// The error a loader throws for `bin`, "" if it loads; checks exit 2 and the rebuild hint.
+template <typename Load>
+std::string unit_load_error(Load load, const std::string& bin) {
+  MufuTables t;
+  try {
+    load(bin, t, 2);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    const std::string w = e.what();
+    EXPECT_NE(w.find(bin), std::string::npos) << w;
+    EXPECT_NE(w.find(std::string("rebuild with: ") + kMufuTableRebuild), std::string::npos) << w;
+    return w;
+  }
+  return "";
+}
+
+// x rounded toward zero to float32 (the reference for the integer RZ of lg2).
+float rz_ref(double x) {
+  float f = static_cast<float>(x);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+}  // namespace
+
+TEST(Mufu, Ex2TablesLoadAndAreTheHardwaresShape) {
+  Stopwatch sw;
+  MufuTables t;
+  ASSERT_NO_THROW(load_ex2_table(ex2_table_path(), t, 2));
+  std::printf("ex2 table: loaded, rebuilt and its bit sums checked in %.2f s (2 threads)\n",
+              sw.seconds());
+  ASSERT_EQ(t.a.size(), kMufuTableEntries);
+  ASSERT_EQ(t.b.size(), kMufuTableEntries);
+  EXPECT_EQ(t.a[0], 1.0f);
+  EXPECT_EQ(t.b[0], 1.0f);
+  for (uint32_t j = 0; j < kMufuTableEntries; ++j) {
+    ASSERT_TRUE(t.a[j] >= 1.0f && t.a[j] < 2.0f) << j;   // ex2 of [0, 1)
+    ASSERT_TRUE(t.b[j] >= 0.5f && t.b[j] <= 1.0f) << j;  // ex2 of (-1, 0]
+    if (j > 0) {
+      ASSERT_GE(t.a[j], t.a[j - 1]) << j;
+    }
+    if (j > 0) {
+      ASSERT_LE(t.b[j], t.b[j - 1]) << j;
+    }
+  }
+  const Ex2ApproxTable v = ex2_approx_table();
+  EXPECT_EQ(v.pos, ex2_approx_table().pos);  // loaded once
+  EXPECT_EQ(std::vector<float>(v.pos, v.pos + kMufuTableEntries), t.a);
+  const std::string path = ex2_table_path();
+  const json meta = read_json_input(path.substr(0, path.size() - 4) + ".json", "sidecar");
+  EXPECT_EQ(meta.at("command").get<std::string>(), kMufuTableRebuild);
+  EXPECT_EQ(meta.at("hardware_bit_sums").at("positive").get<uint64_t>(), 8967982403705966u);
+  EXPECT_EQ(meta.at("hardware_bit_sums").at("negative").get<uint64_t>(), 8897613659528303u);
+}
+
+TEST(Mufu, Lg2TablesLoadAndAreTheHardwaresShape) {
+  Stopwatch sw;
+  MufuTables t;
+  ASSERT_NO_THROW(load_lg2_table(lg2_table_path(), t, 2));
+  std::printf(
+      "lg2 table: loaded, decoded, rebuilt and its bit sums checked in %.2f s (2 threads)\n",
+      sw.seconds());
+  ASSERT_EQ(t.a.size(), kMufuTableEntries);
+  ASSERT_EQ(t.b.size(), kMufuTableEntries);
+  EXPECT_EQ(f32_bits(t.a[0]), 0u);  // lg2(1) = +0
+  for (uint32_t j = 0; j < kMufuTableEntries; ++j) {
+    ASSERT_TRUE(t.a[j] >= 0.0f && t.a[j] < 1.0f) << j;
+    ASSERT_TRUE(t.b[j] >= -1.0f && t.b[j] < 0.0f) << j;
+    if (j > 0) {
+      ASSERT_GE(t.a[j], t.a[j - 1]) << j;
+    }
+    if (j > 0) {
+      ASSERT_GE(t.b[j], t.b[j - 1]) << j;
+    }
+    for (float y : {t.a[j], t.b[j]}) {
+      const double s = std::ldexp(static_cast<double>(y), kLg2FixedBits);
+      ASSERT_EQ(s, std::floor(s)) << j;
+    }
+  }
+  const std::string path = lg2_table_path();
+  const json meta = read_json_input(path.substr(0, path.size() - 4) + ".json", "sidecar");
+  EXPECT_EQ(meta.at("command").get<std::string>(), kMufuTableRebuild);
+  EXPECT_EQ(meta.at("hardware_bit_sums").at("y0").get<uint64_t>(), 8848110589594779u);
+  EXPECT_EQ(meta.at("hardware_bit_sums").at("y1").get<uint64_t>(), 26827514010279012u);
+}
+
+TEST(Mufu, Ex2SpecialValues) {
+  const Ex2ApproxTable t = ex2_approx_table();
+  for (uint32_t x : {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu})
+    EXPECT_EQ(ex2_bits(x), f32_bits(1.0f)) << x;  // ftz
+  EXPECT_EQ(ex2_bits(0x7F800000u), 0x7F800000u);  // +inf
+  EXPECT_EQ(ex2_bits(0x43000000u), 0x7F800000u);  // 128
+  EXPECT_EQ(ex2_bits(0x7F7FFFFFu), 0x7F800000u);  // max
+  EXPECT_EQ(ex2_bits(0xFF800000u), 0x00000000u);  // -inf -> +0
+  EXPECT_EQ(ex2_bits(0xC3000000u), 0x00000000u);  // -128 -> +0
+  EXPECT_EQ(ex2_bits(0xFF7FFFFFu), 0x00000000u);  // -max -> +0
+  for (uint32_t x : {0x7FC00000u, 0xFFC00000u, 0x7F800001u})
+    EXPECT_EQ(ex2_bits(x), kGpuCanonicalNaN) << x;
+  EXPECT_EQ(ex2_approx_ftz(1.0f), 2.0f);  // the tables' entry 0 is 1
+  EXPECT_EQ(ex2_approx_ftz(-1.0f), 0.5f);
+  EXPECT_EQ(ex2_approx_ftz(127.0f), std::ldexp(1.0f, 127));
+  EXPECT_EQ(ex2_approx_ftz(-126.0f), std::ldexp(1.0f, -126));  // the smallest normal result
+  EXPECT_EQ(ex2_bits(0xC2FC0001u), 0u);  // -(126 + 2^-17): Tneg < 1 at i = 126: flushed
+  EXPECT_EQ(ex2_approx_ftz(-125.5f), std::ldexp(t.neg[1u << 22], -125));
+  // The largest input below 128, 127 + (1 - 2^-17): Tpos[2^23 - 2^6] 2^127, finite.
+  EXPECT_EQ(ex2_approx_ftz(std::nextafter(128.0f, 0.0f)),
+            std::ldexp(t.pos[kMufuTableEntries - (1u << 6)], 127));
+  EXPECT_TRUE(std::isfinite(ex2_approx_ftz(std::nextafter(128.0f, 0.0f))));
+}
+
+// Every table entry is the model's result at its own input (+-j 2^-23); elsewhere the rule,
+// recomputed with float arithmetic (floor, ldexp), as scripts/gpu/mufu_structure.cu tested it on the
+// GPU, on every 997th input with 2^-126 <= |x| < 128.
+TEST(Mufu, Ex2IsTheTableScaledByTheIntegerPart) {
+  const Ex2ApproxTable t = ex2_approx_table();
+  for (uint32_t j = 0; j < kMufuTableEntries; ++j) {
+    const float x = std::ldexp(static_cast<float>(j), -23);
+    ASSERT_EQ(f32_bits(ex2_approx_ftz(x, t)), f32_bits(t.pos[j])) << j;
+    ASSERT_EQ(f32_bits(ex2_approx_ftz(-x, t)), f32_bits(t.neg[j])) << j;
+  }
+  uint64_t tested = 0;
+  for (uint32_t b = 0x00800000u; b < 0x43000000u; b += 997) {
+    const float ax = f32_from_bits(b), i = std::floor(ax), g = ax - i;  // exact
+    const float gj = std::ldexp(std::floor(std::ldexp(g, 23)), -23);
+    const uint32_t j = static_cast<uint32_t>(std::ldexp(gj, 23));
+    const double up = std::ldexp(static_cast<double>(t.pos[j]), static_cast<int>(i));
+    const double dn = std::ldexp(static_cast<double>(t.neg[j]), -static_cast<int>(i));
+    ASSERT_EQ(f32_bits(ex2_approx_ftz(ax, t)), f32_bits(static_cast<float>(up))) << b;
+    ASSERT_EQ(f32_bits(ex2_approx_ftz(-ax, t)),
+              f32_bits(dn < 0x1p-126 ? 0.0f : static_cast<float>(dn)))
+        << b;
+    ++tested;
+  }
+  EXPECT_GT(tested, 1000000u);
+}
+
+TEST(Mufu, Lg2SpecialValues) {
+  const Lg2ApproxTable t = lg2_approx_table();
+  for (uint32_t x : {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu})
+    EXPECT_EQ(lg2_bits(x), 0xFF800000u) << x;  // ftz: lg2(+-0) = -inf
+  EXPECT_EQ(lg2_bits(0x7F800000u), 0x7F800000u);
+  for (uint32_t x : {0xFF800000u, 0xBF800000u, 0x80800000u, 0xFF7FFFFFu, 0x7FC00000u, 0xFFC00001u})
+    EXPECT_EQ(lg2_bits(x), kGpuCanonicalNaN) << x;  // x < 0, NaN
+  EXPECT_EQ(lg2_bits(0x3F800000u), 0u);             // lg2(1) = +0
+  for (int k = 0; k <= 127; ++k) EXPECT_EQ(lg2_approx_ftz(std::ldexp(1.0f, k)), float(k)) << k;
+  // Below 1 the y1 table: lg2(2^k) = RZ(k + 1 + lg2.approx(1/2)), and lg2.approx(1/2) is not -1.
+  EXPECT_EQ(lg2_approx_ftz(0.5f), t.y1[0]);
+  EXPECT_EQ(f32_bits(t.y1[0]), 0xBF7FFFFEu);  // -1 + 2^-23
+  for (int k = -126; k < 0; ++k) {
+    const float y = lg2_approx_ftz(std::ldexp(1.0f, k));
+    EXPECT_EQ(y, rz_ref(k + 1 + static_cast<double>(t.y1[0]))) << k;
+    EXPECT_TRUE(y > float(k) && y < float(k + 1)) << k;  // never k itself
+  }
+  EXPECT_EQ(lg2_bits(0x7F7FFFFFu), f32_bits(rz_ref(127 + static_cast<double>(t.y0[0x7FFFFF]))));
+}
+
+// lg2(m) and lg2(m / 2) are the tables; elsewhere RZ(e + y0) / RZ(e + 1 + y1), recomputed in double
+// (exact: 43 bits) and rounded toward zero with nextafter, on every 997th positive normal input.
+TEST(Mufu, Lg2IsTheExponentPlusATableRoundedTowardZero) {
+  const Lg2ApproxTable t = lg2_approx_table();
+  for (uint32_t j = 0; j < kMufuTableEntries; ++j) {
+    const float m = f32_from_bits(0x3F800000u | j);
+    ASSERT_EQ(f32_bits(lg2_approx_ftz(m, t)), f32_bits(t.y0[j])) << j;
+    ASSERT_EQ(f32_bits(lg2_approx_ftz(m * 0.5f, t)), f32_bits(t.y1[j])) << j;
+  }
+  uint64_t tested = 0;
+  for (uint32_t b = 0x00800000u; b < 0x7F800000u; b += 997) {
+    const int e = static_cast<int>(b >> 23) - 127;
+    const uint32_t j = b & 0x007FFFFFu;
+    const double sum =
+        e >= 0 ? e + static_cast<double>(t.y0[j]) : e + 1 + static_cast<double>(t.y1[j]);
+    ASSERT_EQ(f32_bits(lg2_approx_ftz(f32_from_bits(b), t)), f32_bits(rz_ref(sum))) << b;
+    ++tested;
+  }
+  EXPECT_GT(tested, 2000000u);
+}
+
+// The integer RZ conversion against nextafter on doubles, over its whole range of exponents.
+TEST(Mufu, FixedPointToFloatRoundsTowardZero) {
+  uint64_t s = 0x9E3779B97F4A7C15u;
+  for (int k = 0; k < 2000000; ++k) {
+    s = s * 6364136223846793005u + 1442695040888963407u;
+    const int bits = 1 + static_cast<int>((s >> 58) % 44);  // |v| < 2^44: e + y, |e| <= 127
+    const int64_t mag = static_cast<int64_t>((s >> 7) & ((uint64_t(1) << bits) - 1));
+    const int64_t v = (s & 1u) ? -mag : mag;
+    const float want = rz_ref(std::ldexp(static_cast<double>(v), -kLg2FixedBits));
+    ASSERT_EQ(f32_bits(rz_fixed36_to_f32(v)), f32_bits(want)) << v;
+  }
+  EXPECT_EQ(f32_bits(rz_fixed36_to_f32(0)), 0u);
+  EXPECT_EQ(rz_fixed36_to_f32(1), std::ldexp(1.0f, -36));
+  EXPECT_EQ(rz_fixed36_to_f32((int64_t(1) << 25) - 1), std::nextafter(std::ldexp(1.0f, -11), 0.0f));
+  EXPECT_EQ(msb_u64(1), 0);
+  EXPECT_EQ(msb_u64(~uint64_t(0)), 63);
+}
+
+TEST(Mufu, DamagedEx2TableIsRefused) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-ex2");
+  const std::string bin = copy_unit_table(ex2_table_path(), dir);
+  const auto err = [&] { return unit_load_error(load_ex2_table, bin); };
+  ASSERT_EQ(err(), "");
+  patch_byte(bin, 4321, read_bytes(bin)[4321] ^ 0x01);  // one flipped bit: the CRC-32
+  EXPECT_NE(err().find("CRC-32"), std::string::npos);
+  // The same flip with a CRC-32 that agrees: the rebuilt negative table's sum is not the GPU's.
+  copy_unit_table(ex2_table_path(), dir);
+  const size_t at = kMufuTableEntries / 4 + 12345;  // in the negative half
+  const uint8_t old = read_bytes(bin)[at];
+  patch_byte(bin, at, static_cast<uint8_t>((old & ~3u) | ((old & 3u) == 1u ? 2u : 1u)));
+  fix_crc(bin);
+  std::string e = err();
+  EXPECT_NE(e.find("negative ex2 table's bit sum"), std::string::npos) << e;
+  EXPECT_NE(e.find("std::exp2"), std::string::npos) << e;
+  // Code 3 in the positive half (it holds -1..+1).
+  copy_unit_table(ex2_table_path(), dir);
+  patch_byte(bin, 99, 0xFF);
+  fix_crc(bin);
+  EXPECT_NE(err().find("unused code 3"), std::string::npos);
+  // A sidecar whose hardware sum is not the table's.
+  copy_unit_table(ex2_table_path(), dir);
+  edit_sidecar(bin, [](json& m) { m["hardware_bit_sums"]["positive"] = 8967982403705967u; });
+  EXPECT_NE(err().find("positive ex2 table's bit sum"), std::string::npos);
+  copy_unit_table(ex2_table_path(), dir);
+  fs::resize_file(bin, kMufuTableEntries / 2 - 1);
+  EXPECT_NE(err().find("expected 4194304"), std::string::npos);
+  fs::remove(bin);
+  EXPECT_NE(err().find("missing"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Mufu, DamagedLg2TableIsRefused) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-lg2");
+  const std::string bin = copy_unit_table(lg2_table_path(), dir);
+  const auto err = [&] { return unit_load_error(load_lg2_table, bin); };
+  ASSERT_EQ(err(), "");
+  patch_byte(bin, 100000, read_bytes(bin)[100000] ^ 0x10);
+  EXPECT_NE(err().find("CRC-32"), std::string::npos);
+  // A field's bit flipped, the CRC-32 fixed: a delta moves, y0's rebuilt sum is not the GPU's (or
+  // the entry leaves the 2^-36 grid); either way refused. Byte 100000 lies in a y0 block's fields
+  // unless it is a width byte: then the stream breaks instead.
+  fix_crc(bin);
+  EXPECT_NE(err(), "");
+  // A width byte of 33 (the first block's), CRC-32 fixed.
+  copy_unit_table(lg2_table_path(), dir);
+  patch_byte(bin, 0, 33);
+  fix_crc(bin);
+  EXPECT_NE(err().find("width 33"), std::string::npos);
+  // y1's sum in the sidecar off by one.
+  copy_unit_table(lg2_table_path(), dir);
+  edit_sidecar(bin, [](json& m) { m["hardware_bit_sums"]["y1"] = 26827514010279013u; });
+  std::string e = err();
+  EXPECT_NE(e.find("lg2 y1 table's bit sum"), std::string::npos) << e;
+  EXPECT_NE(e.find("std::log2"), std::string::npos) << e;
+  copy_unit_table(lg2_table_path(), dir);
+  fs::resize_file(bin, fs::file_size(bin) - 1);
+  EXPECT_NE(err().find("expected"), std::string::npos);
+  fs::remove(dir / "lg2_approx_ftz.json");
+  EXPECT_NE(err().find("sidecar"), std::string::npos);
+  fs::remove(bin);
+  EXPECT_NE(err().find("missing"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// ---- the H200 histograms and monotonicity, over all 2^32 inputs
+
+namespace {
+
+// What scripts/gpu/mufu_probe.cu's k_sweep bins: the distance in ulps (ordered bits) of the unit's
+// result from the reference, with the unit's FTZ on input (subnormal -> +-0) and output (below
+// 2^-126 -> +-0), clipped to -8..8; specials (zero, inf, NaN) agree when both are the same class.
+// NaN inputs are skipped; bin 17 counts special-class mismatches.
 constexpr int kBins = 18;
 int64_t ordered(uint32_t b) { return (b & 0x80000000u) ? -int64_t(b & 0x7FFFFFFFu) : int64_t(b); }
 
-int probe_bin(uint32_t b, uint32_t yb) {
+template <typename Ref>
+int probe_bin(uint32_t b, uint32_t yb, Ref ref) {
   const float x = f32_from_bits(b), y = f32_from_bits(yb);
   const bool sub = std::fabs(x) < 1.17549435e-38f && x != 0.0f;
-  const float xin = sub ? std::copysign(0.0f, x) : x;
-  float r = 1.0f / xin;  // IEEE division: correctly rounded, subnormal results included
+  float r = ref(sub ? std::copysign(0.0f, x) : x);
   if (std::fabs(r) < 1.17549435e-38f) r = std::copysign(0.0f, r);
   const uint32_t rb = f32_bits(r);
   if (std::isfinite(y) && std::isfinite(r) && y != 0.0f && r != 0.0f) {
@@ -169,54 +465,95 @@ int probe_bin(uint32_t b, uint32_t yb) {
   return (yb == rb || (std::isnan(y) && std::isnan(r)) || (y == 0.0f && r == 0.0f)) ? 8 : 17;
 }
 
-}  // namespace
+struct SweepResult {
+  std::array<uint64_t, kBins> hist{};
+  uint64_t non_monotone = 0;
+};
 
-TEST(MufuSlow, ReproducesTheH200HistogramOverAll2to32Inputs) {
-  const json probe = read_json_input(data_dir() + "/gpu/mufu/2026-12-01/mufu_probe.json", "probe");
-  json unit;
-  for (const auto& u : probe.at("units"))
-    if (u.at("unit") == "rcp.approx.ftz.f32") unit = u;
-  ASSERT_TRUE(unit.is_object());
-  const uint8_t* table = rcp_table();
+// Every input through `model` (bits -> bits), binned against `ref`, and the probe's monotonicity
+// check: for each non-NaN, non-subnormal, finite x, its neighbour in value order xn (+0 after -0),
+// if neither NaN nor subnormal, must give ok(x, y, yn) (NaN results excepted). 2 threads.
+template <typename Model, typename Ref, typename Ok>
+SweepResult sweep_all(Model model, Ref ref, Ok ok) {
   constexpr uint64_t kChunk = uint64_t(1) << 24;
-  struct Part {
-    std::array<uint64_t, kBins> hist{};
-    uint64_t up = 0;  // steps x -> next float up (same sign, both normal results) where rcp grows
-  };
-  std::vector<Part> parts(chunk_count(uint64_t(1) << 32, kChunk));
-  Stopwatch sw;
-  parallel_chunks(uint64_t(1) << 32, kChunk, 0, [&](uint64_t c, uint64_t b, uint64_t e) {
-    Part& p = parts[c];
+  std::vector<SweepResult> parts(chunk_count(uint64_t(1) << 32, kChunk));
+  const auto subnormal = [](uint32_t b) { return (b & 0x7F800000u) == 0 && (b & 0x007FFFFFu); };
+  parallel_chunks(uint64_t(1) << 32, kChunk, 2, [&](uint64_t c, uint64_t b, uint64_t e) {
+    SweepResult& p = parts[c];
     for (uint64_t i = b; i < e; ++i) {
       const uint32_t x = static_cast<uint32_t>(i);
       if ((x & 0x7FFFFFFFu) > 0x7F800000u) continue;  // NaN: not binned by the probe
-      const uint32_t y = f32_bits(rcp_approx_ftz(f32_from_bits(x), table));
-      ++p.hist[size_t(probe_bin(x, y))];
-      // Positive x: x + 1 ulp is the next float up; rcp must not grow (negative x: by symmetry).
-      if (x < 0x7F800000u &&
-          f32_from_bits(f32_bits(rcp_approx_ftz(f32_from_bits(x + 1), table))) > f32_from_bits(y) &&
-          x != 0)
-        ++p.up;
+      const uint32_t y = model(x);
+      ++p.hist[size_t(probe_bin(x, y, ref))];
+      if ((x & 0x7FFFFFFFu) == 0x7F800000u || subnormal(x)) continue;
+      const uint32_t xn = x == 0x80000000u ? 0u : ((x >> 31) ? x - 1 : x + 1);
+      if ((xn & 0x7FFFFFFFu) > 0x7F800000u || subnormal(xn)) continue;
+      const uint32_t yn = model(xn);
+      const float fy = f32_from_bits(y), fyn = f32_from_bits(yn);
+      if (!std::isnan(fy) && !std::isnan(fyn) && !ok(f32_from_bits(x), fy, fyn)) ++p.non_monotone;
     }
   });
-  std::array<uint64_t, kBins> hist{};
-  uint64_t up = 0;
-  for (const Part& p : parts) {
-    for (int k = 0; k < kBins; ++k) hist[size_t(k)] += p.hist[size_t(k)];
-    up += p.up;
+  SweepResult r;
+  for (const SweepResult& p : parts) {
+    for (int k = 0; k < kBins; ++k) r.hist[size_t(k)] += p.hist[size_t(k)];
+    r.non_monotone += p.non_monotone;
   }
+  return r;
+}
+
+// Checks a sweep against the probe's record of `unit` (data/gpu/mufu/2026-12-01/mufu_probe.json).
+void expect_probe(const std::string& unit_name, const SweepResult& r, double seconds) {
+  const json probe = read_json_input(data_dir() + "/gpu/mufu/2026-12-01/mufu_probe.json", "probe");
+  json unit;
+  for (const auto& u : probe.at("units"))
+    if (u.at("unit") == unit_name) unit = u;
+  ASSERT_TRUE(unit.is_object()) << unit_name;
   std::string got;
-  for (int k = 0; k < 17; ++k) got += fmt::format("{}{}", k ? " " : "", hist[size_t(k)]);
+  for (int k = 0; k < 17; ++k) got += fmt::format("{}{}", k ? " " : "", r.hist[size_t(k)]);
   std::printf(
-      "rcp_approx_ftz vs 1/x over all non-NaN inputs, ulps -8..8: %s; special mismatches %llu; "
-      "steps up (x > 0) %llu; %.1f s\n",
-      got.c_str(), static_cast<unsigned long long>(hist[17]), static_cast<unsigned long long>(up),
-      sw.seconds());
+      "%s model vs reference over all non-NaN inputs, ulps -8..8: %s; special mismatches "
+      "%llu; monotonicity violations %llu; %.1f s (2 threads)\n",
+      unit_name.c_str(), got.c_str(), static_cast<unsigned long long>(r.hist[17]),
+      static_cast<unsigned long long>(r.non_monotone), seconds);
   const auto& want = unit.at("ulp_hist_m8_to_p8");
   ASSERT_EQ(want.size(), 17u);
   for (int k = 0; k < 17; ++k)
-    EXPECT_EQ(hist[size_t(k)], want[size_t(k)].get<uint64_t>()) << "bin " << k - 8;
-  EXPECT_EQ(hist[17], unit.at("special_mismatch").get<uint64_t>());
-  EXPECT_EQ(hist[17], 0u);
-  EXPECT_EQ(up, 0u);  // the H200 measured 0 monotonicity violations
+    EXPECT_EQ(r.hist[size_t(k)], want[size_t(k)].get<uint64_t>()) << unit_name << " bin " << k - 8;
+  EXPECT_EQ(r.hist[17], unit.at("special_mismatch").get<uint64_t>());
+  EXPECT_EQ(r.hist[17], 0u);
+  EXPECT_EQ(r.non_monotone, unit.at("non_monotone").get<uint64_t>());
+  EXPECT_EQ(r.non_monotone, 0u);  // the H200 measured 0 violations
+}
+
+}  // namespace
+
+TEST(MufuSlow, RcpReproducesTheH200HistogramOverAll2to32Inputs) {
+  const uint8_t* table = rcp_table();
+  Stopwatch sw;
+  const SweepResult r =
+      sweep_all([table](uint32_t x) { return f32_bits(rcp_approx_ftz(f32_from_bits(x), table)); },
+                [](float x) { return 1.0f / x; },  // IEEE division: correctly rounded
+                // Decreasing within each sign; the step -0 -> +0 (-inf -> +inf) is the pole.
+                [](float x, float y, float yn) { return yn <= y || x == 0.0f; });
+  expect_probe("rcp.approx.ftz.f32", r, sw.seconds());
+}
+
+TEST(MufuSlow, Ex2ReproducesTheH200HistogramOverAll2to32Inputs) {
+  const Ex2ApproxTable table = ex2_approx_table();
+  Stopwatch sw;
+  const SweepResult r =
+      sweep_all([table](uint32_t x) { return f32_bits(ex2_approx_ftz(f32_from_bits(x), table)); },
+                [](float x) { return static_cast<float>(std::exp2(static_cast<double>(x))); },
+                [](float, float y, float yn) { return yn >= y; });
+  expect_probe("ex2.approx.ftz.f32", r, sw.seconds());
+}
+
+TEST(MufuSlow, Lg2ReproducesTheH200HistogramOverAll2to32Inputs) {
+  const Lg2ApproxTable table = lg2_approx_table();
+  Stopwatch sw;
+  const SweepResult r =
+      sweep_all([table](uint32_t x) { return f32_bits(lg2_approx_ftz(f32_from_bits(x), table)); },
+                [](float x) { return static_cast<float>(std::log2(static_cast<double>(x))); },
+                [](float, float y, float yn) { return yn >= y; });
+  expect_probe("lg2.approx.ftz.f32", r, sw.seconds());
 }

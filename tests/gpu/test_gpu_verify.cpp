@@ -31,7 +31,7 @@ TEST(GpuVerify, InputClasses) {
 
 TEST(GpuVerify, TargetsPerSet) {
   GpuVerifyOptions o;
-  EXPECT_EQ(gpu_verify_targets(o).size(), 6u + 6u + 1u);  // degrees 0..5, six conversions, rcp
+  EXPECT_EQ(gpu_verify_targets(o).size(), 6u + 6u + 3u);  // degrees 0..5, six conversions, MUFU
   o.what = "exp2";
   o.degrees = {3, 5};
   const auto t = gpu_verify_targets(o);
@@ -42,9 +42,13 @@ TEST(GpuVerify, TargetsPerSet) {
   EXPECT_EQ(gpu_verify_targets(o).size(), 6u);
   o.what = "mufu";
   const auto m = gpu_verify_targets(o);
-  ASSERT_EQ(m.size(), 1u);
-  EXPECT_EQ(m[0].name, "rcp-mufu");
-  EXPECT_EQ(m[0].op, gpu::Op::rcp_mufu);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].name, "ex2-mufu");
+  EXPECT_EQ(m[0].op, gpu::Op::ex2_mufu);
+  EXPECT_EQ(m[1].name, "rcp-mufu");
+  EXPECT_EQ(m[1].op, gpu::Op::rcp_mufu);
+  EXPECT_EQ(m[2].name, "lg2-mufu");
+  EXPECT_EQ(m[2].op, gpu::Op::lg2_mufu);
 }
 
 TEST(GpuVerify, BadOptionsAreUsageErrors) {
@@ -74,11 +78,14 @@ TEST(GpuVerify, ModelIsTheCpuEmulator) {
   EXPECT_EQ(gpu_verify_model(e, f32_bits(1.5f)), f32_bits(ex2_emu(1.5f, 3)));
   const GpuVerifyTarget c{"e4m3-satfinite", gpu::Op::cvt_e4m3_satfinite, 0};
   EXPECT_EQ(gpu_verify_model(c, f32_bits(1000.0f)), 0x7Eu);  // saturates to 448
-  const GpuVerifyTarget m{"exp2-mufu", gpu::Op::ex2_mufu, 0};
-  EXPECT_THROW(gpu_verify_model(m, 0), Error);  // no CPU model: never "verified"
+  const GpuVerifyTarget m{"ex2-mufu", gpu::Op::ex2_mufu, 0};
   const GpuVerifyTarget r{"rcp-mufu", gpu::Op::rcp_mufu, 0};
-  for (uint32_t x : {0x3FC00000u, 0x00000000u, 0x7FC00001u, 0xC2F70000u, 0x7E800001u})
+  const GpuVerifyTarget l{"lg2-mufu", gpu::Op::lg2_mufu, 0};
+  for (uint32_t x : {0x3FC00000u, 0x00000000u, 0x7FC00001u, 0xC2F70000u, 0x7E800001u}) {
+    EXPECT_EQ(gpu_verify_model(m, x), f32_bits(ex2_approx_ftz(f32_from_bits(x)))) << x;
     EXPECT_EQ(gpu_verify_model(r, x), f32_bits(rcp_approx_ftz(f32_from_bits(x)))) << x;
+    EXPECT_EQ(gpu_verify_model(l, x), f32_bits(lg2_approx_ftz(f32_from_bits(x)))) << x;
+  }
 }
 
 // A fake device chunk: the model's own bits, with planted differences. The comparison must

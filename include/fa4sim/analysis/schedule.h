@@ -69,6 +69,20 @@ struct TileRule {
 // bind by less (the model puts d 112 up to 10 % slower than measured, unexplained: one 3-D copy of
 // the whole tile costs TMA the same as its 2-D boxes, within 2 %). The model takes the measured
 // clocks per tile (data/schedule/sm90.json "tma") as a lower bound on an iteration's period.
+// In the kernel the loads run a little faster than the probe's single issuing thread (d 112, 176,
+// 240: 20.8-22.4 bytes per clock against 19.5; d 144 at the probe's rate): the optional
+// calibrated.tma_clock_scale, fitted on the cycle counts, scales the whole table.
+//
+// ---- Note [Clock and duration]
+// The H200 runs under its power cap, so the clock a kernel gets falls with the power it draws
+// (Note [Schedule model]: the tensor share u). Two findings of the Nsight Compute counts against the
+// timed runs (data/gpu/schedule, docs/schedule.md "Round 5"): the tensor core multiplies the padded
+// head dim (d 72 as 80), so u counts FLOPs at the padded d; and after u the residual clock falls
+// with the kernel's length: the clock is 5-9 % above the tensor-share line for kernels of 0.4-1 ms
+// and 6 % below it for 15-27 ms ones (fitted: 1.4 % per e-fold of the cycles).
+// Modelled as an empirical term in ln(cycles / 1e6), calibrated.clock_duration_slope, the cycles
+// the stock kernel's on the same shape when clock_from_stock (as the share: the clock follows the
+// shape, not the tricks).
 //
 // TMA's clocks to bring one tile of `rows` rows of d bf16 columns into shared memory, boxes as
 // wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/gpu/tma_swizzle_probe.cu).
@@ -97,10 +111,15 @@ struct ScheduleSpec {
       0;  // tensor clocks lost per FMA-pipe instruction beside an MMA (optional)
   double smem_p_cycles =
       0;  // exposed clocks per iteration when P goes through shared memory (optional)
-  // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u)), u the
-  // grid's FLOPs over its clocks at the MMA peak
+  // clock under load = min(sm_clock_mhz, clock_mhz_base / (1 + clock_tensor_slowdown * u
+  //                       + clock_duration_slope * ln(cycles / 1e6))),
+  // u the grid's FLOPs over its clocks at the MMA peak, FLOPs counted at the padded head dim the
+  // MMAs run (Note [Clock and duration]); cycles the kernel's modelled clocks (both the stock
+  // kernel's with clock_from_stock)
   double clock_mhz_base = 0, clock_tensor_slowdown = 0;
-  bool clock_from_stock = false;  // u of the stock kernel on the same shape (optional field)
+  double clock_duration_slope = 0;  // optional field
+  double tma_clock_scale = 1;       // the measured TMA table's clocks times this (optional field)
+  bool clock_from_stock = false;    // u of the stock kernel on the same shape (optional field)
   json raw;
 };
 

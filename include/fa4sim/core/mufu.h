@@ -1,27 +1,68 @@
-// mufu.h: bit-exact CPU model of the H200's MUFU reciprocal, `rcp.approx.ftz.f32`.
+// mufu.h: bit-exact CPU models of the H200's MUFU reciprocal, exp2 and log2:
+// `rcp.approx.ftz.f32`, `ex2.approx.ftz.f32`, `lg2.approx.ftz.f32`.
 //
-// Models: what upstream's sm90 forward normalises O with (`cute.arch.rcp_approx(row_sum)`,
-// flash_attn/cute, docs/divergences.md), as the hardware computes it. No public bit-exact
-// description exists; the model is read off the GPU (docs/mufu.md): measured on an H200 over all
-// 2^32 inputs by scripts/gpu/mufu_probe.cu (data/gpu/mufu/2026-12-01), the result depends on the
-// input's mantissa alone,
-//   rcp(+-m 2^e) = +-rcp(m) 2^-e      m in [1, 2), wherever input and result are normal
-// (0 failures over the 4,227,858,434 such inputs), and rcp(m) is within 1 ulp of 1/m correctly
-// rounded. So the model is the correctly rounded 1.0f / m plus a measured correction in
-// {-1, 0, +1} ulps per mantissa (2^23 entries of 2 bits: data/mufu/rcp_approx_ftz.bin, built by
-// scripts/datagen/mufu_table.py), then the exponent, then the `.ftz` flush.
-// Does not model: ex2.approx and lg2.approx (not yet bit-exact; docs/mufu.md says what is known).
+// Models: what upstream's sm90 forward normalises O with (`cute.arch.rcp_approx(row_sum)`), the
+// exp2 it runs where it does not emulate (`cute.math.exp2(..., fastmath=True)`) and the log2 of its
+// LSE (`cute.math.log2(row_sum, fastmath=True)`) (flash_attn/cute, docs/divergences.md), as the
+// hardware computes them. No public bit-exact description exists; each model is read off the GPU
+// (docs/mufu.md), one table of 2^23 results per input sign or range, and the rule that builds every
+// other result from the table, each rule tested over every input on the H200 with 0 failures:
+//   rcp(+-m 2^e) = +-rcp(m) 2^-e, m in [1, 2), wherever input and result are normal
+//       (scripts/gpu/mufu_probe.cu, data/gpu/mufu/2026-12-01: 0 failures over 4,227,858,434);
+//   ex2(x) = Tpos[j] 2^i (x > 0), Tneg[j] 2^-i (x < 0), |x| = i + g, j = floor(g 2^23): the unit
+//       reads |x| as fixed point with 23 fraction bits, truncated, one table per sign
+//       (scripts/gpu/mufu_structure.cu, data/gpu/mufu/2026-12-02-structure: 0 failures over the
+//       2 x 1,115,684,864 inputs with 2^-126 <= |x| < 128);
+//   lg2(m 2^e) = RZ(e + y0[j]) for e >= 0, RZ(e + 1 + y1[j]) for e < 0, y0[j] = lg2(m),
+//       y1[j] = lg2(m / 2), m = 1 + j 2^-23, the sum exact and rounded once toward zero (same run:
+//       0 failures over the 2,130,706,432 positive normal inputs).
+// Each table is the correctly rounded function (1/x) or the libm one in double rounded to float32
+// (exp2, log2), plus a measured correction per entry, packed in data/mufu/ by
+// scripts/datagen/mufu_table.py, and rebuilt at load (src/core/mufu.cpp).
+// Does not model: the MUFU's other functions (sin, cos, rsqrt, tanh); non-ftz forms.
 //
 // ---- Contract: rcp_approx_ftz(x, table)
 // Inputs:       any float32 bit pattern; `table` = the 2^21 packed bytes (rcp_table() below).
 // Bit-exact vs: rcp.approx.ftz.f32 on the H200 for every non-NaN input by construction from the
 //               measurement above; `fa4sim gpu verify --what mufu` compares all 2^32 inputs with the
-//               GPU; tests/core/test_mufu.cpp reproduces the probe's ulp histogram over all 2^32.
+//               GPU (0 mismatches, NaN included, data/gpu/mufu/2026-12-01-verify);
+//               tests/core/test_mufu.cpp reproduces the probe's ulp histogram over all 2^32.
 // Max error vs: 1/x correctly rounded (FTZ): 1 ulp (measured: 86.9 % exact, 6.5 % each +-1).
 // Special values: +-0 and subnormal inputs (read as +-0) -> +-inf; +-inf -> +-0; results below
 //               2^-126 (|x| > 2^126) -> +-0 (flushed, sign kept); NaN -> 0x7FFFFFFF, the GPU's
-//               canonical NaN: UNVERIFIED on the hardware (the probe compared NaN outputs by
-//               isnan only; `gpu verify --what mufu` counts NaN inputs in their own column).
+//               canonical NaN (verified on the H200 by `gpu verify --what mufu`).
+//
+// ---- Contract: ex2_approx_ftz(x, table)
+// Inputs:       any float32 bit pattern; `table` = the two decoded 2^23-entry tables
+//               (ex2_approx_table() below).
+// Bit-exact vs: ex2.approx.ftz.f32 on the H200: the tables are the hardware's results (their bit
+//               sums are the GPU's, checked at load), the rule above held for every input with
+//               2^-126 <= |x| < 128; the other inputs (zeros, subnormals, |x| >= 128, inf) agree
+//               with the probe's special classes (0 mismatches); tests/core/test_mufu.cpp (slow)
+//               reproduces the probe's ulp histogram over all 2^32 inputs bin for bin. The proof
+//               over all 2^32 inputs, NaN outputs included, is `fa4sim gpu verify --what mufu`
+//               (ex2-mufu), to be run on the H200.
+// Max error vs: (float)exp2((double)x), FTZ: 2 ulps (measured: 95.6 % exact, 978,574 inputs -2).
+// Special values: +-0 and subnormal inputs -> 1; x >= 128 and +inf -> +inf; -inf -> +0; results
+//               below 2^-126 (x <= -126 with Tneg < 1, x <= -127) -> +0; NaN -> 0x7FFFFFFF
+//               (UNVERIFIED: the probes compared NaN by isnan only; gpu verify's NaN column checks
+//               it; so is the +0, not -0, of x <= -128 and -inf: the probe compared zeros by value).
+// Monotone:     never steps down between neighbouring inputs (0 down-steps over all inputs, on the
+//               H200 and in the model: tests/core/test_mufu.cpp).
+//
+// ---- Contract: lg2_approx_ftz(x, table)
+// Inputs:       any float32 bit pattern; `table` = the two decoded 2^23-entry tables
+//               (lg2_approx_table() below).
+// Bit-exact vs: lg2.approx.ftz.f32 on the H200: the tables are the hardware's results (bit sums
+//               checked at load), the rule above held for every positive normal input; the test and
+//               the proof as for ex2 (lg2-mufu in `gpu verify --what mufu`).
+// Max error vs: (float)log2((double)x): absolute near x = 1, so large in ulps of results near 0
+//               (y1's largest delta: 23,947,836 ulps, x just below 1), a few ulps elsewhere
+//               (75.0 % of all non-NaN inputs exact; histogram in docs/mufu.md).
+// Special values: +-0 and subnormal inputs -> -inf; +inf -> +inf; x = 1 -> +0; x < 0 (normal or
+//               -inf) and NaN -> 0x7FFFFFFF (UNVERIFIED bits: the probe compared NaN by isnan only;
+//               gpu verify's columns check them).
+// Monotone:     as ex2 (0 down-steps over all inputs, H200 and model).
 #pragma once
 
 #include <cstddef>
@@ -36,7 +77,7 @@ namespace fa4sim {
 
 inline constexpr uint32_t kRcpTableEntries = uint32_t(1) << 23;   // one per float32 mantissa
 inline constexpr uint32_t kRcpTableBytes = kRcpTableEntries / 4;  // 2 bits each
-// The NaN the model returns (the GPU's canonical NaN, kGpuCanonicalNaN; unverified for MUFU).
+// The NaN the model returns (the GPU's canonical NaN, kGpuCanonicalNaN; what the H200 returns).
 inline constexpr uint32_t kRcpNaN = kGpuCanonicalNaN;
 
 // The correction of mantissa j (x = 1 + j 2^-23): bits(rcp(x)) - bits(1.0f / x), in ulps.
@@ -64,7 +105,93 @@ FA4_HD float rcp_approx_ftz(float x, const uint8_t* table) {
   return f32_from_bits(sign | (static_cast<uint32_t>(field) << 23) | (r & 0x007FFFFFu));
 }
 
-// ---- the measured table (host only; src/core/mufu.cpp)
+// ---- ex2.approx.ftz.f32
+
+inline constexpr uint32_t kMufuTableEntries = uint32_t(1) << 23;  // j = 0 .. 2^23 - 1
+
+// The two decoded tables: pos[j] = ex2.approx.ftz.f32(j 2^-23) in [1, 2], neg[j] =
+// ex2.approx.ftz.f32(-j 2^-23) in [0.5, 1] (both measured on the H200).
+struct Ex2ApproxTable {
+  const float* pos = nullptr;
+  const float* neg = nullptr;
+};
+
+FA4_HD float ex2_approx_ftz(float x, const Ex2ApproxTable& t) {
+  const uint32_t u = f32_bits(x), a = u & 0x7FFFFFFFu;
+  const bool neg = (u >> 31) != 0;
+  if (a > 0x7F800000u) return f32_from_bits(kGpuCanonicalNaN);  // NaN
+  if (a < 0x00800000u) return 1.0f;                             // +-0, subnormal (ftz): 2^0
+  if (a >= 0x43000000u) return neg ? 0.0f : f32_from_bits(0x7F800000u);  // |x| >= 128, +-inf
+  // |x| 2^23 truncated toward zero, as an integer: |x| = (2^23 + frac) 2^(e - 23), e in
+  // [-126, 6], so |x| 2^23 = (2^23 + frac) 2^e < 2^30. i = its integer part's bits, j = the 23
+  // fraction bits: |x| = i + g with j = floor(g 2^23).
+  const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
+  const int e = static_cast<int>(a >> 23) - 127;
+  const uint32_t fixed = e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u);
+  const int i = static_cast<int>(fixed >> 23);
+  const uint32_t j = fixed & 0x007FFFFFu;
+  // Scale the table's result by 2^+-i in its exponent field: exact while the result is normal.
+  // Positive: field 127 or 128 plus i <= 127 (inf only if pos[j] were 2 at i = 127); negative:
+  // field 126 or 127 minus i, at most 0 (below 2^-126) -> +0, decided before any rounding.
+  const uint32_t r = f32_bits(neg ? t.neg[j] : t.pos[j]);
+  const int field = static_cast<int>(r >> 23) + (neg ? -i : i);
+  if (field <= 0) return 0.0f;
+  if (field >= 255) return f32_from_bits(0x7F800000u);
+  return f32_from_bits((static_cast<uint32_t>(field) << 23) | (r & 0x007FFFFFu));
+}
+
+// ---- lg2.approx.ftz.f32
+
+// The two decoded tables: y0[j] = lg2.approx.ftz.f32(m) in [0, 1], y1[j] = lg2.approx.ftz.f32(m / 2)
+// in [-1, 0), m = 1 + j 2^-23 (measured on the H200); every entry is a multiple of 2^-36
+// (checked at load).
+struct Lg2ApproxTable {
+  const float* y0 = nullptr;
+  const float* y1 = nullptr;
+};
+inline constexpr int kLg2FixedBits = 36;  // the sums are exact integers in units of 2^-36
+
+// Index of the highest set bit of v != 0 (integer ops only).
+FA4_HD int msb_u64(uint64_t v) {
+  int p = 0;
+  for (int s = 32; s > 0; s >>= 1)
+    if (v >> s) {
+      v >>= s;
+      p += s;
+    }
+  return p;
+}
+
+// v 2^-36 rounded toward zero to float32 (|v| < 2^62): truncate |v| to its 24 leading bits.
+// Every result of lg2 is >= 2^-36 in magnitude, so the float is normal.
+FA4_HD float rz_fixed36_to_f32(int64_t v) {
+  if (v == 0) return 0.0f;
+  const uint32_t sign = v < 0 ? 0x80000000u : 0u;
+  const uint64_t mag = v < 0 ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  const int p = msb_u64(mag);  // |v| in [2^p, 2^(p+1)): the result's exponent is p - 36
+  const uint64_t m24 = p >= 23 ? mag >> (p - 23) : mag << (23 - p);  // RZ: drop the low bits
+  const uint32_t field = static_cast<uint32_t>(p - kLg2FixedBits + 127);
+  return f32_from_bits(sign | (field << 23) | (static_cast<uint32_t>(m24) & 0x007FFFFFu));
+}
+
+FA4_HD float lg2_approx_ftz(float x, const Lg2ApproxTable& t) {
+  const uint32_t u = f32_bits(x), a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return f32_from_bits(kGpuCanonicalNaN);  // NaN
+  if (a < 0x00800000u) return f32_from_bits(0xFF800000u);       // +-0, subnormal (ftz) -> -inf
+  if (u >> 31) return f32_from_bits(kGpuCanonicalNaN);          // x < 0, -inf
+  if (a == 0x7F800000u) return x;                               // +inf
+  const int e = static_cast<int>(a >> 23) - 127;
+  const uint32_t j = a & 0x007FFFFFu;
+  // x = m 2^e: e >= 0 adds y0 = lg2(m) in [0, 1] to e; e < 0 adds y1 = lg2(m / 2) in [-1, 0) to
+  // e + 1, so the sum never cancels across zero. Both exact in units of 2^-36 (|e| <= 127), then
+  // one rounding toward zero (what the H200 does: 0 failures, docs/mufu.md).
+  const float y = e >= 0 ? t.y0[j] : t.y1[j];
+  const int64_t yi = static_cast<int64_t>(static_cast<double>(y) * 0x1p36);  // exact
+  const int64_t v = static_cast<int64_t>(e >= 0 ? e : e + 1) * (int64_t(1) << kLg2FixedBits) + yi;
+  return rz_fixed36_to_f32(v);
+}
+
+// ---- the measured tables (host only; src/core/mufu.cpp)
 
 // The packed table from data_dir()/mufu/rcp_approx_ftz.bin, read and checked once (size, the CRC-32
 // in the .json sidecar, no code 3). A missing or damaged table throws Error (exit 2) naming the
@@ -73,12 +200,38 @@ const uint8_t* rcp_table();
 // Reads and checks the table at `bin_path` (sidecar: the same path ending in .json) into `out`.
 // What rcp_table() does, without caching (the tests give it damaged copies).
 void load_rcp_table(const std::string& bin_path, std::vector<uint8_t>& out);
-// The table's path under data_dir(), and the command that rebuilds it from the probe's output.
+// The table's path under data_dir(), and the command that rebuilds it (and the ex2 and lg2 tables)
+// from the GPU runs' output.
 std::string rcp_table_path();
 inline constexpr const char* kRcpTableRebuild = "python3 scripts/datagen/mufu_table.py";
+inline constexpr const char* kMufuTableRebuild = kRcpTableRebuild;
 uint32_t crc32_ieee(const uint8_t* data, size_t n);
 
 // rcp_approx_ftz(x, rcp_table()).
 float rcp_approx_ftz(float x);
+
+// The decoded tables of one unit: two arrays of 2^23 floats (32 MiB each), and a view for the
+// FA4_HD model.
+struct MufuTables {
+  std::vector<float> a, b;  // ex2: pos, neg; lg2: y0, y1
+};
+
+// data_dir()/mufu/ex2_approx_ftz.bin and lg2_approx_ftz.bin (sidecars: .json next to them).
+std::string ex2_table_path();
+std::string lg2_table_path();
+// Read, check (size, CRC-32 in the sidecar, codes), decode, rebuild every entry with std::exp2 /
+// std::log2 in double rounded to float32 plus its delta, and check the sums of the entries' bit
+// patterns against the hardware's (in the sidecar), so a libm that rounds differently from the
+// one the table was measured against is caught. Any failure throws Error (exit 2) naming the file
+// and kMufuTableRebuild. `threads` as parallel_chunks (0: all cores).
+void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
+void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
+// Loaded once (thread-safe), from the paths above; nothing falls back to exp2 / log2.
+Ex2ApproxTable ex2_approx_table();
+Lg2ApproxTable lg2_approx_table();
+
+// ex2_approx_ftz(x, ex2_approx_table()), lg2_approx_ftz(x, lg2_approx_table()).
+float ex2_approx_ftz(float x);
+float lg2_approx_ftz(float x);
 
 }  // namespace fa4sim

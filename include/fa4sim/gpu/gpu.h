@@ -6,8 +6,9 @@
 // kernel issues them (flash-attention flash_attn/cute/utils.py @ 0251105a):
 //   Op::ex2_emu   max.ftz.f32, add.rm.ftz.f32, sub.rn.ftz.f32 (x2), fma.rn.ftz.f32 (x degree),
 //                 shl.b32, add.s32  (upstream ex2_emulation; see exp2_emu.h for the sequence)
-//   Op::ex2_mufu  ex2.approx.ftz.f32 (the MUFU; no CPU model exists, that is the point)
+//   Op::ex2_mufu  ex2.approx.ftz.f32 (the MUFU exp2; CPU model: core/mufu.h ex2_approx_ftz)
 //   Op::rcp_mufu  rcp.approx.ftz.f32 (the MUFU reciprocal; CPU model: core/mufu.h)
+//   Op::lg2_mufu  lg2.approx.ftz.f32 (the MUFU log2; CPU model: core/mufu.h lg2_approx_ftz)
 //   Op::cvt_*     cvt.rn.satfinite.e4m3x2.f32 / cvt.rn.satfinite.e5m2x2.f32 (two lanes per
 //                 instruction, both lanes exercised), cvt.rn.bf16.f32, cvt.rn.f16.f32, and the
 //                 satfinite bf16/f16 forms. PTX has NO non-satfinite f32 -> e4m3x2/e5m2x2
@@ -64,6 +65,7 @@ enum class Op {
   ex2_emu,  // degree 0..5
   ex2_mufu,
   rcp_mufu,            // rcp.approx.ftz.f32
+  lg2_mufu,            // lg2.approx.ftz.f32
   cvt_e4m3_satfinite,  // result: 8 bits
   cvt_e5m2_satfinite,  // 8 bits
   cvt_bf16,            // 16 bits, round to nearest even, overflow -> inf

@@ -10,7 +10,9 @@
 //   fp16              cvt.rn.f16.f32           vs  encode(kFP16, x, ieee)
 //   bf16-satfinite    cvt.rn.satfinite.bf16    vs  encode(kBF16, x, satfinite)
 //   fp16-satfinite    cvt.rn.satfinite.f16     vs  encode(kFP16, x, satfinite)
+//   ex2-mufu          ex2.approx.ftz.f32       vs  ex2_approx_ftz(x, ex2_approx_table()) (mufu.h)
 //   rcp-mufu          rcp.approx.ftz.f32       vs  rcp_approx_ftz(x, rcp_table())     (mufu.h)
+//   lg2-mufu          lg2.approx.ftz.f32       vs  lg2_approx_ftz(x, lg2_approx_table()) (mufu.h)
 // Tolerance: 0 bits. Mismatches are counted per input class (NaN, inf, zero/subnormal, normal)
 // and the first ones (in input-bit order) are kept as bit patterns. Not checkable on hardware:
 // the FP8 non-saturating (OCP "ieee") conversions, which PTX does not have (see gpu.h).
@@ -42,7 +44,7 @@ struct GpuVerifyOptions {
 };
 
 // The functions `what` selects (exp2 ones once per degree). Throws Error (exit 2) on bad input,
-// and, when the MUFU reciprocal is selected, on a missing or damaged table (mufu.h), before any
+// and, when the MUFU units are selected, on a missing or damaged table (mufu.h), before any
 // device is touched.
 std::vector<GpuVerifyTarget> gpu_verify_targets(const GpuVerifyOptions& o);
 
