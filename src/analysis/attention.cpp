@@ -19,6 +19,7 @@
 #include "fa4sim/util/progress.h"
 #include "fa4sim/util/suggest.h"
 #include "fa4sim/analysis/row_sim.h"
+#include "attention_gemm.h"
 
 namespace fa4sim {
 
@@ -681,6 +682,12 @@ Stored block_stored(const Inputs& in, const OperandFormat& qk, const OperandForm
   return st;
 }
 
+// Note [Attention phase times]: each worker thread adds its own CPU time (thread_cpu_seconds, not
+// wall time: a shared machine's other jobs do not inflate it) per phase of run_unit to the unit's
+// AttentionPhases, with the FLOPs each product executed (P V: only the variants that ran, the
+// unclipped shortcut skips one). The report gives them as timings (provenance): seconds per phase
+// and GFLOP per CPU second of each product, i.e. the products' rate against the FMA peak of one
+// core, whatever the thread count and load. A dozen clock reads per 128-row tile.
 // Sums of one (batch, head), combined in (batch, head) order afterwards.
 struct UnitMetrics {
   double d2_a = 0, ref2_a = 0, max_abs = 0, dot_a = 0, o2 = 0;  // output vs reference (a)
@@ -692,6 +699,19 @@ struct UnitMetrics {
   double visible = 0;  // sum over query tiles of rows * visible keys
   uint64_t o_overflow =
       0;  // outputs of the full model that overflowed float32 (before the bf16 cvt)
+  AttentionPhases phases;  // (Note [Attention phase times])
+};
+
+// Note [Shared references]: reference (a) depends on the unquantised inputs alone and reference
+// (b) on the stored (quantised) inputs alone, not on tau (nor, for (a), on the dtype). A list of
+// runs over one seq (`--dtype e4m3,e5m2 --tau 0,4`) computes each of them once: the first run that
+// needs it keeps its per-tile O (and (b)'s LSE) here, later runs read them back. The values are
+// the ones a run of its own computes (the same code on the same inputs), so every result is the
+// same bits as with each run alone; only the time (timings.phases_cpu_s) changes.
+struct RefCache {
+  bool keep_a = false, keep_b = false;    // this run fills the cache
+  bool ready_a = false, ready_b = false;  // an earlier run filled it
+  std::vector<double> oa, ob, lb;         // (batch * heads, seq_q, d); lb: (batch * heads, seq_q)
 };
 
 struct RunSetup {
@@ -704,6 +724,7 @@ struct RunSetup {
   float* o_out = nullptr;              // (batch, seq_q, heads, d), or nullptr
   float* lse_out = nullptr;            // (batch, heads, seq_q), or nullptr
   const BlockOperands* blk = nullptr;  // block mode (Note [Block-scaled attention])
+  RefCache* refs = nullptr;            // Note [Shared references], or nullptr
 };
 
 // One (batch, head)'s operands as contiguous matrices, and the model's parameter variants.
@@ -711,6 +732,7 @@ struct UnitOperands {
   RowMat<float> Qs, Ks, Vs;   // the stored (quantised) values, without descale
   RowMat<double> Qa, Ka, Va;  // the float32 inputs before quantisation (reference a)
   RowMat<double> Qb, Kb, Vb;  // dequantised: stored * descale, exact in float64 (reference b)
+  detail::Panels8 Kap, Vap, Kbp, Vbp;  // K^T and V of references a and b as column panels
   std::vector<SoftmaxParams>
       variants;               // the full model; with the split, P unclipped, P not converted
                               // (block mode: P float32, exp2 exact, tau 0)
@@ -746,6 +768,12 @@ UnitOperands unit_operands(const RunSetup& rs, int b, int h) {
   u.Qb = u.Qs.cast<double>() * qd;
   u.Kb = u.Ks.cast<double>() * kd;
   u.Vb = u.Vs.cast<double>() * vd;
+#if defined(__AVX2__) && defined(__FMA__)
+  u.Kap = detail::panels_of_transpose(u.Ka.data(), size_t(d), sk, d);
+  u.Kbp = detail::panels_of_transpose(u.Kb.data(), size_t(d), sk, d);
+  u.Vap = detail::panels_of(u.Va.data(), size_t(d), sk, d);
+  u.Vbp = detail::panels_of(u.Vb.data(), size_t(d), sk, d);
+#endif
 
   SoftmaxParams p;
   // softmax_scale_log2 * q_descale * k_descale, in float32 as the kernel multiplies them.
@@ -801,6 +829,8 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
       continue;
     }
     RowBlockSim sim(u.variants[vi], rows, d);
+    sim.set_pv_timer(&m.phases.pv);
+    m.phases.pv_flops += 2.0 * double(rows) * double(nv) * double(d);
     if (rs.blk != nullptr && u.block_p[vi]) sim.set_p_block(&*rs.blk->p.block);
     for (int i = 0; i < tiles; ++i) {
       const int t = c.order == BlockOrder::reverse ? tiles - 1 - i : i;
@@ -823,14 +853,30 @@ void model_tile(const RunSetup& rs, const UnitOperands& u, const RowMat<float>& 
   }
 }
 
+// A float64 reference operand: the matrix and its column panels (attention_gemm.h).
+struct RefOperand {
+  const RowMat<double>& M;
+  const detail::Panels8& P;
+};
+
 // The float64 reference of one query tile (rows m0.., keys 0..nv): two-pass softmax in natural
-// units, O = softmax(Q K^T * scale) V and L = the natural-log LSE.
-void reference_tile(const RowMat<double>& Q, const RowMat<double>& K, const RowMat<double>& V,
-                    int m0, int rows, int nv, double softmax_scale, bool causal, RowMat<double>& O,
-                    Eigen::VectorXd& L) {
+// units, O = softmax(Q K^T * scale) V and L = the natural-log LSE. The products are
+// attention_gemm.h's (one fma chain per element) where AVX2/FMA is compiled in, Eigen's otherwise.
+void reference_tile(const RefOperand& q, const RefOperand& k, const RefOperand& v, int m0, int rows,
+                    int nv, double softmax_scale, bool causal, RowMat<double>& O,
+                    Eigen::VectorXd& L, AttentionPhases& ph) {
+  const RowMat<double>&Q = q.M, &K = k.M, &V = v.M;
   const int d = int(V.cols());
+  const double t0 = thread_cpu_seconds();
   RowMat<double> Sd(rows, nv);
+  O.resize(rows, d);
+#if defined(__AVX2__) && defined(__FMA__)
+  detail::gemm_panels(Q.data() + size_t(m0) * size_t(d), size_t(d), rows, d, k.P, K.data(), 1,
+                      size_t(d), nv, Sd.data(), size_t(nv));
+#else
   Sd.noalias() = Q.middleRows(m0, rows) * K.topRows(nv).transpose();
+#endif
+  const double t1 = thread_cpu_seconds();
   Sd *= softmax_scale;
   if (causal)
     for (int r = 0; r < rows; ++r)
@@ -839,10 +885,42 @@ void reference_tile(const RowMat<double>& Q, const RowMat<double>& K, const RowM
   Sd.colwise() -= mx;
   Sd = Sd.array().exp().matrix();
   const Eigen::VectorXd l = Sd.rowwise().sum();
-  O.resize(rows, d);
+  const double t2 = thread_cpu_seconds();
+#if defined(__AVX2__) && defined(__FMA__)
+  detail::gemm_panels(Sd.data(), size_t(nv), rows, nv, v.P, V.data(), size_t(d), 1, d, O.data(),
+                      size_t(d));
+#else
   O.noalias() = Sd * V.topRows(nv);
+#endif
+  const double t3 = thread_cpu_seconds();
   for (int r = 0; r < rows; ++r) O.row(r) /= l(r);
   L = mx.array() + l.array().log();
+  ph.ref_gemm += (t1 - t0) + (t3 - t2);
+  ph.ref_softmax += (t2 - t1) + (thread_cpu_seconds() - t3);
+  ph.ref_flops += 4.0 * double(rows) * double(nv) * double(d);
+}
+
+// Reference `which` (0: a, 1: b) of one query tile: computed, or read back from rs.refs (Note
+// [Shared references]); a run that keeps it stores what it computed.
+void shared_reference_tile(const RunSetup& rs, int which, int unit, const RefOperand& q,
+                           const RefOperand& k, const RefOperand& v, int m0, int rows, int nv,
+                           RowMat<double>& O, Eigen::VectorXd& L, AttentionPhases& ph) {
+  RefCache* rc = rs.refs;
+  const int d = rs.in->d;
+  const size_t row0 = size_t(unit) * size_t(rs.in->seq_q) + size_t(m0);
+  std::vector<double>* store = rc == nullptr ? nullptr : which == 0 ? &rc->oa : &rc->ob;
+  const bool ready = rc != nullptr && (which == 0 ? rc->ready_a : rc->ready_b);
+  if (ready) {
+    O.resize(rows, d);
+    std::copy_n(store->data() + row0 * size_t(d), size_t(rows) * size_t(d), O.data());
+    L.resize(rows);
+    if (which == 1) std::copy_n(rc->lb.data() + row0, rows, L.data());
+    return;
+  }
+  reference_tile(q, k, v, m0, rows, nv, rs.softmax_scale, rs.cfg->causal, O, L, ph);
+  if (rc == nullptr || !(which == 0 ? rc->keep_a : rc->keep_b)) return;
+  std::copy_n(O.data(), size_t(rows) * size_t(d), store->data() + row0 * size_t(d));
+  if (which == 1) std::copy_n(L.data(), rows, rc->lb.data() + row0);
 }
 
 // Adds one query tile's differences to the unit's sums (outs: the model's variants; Oa, Ob and Lb
@@ -895,33 +973,51 @@ void accumulate_tile(const RunSetup& rs, int b, int h, int m0, int rows,
 void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
   const AttentionConfig& c = *rs.cfg;
   const int sq = rs.in->seq_q, sk = rs.in->seq_k;
+  AttentionPhases& ph = m.phases;
+  double t0 = thread_cpu_seconds();
   const UnitOperands u = unit_operands(rs, b, h);
+  const RefOperand qa{u.Qa, u.Kap}, ka{u.Ka, u.Kap}, va{u.Va, u.Vap};  // (Q's panels unused)
+  const RefOperand qb{u.Qb, u.Kbp}, kb{u.Kb, u.Kbp}, vb{u.Vb, u.Vbp};
   std::vector<std::vector<float>> outs(u.variants.size());
   std::vector<float> lse(size_t(c.block_m));
+  double t1 = thread_cpu_seconds();
+  ph.operands += t1 - t0;
   for (int m0 = 0; m0 < sq; m0 += c.block_m) {
     const int rows = std::min(c.block_m, sq - m0);
     // Top-left causal: query i sees keys j <= i, so this tile needs keys [0, m0 + rows).
     const int nv = c.causal ? std::min(sk, m0 + rows) : sk;
     m.visible += double(rows) * double(nv);
+    t0 = thread_cpu_seconds();
     RowMat<float> S(rows, nv);
     S.noalias() = u.Qs.middleRows(m0, rows) * u.Ks.topRows(nv).transpose();
+    t1 = thread_cpu_seconds();
+    ph.s_gemm += t1 - t0;
+    ph.s_flops += 2.0 * double(rows) * double(nv) * double(rs.in->d);
     if (c.causal)
       for (int r = 0; r < rows; ++r)
         for (int j = m0 + r + 1; j < nv; ++j) S(r, j) = neg_inf_f32();
+    const double pv0 = ph.pv;
     model_tile(rs, u, S, rows, nv, outs, lse, m);
+    t0 = thread_cpu_seconds();
+    ph.softmax += (t0 - t1) - (ph.pv - pv0);
     RowMat<double> Oa, Ob;
     Eigen::VectorXd La, Lb;
-    reference_tile(u.Qa, u.Ka, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oa, La);
-    reference_tile(u.Qb, u.Kb, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ob, Lb);
+    const int unit = b * rs.in->heads + h;
+    shared_reference_tile(rs, 0, unit, qa, ka, va, m0, rows, nv, Oa, La, ph);
+    shared_reference_tile(rs, 1, unit, qb, kb, vb, m0, rows, nv, Ob, Lb, ph);
+    t0 = thread_cpu_seconds();
     accumulate_tile(rs, b, h, m0, rows, outs, lse, Oa, Ob, Lb, m);
+    ph.metrics += thread_cpu_seconds() - t0;
     if (rs.blk != nullptr && c.split) {
       // Block mode's split by source: Q/K alone and V alone quantised, in float64.
       RowMat<double> Oqk, Ov;
       Eigen::VectorXd Lqk, Lv;
-      reference_tile(u.Qb, u.Kb, u.Va, m0, rows, nv, rs.softmax_scale, c.causal, Oqk, Lqk);
-      reference_tile(u.Qa, u.Ka, u.Vb, m0, rows, nv, rs.softmax_scale, c.causal, Ov, Lv);
+      reference_tile(qb, kb, va, m0, rows, nv, rs.softmax_scale, c.causal, Oqk, Lqk, ph);
+      reference_tile(qa, ka, vb, m0, rows, nv, rs.softmax_scale, c.causal, Ov, Lv, ph);
+      t0 = thread_cpu_seconds();
       m.qk2 += (Oqk - Oa).squaredNorm();
       m.v2 += (Ov - Oa).squaredNorm();
+      ph.metrics += thread_cpu_seconds() - t0;
     }
   }
 }
@@ -982,6 +1078,17 @@ json run_json(const AttentionRun& r) {
   return j;
 }
 
+}  // namespace
+
+AttentionPhases& AttentionPhases::operator+=(const AttentionPhases& o) {
+  operands += o.operands, s_gemm += o.s_gemm, softmax += o.softmax, pv += o.pv;
+  ref_gemm += o.ref_gemm, ref_softmax += o.ref_softmax, metrics += o.metrics;
+  s_flops += o.s_flops, pv_flops += o.pv_flops, ref_flops += o.ref_flops;
+  return *this;
+}
+
+namespace {
+
 // Every unit's sums in unit order: the same sums for any thread count.
 UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
   UnitMetrics m;
@@ -994,6 +1101,7 @@ UnitMetrics sum_units(const std::vector<UnitMetrics>& um) {
     m.counts += x.counts;
     m.visible += x.visible;
     m.o_overflow += x.o_overflow;
+    m.phases += x.phases;
   }
   return m;
 }
@@ -1067,12 +1175,14 @@ std::string block_note(const AttentionConfig& c) {
 // One (seq, dtype, tau) run: every (batch, head) unit in parallel; appends the run and its
 // executed work to `out`.
 void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const Stored& st,
-             double tau, double mo, AttentionMetrics& out, const BlockOperands* blk = nullptr) {
+             double tau, double mo, AttentionMetrics& out, const BlockOperands* blk = nullptr,
+             RefCache* refs = nullptr) {
   Stopwatch sw;
   RunSetup rs{
       &in,        &st,       &f, c.softmax_scale ? *c.softmax_scale : 1.0 / std::sqrt(double(in.d)),
       float(tau), float(mo), &c};
   rs.blk = blk;
+  rs.refs = refs;
   std::vector<float> o_out, lse_out;
   if (c.keep_outputs) {
     o_out.assign(size_t(in.batch) * size_t(in.seq_q) * size_t(in.heads) * size_t(in.d), 0.0f);
@@ -1106,6 +1216,11 @@ void run_one(const AttentionConfig& c, const Inputs& in, const Format& f, const 
   const double variants = blk != nullptr ? (c.split ? 4.0 : 1.0) : (c.split ? 3.0 : 1.0);
   out.executed_fp32_flops += pass * (1.0 + variants);
   out.executed_fp64_flops += pass * (blk != nullptr && c.split ? 8.0 : 4.0);
+  out.phases += m.phases;
+  if (refs != nullptr) {
+    refs->ready_a = refs->ready_a || refs->keep_a, refs->keep_a = false;
+    refs->ready_b = refs->ready_b || refs->keep_b, refs->keep_b = false;
+  }
   r.o = std::move(o_out);
   r.lse = std::move(lse_out);
   out.runs.push_back(std::move(r));
@@ -1199,6 +1314,20 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"p_rule", p_rule_name(c.p_rule)}};
 }
 
+// The reference cache for the runs of one seq (Note [Shared references]), when more than one run
+// shares a reference and the cache stays within 1 GiB (else each run computes its own, as before).
+RefCache make_ref_cache(const Inputs& in, size_t runs, size_t runs_per_dtype) {
+  RefCache rc;
+  const size_t rows = size_t(in.batch) * size_t(in.heads) * size_t(in.seq_q);
+  const size_t one = rows * size_t(in.d) * sizeof(double);
+  constexpr size_t kMaxBytes = size_t(1) << 30;
+  rc.keep_a = runs > 1 && one <= kMaxBytes / 2;
+  rc.keep_b = runs_per_dtype > 1 && one + rows * sizeof(double) <= kMaxBytes / 2;
+  if (rc.keep_a) rc.oa.resize(rows * size_t(in.d));
+  if (rc.keep_b) rc.ob.resize(rows * size_t(in.d)), rc.lb.resize(rows);
+  return rc;
+}
+
 }  // namespace
 
 AttentionMetrics compute_attention(const AttentionConfig& c) {
@@ -1215,16 +1344,23 @@ AttentionMetrics compute_attention(const AttentionConfig& c) {
       const Stored st = block_stored(in, ops.qk, ops.v, c.descale_one);
       const double mo = block_p_max_offset(c, preset, ops.p);
       const Format& pf = ops.p.plain != nullptr ? *ops.p.plain : kFP32;
-      for (double tau : block_p_taus(c, preset, ops.p)) run_one(c, in, pf, st, tau, mo, out, &ops);
+      const std::vector<double> taus = block_p_taus(c, preset, ops.p);
+      RefCache refs = make_ref_cache(in, taus.size(), taus.size());
+      for (double tau : taus) run_one(c, in, pf, st, tau, mo, out, &ops, &refs);
       continue;
     }
+    // Every dtype has as many taus (the preset's one, or the list): Note [Shared references].
+    const size_t per_dtype = c.taus.empty() ? 1 : c.taus.size();
+    RefCache refs = make_ref_cache(in, c.dtypes.size() * per_dtype, per_dtype);
     for (const Format* dname : c.dtypes) {
       const Format& f = attention_dtype(dname);
       const Stored st = quantize_inputs(in, f, c.descale_one);
       const std::vector<double> taus =
           c.taus.empty() ? std::vector<double>{preset_tau(preset, f)} : c.taus;
       const double mo = c.max_offset ? *c.max_offset : preset_max_offset(preset, f);
-      for (double tau : taus) run_one(c, in, f, st, tau, mo, out);
+      refs.ready_b = false;  // reference (b) is this dtype's
+      refs.keep_b = per_dtype > 1 && !refs.ob.empty();
+      for (double tau : taus) run_one(c, in, f, st, tau, mo, out, nullptr, &refs);
     }
   }
   out.elapsed_s = total.seconds();
@@ -1285,7 +1421,26 @@ Report attention_report(const AttentionConfig& c, const AttentionMetrics& m) {
   json run_s = json::array();
   for (const auto& r : m.runs) run_s.push_back(r.elapsed_s);
   const double elapsed = m.elapsed_s, flops_fp32 = m.executed_fp32_flops;
+  const AttentionPhases& ph = m.phases;
+  auto rate = [](double flops, double s) { return s > 0 ? flops / s * 1e-9 : 0.0; };
   rep.timings = {{"run_elapsed_s", run_s},
+                 {"phases_cpu_s",
+                  {{"operands", ph.operands},
+                   {"s_gemm_fp32", ph.s_gemm},
+                   {"softmax", ph.softmax},
+                   {"pv_fp32", ph.pv},
+                   {"ref_gemm_fp64", ph.ref_gemm},
+                   {"ref_softmax_fp64", ph.ref_softmax},
+                   {"metrics", ph.metrics}}},
+                 {"gemm_gflop",
+                  {{"s_fp32", ph.s_flops * 1e-9},
+                   {"pv_fp32", ph.pv_flops * 1e-9},
+                   {"ref_fp64", ph.ref_flops * 1e-9}}},
+                 {"gemm_gflop_per_cpu_s",
+                  {{"s_fp32", rate(ph.s_flops, ph.s_gemm)},
+                   {"pv_fp32", rate(ph.pv_flops, ph.pv)},
+                   {"fp32", rate(ph.s_flops + ph.pv_flops, ph.s_gemm + ph.pv)},
+                   {"ref_fp64", rate(ph.ref_flops, ph.ref_gemm)}}},
                  {"perf",
                   {{"elapsed_s", elapsed},
                    {"fp32_gflop_per_s", flops_fp32 / elapsed * 1e-9},

@@ -15,6 +15,7 @@
 #include "fa4sim/core/exp2_schedule.h"
 #include "fa4sim/ref/exp2_ref.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/report.h"
 
 namespace fa4sim {
 
@@ -348,8 +349,11 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
       for (int j = 0; j < d_; ++j) o[j] *= acc;
     }
   }
-  if (V != nullptr && d_ > 0)
+  if (V != nullptr && d_ > 0) {
+    const double t0 = pv_timer_ != nullptr ? thread_cpu_seconds() : 0.0;
     accumulate_pv(o_.data(), size_t(d_), Pc_.data(), size_t(n), rows_, V, ldv, n, d_);
+    if (pv_timer_ != nullptr) *pv_timer_ += thread_cpu_seconds() - t0;
+  }
 }
 
 void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {

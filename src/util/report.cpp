@@ -103,6 +103,15 @@ std::string host_name() {
   return buf;
 }
 
+double thread_cpu_seconds() {
+#ifdef CLOCK_THREAD_CPUTIME_ID
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+#endif
+  return 0.0;
+}
+
 json provenance(int threads, double elapsed_s) {
   json p = json::object();
   p["git"] = git_describe();

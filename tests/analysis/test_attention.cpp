@@ -122,6 +122,113 @@ TEST(AttentionModel, SameBitsForAnyThreadCount) {
   EXPECT_EQ(strip(one), strip(five));
 }
 
+// FNV-1a 64 over the float32 bits of x.
+uint64_t bits_digest(const std::vector<float>& x) {
+  uint64_t h = 1469598103934665603ull;
+  for (const float f : x) {
+    uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    for (int i = 0; i < 4; ++i) h = (h ^ ((b >> (8 * i)) & 0xFFu)) * 1099511628211ull;
+  }
+  return h;
+}
+
+// The model's outputs (O and LSE, every bit) are those of the implementation before the float64
+// references got their own products (git 95bd407): that change touched the references only, and
+// the model's order (Eigen's float32 S, one fma per key for P V) is part of what it computes.
+// Digests recorded on 2026-12-02 with 95bd407's libfa4sim.a and this test's configurations, on the
+// project's 2-core AMD EPYC VM (an AVX-512 build: Eigen's float32 GEMM order, and so S, depends on
+// the vector ISA it was compiled for, hence the skip elsewhere).
+TEST(AttentionModel, OutputsKeepThePreviousImplementationsBits) {
+#if !defined(__AVX512F__)
+  GTEST_SKIP() << "the digests were recorded with an AVX-512 build (Eigen's float32 GEMM order "
+                  "depends on the ISA)";
+#endif
+  std::vector<AttentionConfig> cs(8);
+  for (auto& c : cs) {
+    c.batch = 1, c.heads = 2, c.kv_heads = 2, c.d = 64, c.seq_q = {200};
+    c.keep_outputs = true, c.threads = 2;
+  }
+  cs[1].dtypes = {&kE4M3}, cs[1].preset = "fp8-tau4", cs[1].allow_saturation = true;
+  cs[1].d = 128, cs[1].seq_q = {300};
+  cs[2].dtypes = {&kFP16}, cs[2].causal = true, cs[2].heads = 4, cs[2].kv_heads = 1;
+  cs[2].seq_q = {257}, cs[2].seq_k = 257;
+  cs[3].exp2.mode = Exp2Mode::emu, cs[3].exp2.degree = 3, cs[3].d = 96, cs[3].seq_k = 333;
+  cs[3].block_n = 64, cs[3].warp_rows = 16;
+  cs[4].d = 128, cs[4].qk_format = "mxfp8", cs[4].v_format = "mxfp8", cs[4].p_format = "nvfp4";
+  cs[4].p_rule = PRule::two_level;
+  // Shapes where Eigen takes another kernel for S (a matrix-vector product, a coefficient loop):
+  // a 1-row last tile, rows + keys + d < 20, one query row.
+  cs[5].seq_q = {129}, cs[5].causal = true, cs[5].d = 32;
+  cs[6].seq_q = {9}, cs[6].d = 4, cs[6].block_n = 4;
+  cs[7].seq_q = {1}, cs[7].seq_k = 300, cs[7].d = 64;
+  const uint64_t want[8][2] = {{0x2820c03f6aac4e5aull, 0xc58b72acb156b244ull},
+                               {0xb5cc25c358442185ull, 0xd3203f0406e19d79ull},
+                               {0xd1484f560efb5e75ull, 0xfeb0f0538becd15cull},
+                               {0xaf027877f57d3213ull, 0xbc6e812d1c1d0396ull},
+                               {0xa6860b96b445107full, 0x8bc2437e30eb59b6ull},
+                               {0xf0012997e7e3c88eull, 0x56e1f20f11619d18ull},
+                               {0xd6719a85ef6b2131ull, 0x82d51809ce71a42bull},
+                               {0xd38cca03bfa02d37ull, 0x896c3748335119adull}};
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const AttentionResult r = run_attention(cs[i]);
+    ASSERT_EQ(r.runs.size(), 1u);
+    EXPECT_EQ(bits_digest(r.runs[0].o), want[i][0]) << "O of configuration " << i;
+    EXPECT_EQ(bits_digest(r.runs[0].lse), want[i][1]) << "LSE of configuration " << i;
+  }
+  // And the digest sees one bit.
+  std::vector<float> o = run_attention(cs[0]).runs[0].o;
+  o[o.size() / 2] = std::nextafter(o[o.size() / 2], 1.0f);
+  EXPECT_NE(bits_digest(o), want[0][0]);
+}
+
+// A list of runs computes each float64 reference once (Note [Shared references]); every run's
+// results (and outputs) are the bits of that run alone.
+TEST(AttentionModel, ListRunsEqualSingleRuns) {
+  auto runs_alone = [](AttentionConfig c, const std::vector<const Format*>& dtypes,
+                       const std::vector<double>& taus) {
+    json all = json::array();
+    std::vector<std::vector<float>> outs;
+    for (const Format* f : dtypes)
+      for (double tau : taus) {
+        c.dtypes = {f};
+        c.taus = {tau};
+        const AttentionResult r = run_attention(c);
+        all.push_back(r.report.results["runs"][0]);
+        outs.push_back(r.runs[0].o);
+      }
+    return std::make_pair(all, outs);
+  };
+  AttentionConfig c = small("bf16", 200);
+  c.causal = true, c.max_offset = 8.0, c.allow_saturation = true, c.keep_outputs = true;
+  const std::vector<const Format*> dtypes = {&kBF16, &kE4M3};
+  const std::vector<double> taus = {0.0, 4.0, 8.0};
+  const auto [want, want_o] = runs_alone(c, dtypes, taus);
+  c.dtypes = dtypes, c.taus = taus;
+  const AttentionResult list = run_attention(c);
+  ASSERT_EQ(list.runs.size(), 6u);
+  EXPECT_EQ(list.report.results["runs"].dump(), want.dump());
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(list.runs[i].o, want_o[i]) << "run " << i;
+  EXPECT_GT(list.runs[4].saturated, 0u);  // E4M3's tau 4 with max_offset 8 is in the list
+  // ... and computed 3 references (a once, b once per dtype) where the 6 runs alone compute 12.
+  c.dtypes = {&kBF16}, c.taus = {0.0};
+  const double one_run = run_attention(c).report.timings["gemm_gflop"]["ref_fp64"].get<double>();
+  EXPECT_DOUBLE_EQ(list.report.timings["gemm_gflop"]["ref_fp64"].get<double>(), one_run * 3 / 2);
+  // Block mode: the taus of one P format share both references and the split's Q/K, V parts.
+  AttentionConfig b = small("e4m3", 160);
+  b.qk_format = "mxfp8", b.v_format = "mxfp8", b.p_format = "e4m3";
+  b.keep_outputs = true, b.allow_saturation = true;
+  const auto [bwant, bwant_o] = runs_alone(b, {&kE4M3}, {0.0, 2.0});
+  b.taus = {0.0, 2.0};
+  const AttentionResult blist = run_attention(b);
+  ASSERT_EQ(blist.runs.size(), 2u);
+  EXPECT_EQ(blist.report.results["runs"].dump(), bwant.dump());
+  b.taus = {0.0};  // the split's 4 references per run, shared but for Q/K and V alone: 4 + 2
+  const double b_one = run_attention(b).report.timings["gemm_gflop"]["ref_fp64"].get<double>();
+  EXPECT_DOUBLE_EQ(blist.report.timings["gemm_gflop"]["ref_fp64"].get<double>(), b_one * 6 / 4);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(blist.runs[i].o, bwant_o[i]) << "block run " << i;
+}
+
 TEST(AttentionModel, Bf16ErrorsAreSmallAndOrdered) {
   AttentionConfig c = small("bf16");
   const AttentionRun r = run_attention(c).runs.at(0);

@@ -20,7 +20,9 @@
 //   out   = bf16(O * v_descale)
 // References, float64 throughout (two-pass softmax, exp of float64): (a) on the float32 inputs
 // before quantisation (the whole error a user sees), (b) on the dequantised inputs
-// (stored * descale, exact in float64: the kernel's own error).
+// (stored * descale, exact in float64: the kernel's own error). Their products Q K^T and P V are
+// one float64 fma chain per element in index order (src/analysis/attention_gemm.h) where AVX2/FMA
+// is compiled in, Eigen's GEMM otherwise (the wheel's x86-64-v2 build).
 //
 // Error split (each part measured by re-running with that part exact, as a norm of the
 // difference between the two outputs divided by the reference norm):
@@ -265,13 +267,31 @@ struct AttentionRun {
   double split_qk = 0, split_v = 0, split_p = 0, split_exp2 = 0, split_rescale = 0;
 };
 
+// Where a run's time goes (Note [Attention phase times] in attention.cpp): thread CPU seconds per
+// phase, summed over the worker threads, and the FLOPs each matrix-product phase executed.
+// Provenance (timings.phases in the JSON), not results.
+struct AttentionPhases {
+  double operands = 0;     // gathering, casting and packing each (batch, head)'s operands
+  double s_gemm = 0;       // the model's S = Q K^T, float32
+  double softmax = 0;      // the model's per-element work: masks, maxima, exp2, P conversion, sums
+  double pv = 0;           // the model's P_cast @ V, float32 (every variant that ran)
+  double ref_gemm = 0;     // the float64 references' Q K^T and P V
+  double ref_softmax = 0;  // the float64 references' scale, max, exp, sums, division
+  double metrics = 0;      // differences and norms against the references
+  double s_flops = 0, pv_flops = 0, ref_flops = 0;  // executed by s_gemm, pv, ref_gemm
+  AttentionPhases& operator+=(const AttentionPhases& o);
+};
+
 // What the model measured, before any rendering.
 struct AttentionMetrics {
   std::vector<AttentionRun> runs;  // per seq, dtype, tau (in that nesting)
   double executed_fp32_flops = 0;  // executed work of every run: Q K^T and P V per variant
-  double executed_fp64_flops = 0;  // and the two float64 references
+  double executed_fp64_flops = 0;  // and the two float64 references, per run (runs of one seq
+                                   // share them: Note [Shared references] in attention.cpp;
+                                   // AttentionPhases::ref_flops counts what ran)
   double elapsed_s = 0;            // wall time of all runs (provenance, not a result)
   int threads = 0;                 // as run (cfg.threads, or all cores)
+  AttentionPhases phases;          // of all runs
 };
 
 // Validates (as validate_attention_config), then runs every (seq, dtype, tau).

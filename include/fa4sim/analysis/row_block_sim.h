@@ -80,6 +80,10 @@ class RowBlockSim {
     if (f != nullptr) p_block_ = *f;
   }
 
+  // Adds the thread CPU seconds of each tile's P_cast @ V to *acc (nullptr = not timed, the
+  // default): `fa4sim attention`'s phase times (Note [Attention phase times] in attention.cpp).
+  void set_pv_timer(double* acc) { pv_timer_ = acc; }
+
   const RescaleCounts& counts() const { return counts_; }
   const std::vector<float>& row_max() const { return row_max_; }
   const std::vector<float>& row_sum() const { return row_sum_; }
@@ -94,6 +98,7 @@ class RowBlockSim {
   float sat_threshold_;
   bool first_ = true;
   bool counts_only_ = false;
+  double* pv_timer_ = nullptr;
   bool has_p_block_ = false;
   BlockFormat p_block_;
   std::vector<float> row_max_, row_sum_, acc_scale_, o_, row_offset_;

@@ -71,6 +71,10 @@ class Stopwatch {
   std::chrono::steady_clock::time_point start_;
 };
 
+// CPU seconds this thread has run (CLOCK_THREAD_CPUTIME_ID): time per phase that a shared machine's
+// other jobs do not inflate (0 where the clock is missing).
+double thread_cpu_seconds();
+
 json provenance(int threads, double elapsed_s);
 json envelope(const Report& r, double elapsed_s);
 // `j` with every non-finite float replaced by "nan", "inf" or "-inf".
