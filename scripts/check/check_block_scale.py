@@ -4,14 +4,17 @@ code on CPU, block for block: the scale code of every block, and the element cod
 block whose scale is not NaN (a block holding NaN or inf gets the NaN scale: there fa4sim's
 elements must all decode to NaN; torchao's element codes are what its bit tricks make of NaN).
 
-torchao is used when `import torch, torchao` works. Otherwise (the usual case here: no torch wheel
-for this machine) the reference is a line-by-line numpy + ml_dtypes port of torchao's functions,
+The reference is a line-by-line numpy + ml_dtypes port of torchao's functions (CI has no torch),
 written from torchao@36027d82d1ad9949597ea16002ff4940374b1b94:
   torchao/prototype/mx_formats/mx_tensor.py    to_mx, _to_mx_rceil, _f32_to_e8m0_rceil,
                                                _e8m0_scale_to_reciprocal_fp32
   torchao/prototype/mx_formats/nvfp4_tensor.py nvfp4_quantize, per_tensor_amax_to_scale
   torchao/prototype/custom_fp_utils.py         _f32_to_floatx_unpacked (FP6/FP4 elements)
 Every float operation is a float32 numpy operation, as torch's are on float32 tensors.
+When `import torch, torchao` works, torchao itself checks the port on each mode's first chunk;
+with --torchao-all it runs on every block and fa4sim is compared with its output. torchao 0.18.0's
+eager to_mx parts from torchao@36027d8 in three documented classes (TORCHAO_CLASSES,
+docs/divergences.md), counted apart; any other difference is a mismatch.
 
 Blocks: random (normal values times a per-block power of two in 2^-40..2^40, and raw random
 float32 bit patterns) and adversarial (all-zero blocks, a NaN or inf in a block, amax exactly a
@@ -331,9 +334,14 @@ def run_mode(fa4sim, tmp, rng, mode, blocks, chunk, use_torchao, torchao_all=Fal
         if use_torchao and (torchao_all or done == 0):  # the port against torchao itself
             ts, tc = torchao_reference(x, mode, pts if mode[0] == "nvfp4" else None)
             finite = np.isfinite(x).all(axis=1)
-            port_bad = int(((ts != ref_s) | (finite[:, None] & (tc != ref_c)).any(axis=1)).sum())
+            differ = (ts != ref_s) | (finite[:, None] & (tc != ref_c)).any(axis=1)
+            if mode[0] == "mx":  # torchao 0.18.0's documented classes are not counted
+                cl, _ = classify_torchao(x, mode[1], mode[2], ts, ref_s, ref_s, ref_c, ref_c)
+                differ &= cl < 0
+            port_bad = int(differ.sum())
             if not torchao_all:
-                print(f"   torchao itself vs the port on {n} blocks: {port_bad} differ", flush=True)
+                print(f"   torchao itself vs the port on {n} blocks: {port_bad} differ outside the "
+                      "documented classes", flush=True)
             port_total += port_bad
             bad += 0 if torchao_all else port_bad  # torchao_all: counted apart, below
             port_s, port_c = ref_s, ref_c
@@ -356,7 +364,8 @@ def run_mode(fa4sim, tmp, rng, mode, blocks, chunk, use_torchao, torchao_all=Fal
         bad += nb
         done += n
     if torchao_all:
-        print(f"   torchao itself vs the port on {done} blocks: {port_total} differ", flush=True)
+        print(f"   torchao itself vs the port on {done} blocks: {port_total} differ outside the "
+              "documented classes", flush=True)
     for k, v in classes.items():
         if v:
             print(f"   known (docs/divergences.md), {v} blocks: {TORCHAO_CLASSES[k]}", flush=True)
