@@ -10,7 +10,9 @@ written from torchao@36027d82d1ad9949597ea16002ff4940374b1b94:
                                                _e8m0_scale_to_reciprocal_fp32
   torchao/prototype/mx_formats/nvfp4_tensor.py nvfp4_quantize, per_tensor_amax_to_scale
   torchao/prototype/custom_fp_utils.py         _f32_to_floatx_unpacked (FP6/FP4 elements)
-Every float operation is a float32 numpy operation, as torch's are on float32 tensors.
+Every float operation is a float32 numpy operation, as torch's are on float32 tensors. One step
+departs from torchao@36027d8: under EVEN a finite amax that rounds up to 2^128 keeps the scale
+2^(128 - emax) (the exact rule, and torchao 0.18.0's), where 36027d8 gave the NaN scale.
 When `import torch, torchao` works, torchao itself checks the port on each mode's first chunk;
 with --torchao-all it runs on every block and fa4sim is compared with its output. torchao 0.18.0's
 eager to_mx parts from torchao@36027d8 in three documented classes (TORCHAO_CLASSES,
@@ -122,6 +124,7 @@ def to_mx(x, elem, rule):
         with np.errstate(invalid="ignore", over="ignore"):
             data_lp = x * _e8m0_scale_to_reciprocal_fp32(biased)
     else:
+        finite_amax = np.isfinite(max_abs)
         if rule == "even":
             nan_mask = np.isnan(max_abs)
             mi = max_abs.view(np.int32)
@@ -136,7 +139,10 @@ def to_mx(x, elem, rule):
             extracted = extracted + ((mi & 0x7FFFFF) > 0).astype(np.int32)
         unb = np.clip(extracted - max_pow2, -127, 128)
         biased = (unb + 127).astype(np.uint8)
-        biased = np.where(np.isfinite(max_abs), biased, np.uint8(255)).astype(np.uint8)
+        # The NaN scale for an inf or NaN amax only: a finite amax that EVEN rounds up to 2^128
+        # (inf's bits) keeps its scale 2^(128 - emax), the exact rule and torchao 0.18.0's
+        # (torchao@36027d8 tested the rounded amax here and gave the NaN scale).
+        biased = np.where(finite_amax, biased, np.uint8(255)).astype(np.uint8)
         with np.errstate(invalid="ignore", over="ignore"):
             data_lp = x * _e8m0_scale_to_reciprocal_fp32(biased)
         if elem in ("e4m3", "e5m2"):  # torchao's saturation before the float8 cast
