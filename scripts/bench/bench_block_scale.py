@@ -9,7 +9,14 @@ float6_e2m3fn, float4_e2m1fn; no scales: the element conversion only), median of
 thread. Both in GB/s of float32 input (4 bytes per element) per core. The machine is shared: the
 load average before and after is printed next to the numbers.
 
+--cpu-time: on a loaded machine wall time measures the load, not the code. This mode times
+fa4sim's Python `block_encode(x, fmt, threads=1)` (the same block_encode_array, called in this
+process; its output arrays allocated per call) and ml_dtypes' `astype` by the process's CPU time
+(time.process_time), median of --reps, both in this run: GB/s of float32 input per CPU-second,
+which is per core for these one-thread calls. Needs `import fa4sim` (PYTHONPATH=build/python).
+
 Usage: python3 scripts/bench/bench_block_scale.py [--fa4sim build/fa4sim] [--n 16777216] [--reps 5]
+       PYTHONPATH=build/python python3 scripts/bench/bench_block_scale.py --cpu-time
 """
 import argparse
 import json
@@ -37,6 +44,8 @@ def main():
     ap.add_argument("--n", type=int, default=1 << 24, help="float32 inputs (a multiple of 32)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--formats", default="mxfp8,mxfp6,mxfp4,nvfp4")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time the Python module's block_encode and ml_dtypes by process CPU time")
     a = ap.parse_args()
     if a.n <= 0 or a.n % 32 or a.reps < 1:
         print("bench_block_scale: error: --n must be a positive multiple of 32, --reps >= 1", file=sys.stderr)
@@ -45,6 +54,8 @@ def main():
     gb = a.n * 4 / 1e9
     print(f"bench_block_scale: {a.n} float32 ({gb * 1e3:.0f} MB), {a.reps} reps, medians; "
           f"ml_dtypes {ml_dtypes.__version__}; load {os.getloadavg()[0]:.2f}", flush=True)
+    if a.cpu_time:
+        return cpu_time_bench(x, gb, a)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "x.npy")
@@ -64,6 +75,29 @@ def main():
             rows.append((fmt, gb / o, gb / t))
             print(f"  {fmt:<6} fa4sim block encode {gb / o:6.2f} GB/s   ml_dtypes astype({ELEM[fmt].__name__}) "
                   f"{gb / t:6.2f} GB/s   (fa4sim min/max {gb / max(ours):.2f}/{gb / min(ours):.2f})", flush=True)
+    print(f"bench_block_scale: load after {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def cpu_median(fn, reps):
+    """Median process CPU seconds of fn() over reps calls."""
+    t = []
+    for _ in range(reps):
+        t0 = time.process_time()
+        fn()
+        t.append(time.process_time() - t0)
+    return statistics.median(t)
+
+
+def cpu_time_bench(x, gb, a):
+    import fa4sim
+    print(f"bench_block_scale: --cpu-time, fa4sim {fa4sim.__version__} ({fa4sim.__git_revision__}), "
+          f"process CPU seconds", flush=True)
+    for fmt in a.formats.split(","):
+        o = cpu_median(lambda: fa4sim.block_encode(x, fmt, threads=1), a.reps)
+        t = cpu_median(lambda: x.astype(ELEM[fmt]), a.reps)
+        print(f"  {fmt:<6} fa4sim block_encode {gb / o:6.2f} GB/s per CPU-s   ml_dtypes astype("
+              f"{ELEM[fmt].__name__}) {gb / t:6.2f} GB/s per CPU-s", flush=True)
     print(f"bench_block_scale: load after {os.getloadavg()[0]:.2f}")
     return 0
 

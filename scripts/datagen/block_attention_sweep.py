@@ -118,18 +118,26 @@ def main():
         lines.append(fmt_row(cfg, r))
         print(lines[-1], flush=True)
     pub = published(a.fa4sim, a.threads) if a.published else []
-    version = subprocess.run([a.fa4sim, "version"], capture_output=True, text=True).stdout.strip()
-    prov = {"command": " ".join(sys.argv), "machine": platform.node(), "cpu": platform.processor(),
+    write_outputs(a.out, {"provenance": provenance(a.fa4sim), "runs": results, "published": pub}, lines)
+
+
+def provenance(fa4sim, **extra):
+    """The command, machine, date and fa4sim version of a run (docs/reproduce.md)."""
+    version = subprocess.run([fa4sim, "version"], capture_output=True, text=True).stdout.strip()
+    return {"command": " ".join(sys.argv), "machine": platform.node(), "cpu": platform.processor(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "fa4sim_version": version}
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    for ext, text in ((".json", json.dumps({"provenance": prov, "runs": results, "published": pub}, indent=1)),
-                      (".md", "\n".join(lines) + "\n")):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(a.out)))
+            "fa4sim_version": version, **extra}
+
+
+def write_outputs(out, data, lines):
+    """OUT.json (data) and OUT.md (the table's lines), each written atomically."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    for ext, text in ((".json", json.dumps(data, indent=1)), (".md", "\n".join(lines) + "\n")):
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would survive the rename
-        os.replace(tmp, a.out + ext)  # atomic
+        os.replace(tmp, out + ext)  # atomic
 
 
 if __name__ == "__main__":

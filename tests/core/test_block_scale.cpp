@@ -5,6 +5,7 @@
 // element format's error bound, the shell's validation (each bad block format names its option).
 // The bit-exact comparison with torchao's reference code is scripts/check/check_block_scale.py.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -46,6 +47,19 @@ TEST(BlockScale, MxRulesOnHandValues) {
   // rceil: 3.875 / 6 = 0.6458 -> 2^0 = code 127; ceil: 2^2 / 2^2 -> 127.
   EXPECT_EQ(scale_of(mx(kE2M1, ScaleRule::rceil), y), 127u);
   EXPECT_EQ(scale_of(mx(kE2M1, ScaleRule::ceil), y), 127u);
+}
+
+TEST(BlockScale, EvenAmaxRoundingUpTo2Pow128HasAFiniteScale) {
+  // amax = FLT_MAX = (2 - 2^-23) 2^127 rounds to E4M3's 3 mantissa bits as 2^128: floor log2 128,
+  // scale 2^(128 - 8) (the exact rule; torchao 0.18.0 gives 0xF7 too), not the NaN scale; the
+  // block's largest element is FLT_MAX * 2^-120 = 256 - 2^-16, which rounds to 256.
+  auto x = block_with_amax(std::numeric_limits<float>::max());
+  std::vector<uint32_t> c(32);
+  EXPECT_EQ(block_encode(mx(kE4M3, ScaleRule::even), x.data(), c.data()), uint32_t(127 + 128 - 8));
+  for (uint32_t v : c) EXPECT_NE(v & 0x7Fu, 0x7Fu);  // no NaN code
+  EXPECT_EQ(c[3] & 0x7Fu, encode(kE4M3, 256.0f, Overflow::satfinite));
+  // E2M1 (1 mantissa bit, emax 2): the same amax gives 2^126.
+  EXPECT_EQ(block_encode(mx(kE2M1, ScaleRule::even), x.data(), c.data()), uint32_t(127 + 126));
 }
 
 TEST(BlockScale, FloorSaturatesAndRceilDoesNot) {

@@ -21,8 +21,10 @@
 //   ceil:  s = ceil(log2 amax) - emax_elem: floor, plus one when amax's mantissa field is nonzero
 //          (torchao CEIL).
 //   even:  amax's significand is first rounded to the element's mantissa width (add half an
-//          element ulp to the float32 bits, drop the mantissa), then floor (torchao EVEN). An
-//          amax that rounds to inf gives the NaN scale.
+//          element ulp to the float32 bits, drop the mantissa), then floor (torchao EVEN). A
+//          finite amax that rounds up to 2^128 (float32 bits 0x7F800000, inf's) has floor log2
+//          128: scale 2^(128 - emax_elem), as the exact rule and torchao 0.18.0 give
+//          (torchao@36027d8 gave such a block of finite values the NaN scale).
 //   rceil: s = the E8M0 round-up of descale = fl32(amax * fl32(1 / max_elem)): the exponent of
 //          descale plus one if any mantissa bit is set (float32 subnormals: if above 2^-127).
 //          This is cuBLAS's 1D block quantisation rule
@@ -109,9 +111,12 @@ FA4_HD uint32_t mx_scale_code(const Format& elem, ScaleRule rule, float amax) {
     const uint32_t e = d >> 23, m = d & 0x7FFFFFu;
     return e + (e == 0 ? (m > 0x400000u ? 1u : 0u) : (m != 0 ? 1u : 0u));
   }
-  if (rule == ScaleRule::even && (bits & 0x7F800000u) != 0x7F800000u)
+  if (rule == ScaleRule::even && (bits & 0x7F800000u) != 0x7F800000u) {
     bits = (bits + (1u << (23 - elem.man_bits - 1))) & 0xFF800000u;
-  if ((bits & 0x7F800000u) == 0x7F800000u) return 0xFFu;  // amax (rounded) not finite
+    // Rounded up to 2^128 (Note [MX scale rules]): s = 128 - emax, at most 128 - 2.
+    if ((bits & 0x7F800000u) == 0x7F800000u) return uint32_t(128 - elem.emax + 127);
+  }
+  if ((bits & 0x7F800000u) == 0x7F800000u) return 0xFFu;  // amax inf or NaN
   int s = int((bits >> 23) & 0xFFu) - 127;
   if (rule == ScaleRule::ceil && (bits & 0x7FFFFFu) != 0) s += 1;
   s -= elem.emax;
