@@ -23,14 +23,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                       \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
+#include "cuda_check.cuh"
 
 enum Op { kEx2 = 0, kRcp = 1, kLg2 = 2 };
 constexpr int kHist = 17;  // ulp distances -8..8 (clipped)

@@ -23,22 +23,18 @@
 //   (bit patterns read as ordered integers).
 // The JSON on stdout also holds, per table, the sum of the hardware results' bit patterns (uint64,
 // mod 2^64), so that a CPU rebuild of a table from its deltas can be checked to be the hardware's.
-// Build and run: nvcc -O2 -gencode arch=compute_90a,code=sm_90a -o mufu_structure
+// Build and run: nvcc -std=c++20 -O2 -gencode arch=compute_90a,code=sm_90a -Iinclude -o mufu_structure
 //   scripts/gpu/mufu_structure.cu && ./mufu_structure OUT_DIR > OUT_DIR/mufu_structure.json
+// (data/gpu/mufu/2026-12-02-structure was made before the probe used src/cuda/ex2_ptx.cuh's
+// wrappers, which need -std=c++20 -Iinclude; the PTX instructions are the same.)
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#define CK(x)                                                       \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
+#include "../../src/cuda/ex2_ptx.cuh"
+#include "cuda_check.cuh"
 
 constexpr int kFirst = 8;
 constexpr int kEx2Ks = 5;   // k = 23, 24, 25, 26, 99
@@ -57,16 +53,9 @@ struct Stats {
   unsigned int lg2_two_first[kFirst];
 };
 
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float lg2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+// The units themselves: the wrappers the GPU backend runs (src/cuda/ex2_ptx.cuh).
+__device__ __forceinline__ float ex2(float x) { return fa4sim::cuda::ex2_mufu(x); }
+__device__ __forceinline__ float lg2(float x) { return fa4sim::cuda::lg2_mufu(x); }
 __device__ void record(unsigned long long* count, unsigned int* first, uint32_t b) {
   const unsigned long long i = atomicAdd(count, 1ull);
   if (i < kFirst) first[i] = b;

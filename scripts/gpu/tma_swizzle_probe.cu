@@ -18,14 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                       \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
+#include "cuda_check.cuh"
 
 constexpr int kRows = 112, kStages = 3, kTensorRows = 16384, kSmem = 200 * 1024;
 
