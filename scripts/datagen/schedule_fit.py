@@ -185,15 +185,21 @@ def merge_runs(rows, other_paths):
     return rows
 
 
+def newest_holding(folder, name):
+    """`folder` if it holds `name`, else the newest sibling folder (by name: dates) that does, else
+    `folder`."""
+    if os.path.exists(os.path.join(folder, name)):
+        return folder
+    root = os.path.dirname(folder)
+    for d in sorted(os.listdir(root), reverse=True):
+        if os.path.exists(os.path.join(root, d, name)):
+            return os.path.join(root, d)
+    return folder
+
+
 def ncu_folder(a, plan):
     """--ncu if it holds the plan's counts, else the newest folder of data/gpu/schedule that does."""
-    if os.path.exists(os.path.join(a.ncu, f"ncu_{plan}.csv")):
-        return a.ncu
-    root = os.path.dirname(a.ncu)
-    for d in sorted(os.listdir(root), reverse=True):
-        if os.path.exists(os.path.join(root, d, f"ncu_{plan}.csv")):
-            return os.path.join(root, d)
-    return a.ncu
+    return newest_holding(a.ncu, f"ncu_{plan}.csv")
 
 
 def plan_rows(a, plan):
@@ -207,14 +213,7 @@ def plan_rows(a, plan):
 
 def plan_path(a, plan):
     """The plan's primary run: DIR/<plan>.jsonl, or the newest folder of data/gpu/schedule that has it."""
-    path = os.path.join(a.data, plan + ".jsonl")
-    if os.path.exists(path):
-        return path
-    root = os.path.dirname(a.data)
-    for d in sorted(os.listdir(root), reverse=True):
-        if os.path.exists(os.path.join(root, d, plan + ".jsonl")):
-            return os.path.join(root, d, plan + ".jsonl")
-    return path
+    return os.path.join(newest_holding(a.data, plan + ".jsonl"), plan + ".jsonl")
 
 
 def predict(fa4sim, spec, inputs):
