@@ -40,5 +40,10 @@ ExpBenchPoint bench_exp_rule(int, RuleConfig, int) {
   require();
   return {};
 }
+WgmmaDeviceResult run_wgmma_verify(WgmmaInput, uint64_t, uint64_t, std::span<const WgmmaModel>,
+                                   uint64_t) {
+  require();
+  return {};
+}
 
 }  // namespace fa4sim::gpu
