@@ -13,7 +13,8 @@ named wgmma-<type>.npy, type in bf16, fp16, e4m3, e5m2 (float32 accumulation).
   --make DIR    writes synthetic samples whose D is MMA-Sim's (random and adversarial inputs:
                 normal values, cancelling pairs, the whole exponent range, subnormals and zeros,
                 inf/NaN, C of either sign); fa4sim's C++ model is then compared with them by
-                `FA4SIM_WGMMA_SAMPLE=DIR test_wgmma_model --gtest_filter=*SampleFile*`.
+                `FA4SIM_WGMMA_SAMPLE=DIR test_wgmma_model --gtest_filter=*SampleFile*`
+                (--model-test BIN runs that after writing: ctest wgmma_mmasim_crosscheck).
 
 mmasim is the reference as published: mmasim/nv_ptx/sim.py WGMMA("Hopper", "m64n8k16.f32.bf16.bf16")
 and friends, whose dpa(a, b, c) computes one row. Exit codes: 0 no mismatch, 1 mismatches,
@@ -21,6 +22,7 @@ and friends, whose dpa(a, b, c) computes one row. Exit codes: 0 no mismatch, 1 m
 """
 import argparse
 import os
+import subprocess
 import sys
 
 try:
@@ -176,6 +178,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="generator seed (--make)")
     ap.add_argument("--types", default="bf16,fp16,e4m3,e5m2")
     ap.add_argument("--first", type=int, default=8, help="mismatches printed per type")
+    ap.add_argument("--model-test", metavar="BIN",
+                    help="after --make: run BIN (test_wgmma_model) on the samples, return its code")
     args = ap.parse_args()
     types = args.types.split(",")
     for t in types:
@@ -192,6 +196,9 @@ def main():
             path = os.path.join(args.make, f"wgmma-{t}.npy")
             write_sample(path, a, b, c, d)
             print(f"{t}: wrote {args.n} dot products with mmasim's D to {path}")
+        if args.model_test:
+            env = dict(os.environ, FA4SIM_WGMMA_SAMPLE=args.make)
+            return subprocess.run([args.model_test, "--gtest_filter=*SampleFile*"], env=env).returncode
         return 0
     total, seen = 0, 0
     for t in types:

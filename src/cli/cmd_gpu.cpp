@@ -52,7 +52,14 @@ void run_verify_wgmma(const GpuCliOptions& o) {
   w.tiles = uint64_t(parse_int("--tiles", o.tiles, 1, 10000000));
   w.seed = uint64_t(parse_int("--seed", o.wgmma_seed, 0, int64_t(1) << 53));
   w.sample_dir = o.sample;
-  if (!w.sample_dir.empty()) check_output_path(w.sample_dir + "/wgmma-bf16.npy", "--sample");
+  if (!w.sample_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(w.sample_dir, ec);
+    if (ec || !std::filesystem::is_directory(w.sample_dir))
+      throw Error(fmt::format("--sample: '{}' is not a directory fa4sim can create", w.sample_dir),
+                  "pass a writable directory");
+    check_output_path(w.sample_dir + "/wgmma-bf16.npy", "--sample");
+  }
   check_report_path(o.verify_common.json_path);
   Stopwatch sw;
   const auto results = run_gpu_wgmma_verify(w);
@@ -169,11 +176,11 @@ void add_gpu(CLI::App& root) {
   auto* vtiles = int_in(verify->add_option("--tiles", o.tiles,
                                            "wgmma: m64n64 wgmmas per input type (4096 dot "
                                            "products each)"),
-                         1, 10000000);
+                        1, 10000000);
   vtiles->type_name("N")->capture_default_str();
-  auto* vseed = int_in(verify->add_option("--seed", o.wgmma_seed,
-                                          "wgmma: seed of the counter-based inputs"),
-                       0, int64_t(1) << 53);
+  auto* vseed =
+      int_in(verify->add_option("--seed", o.wgmma_seed, "wgmma: seed of the counter-based inputs"),
+             0, int64_t(1) << 53);
   vseed->type_name("S")->capture_default_str();
   auto* vsample = verify
                       ->add_option("--sample", o.sample,

@@ -2,6 +2,7 @@
 // AUTO with no nvcc). Every call that needs a device throws the "no CUDA device" error, exit
 // code 3; nothing pretends to have run.
 #include "fa4sim/util/error.h"
+#include "fa4sim/core/wgmma_model.h"
 #include "fa4sim/gpu/gpu.h"
 
 namespace fa4sim::gpu {

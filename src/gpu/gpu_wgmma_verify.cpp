@@ -25,7 +25,8 @@ std::string bits_list(const std::vector<uint16_t>& v, int digits) {
 }
 
 // Regenerates the inputs of one output element and recomputes the set's model on the host.
-GpuWgmmaMismatch describe(WgmmaInput in, uint64_t seed, const WgmmaModel& m, const gpu::WgmmaMismatch& at) {
+GpuWgmmaMismatch describe(WgmmaInput in, uint64_t seed, const WgmmaModel& m,
+                          const gpu::WgmmaMismatch& at) {
   GpuWgmmaMismatch r;
   r.at = at;
   const int k = wgmma_k(in);
@@ -42,7 +43,8 @@ GpuWgmmaResult verify_one(const GpuWgmmaOptions& o, WgmmaInput in) {
   const WgmmaCandidate* cands = wgmma_candidates(in);
   std::vector<WgmmaModel> models;
   for (int s = 0; s < kWgmmaCandidateSets; ++s) models.push_back(cands[s].model);
-  const gpu::WgmmaDeviceResult dev = gpu::run_wgmma_verify(in, o.seed, o.tiles, models, o.sample_tiles);
+  const gpu::WgmmaDeviceResult dev =
+      gpu::run_wgmma_verify(in, o.seed, o.tiles, models, o.sample_tiles);
   GpuWgmmaResult r;
   r.input = in;
   r.tiles = o.tiles;
@@ -92,7 +94,10 @@ json set_json(const GpuWgmmaSet& s, WgmmaInput in) {
                      {"gpu", hex(m.at.gpu, 8)},
                      {"model_device", hex(m.at.model, 8)},
                      {"model_host", hex(m.host_model, 8)}});
-  return {{"set", s.name}, {"what", s.what}, {"mismatches", s.total}, {"per_class", per_class},
+  return {{"set", s.name},
+          {"what", s.what},
+          {"mismatches", s.total},
+          {"per_class", per_class},
           {"first_mismatches", first}};
 }
 
@@ -102,7 +107,8 @@ const WgmmaCandidate* wgmma_candidates(WgmmaInput in) {
   return wgmma_k(in) == 16 ? kWgmmaCandidates16 : kWgmmaCandidates8;
 }
 
-std::vector<uint16_t> wgmma_sample_rows(WgmmaInput in, uint64_t seed, const std::vector<uint32_t>& d) {
+std::vector<uint16_t> wgmma_sample_rows(WgmmaInput in, uint64_t seed,
+                                        const std::vector<uint32_t>& d) {
   const int k = wgmma_k(in);
   const size_t width = size_t(2 * k + 4);
   std::vector<uint16_t> rows(d.size() * width);
@@ -138,7 +144,8 @@ uint64_t wgmma_sample_mismatches(WgmmaInput in, const WgmmaModel& model,
 }
 
 std::vector<GpuWgmmaResult> run_gpu_wgmma_verify(const GpuWgmmaOptions& o) {
-  if (o.tiles == 0) throw Error("--tiles 0: nothing to verify", "give at least 1 tile (4096 dot products)");
+  if (o.tiles == 0)
+    throw Error("--tiles 0: nothing to verify", "give at least 1 tile (4096 dot products)");
   gpu::require();
   std::vector<GpuWgmmaResult> out;
   for (WgmmaInput in : o.inputs) out.push_back(verify_one(o, in));
@@ -157,11 +164,14 @@ Report gpu_wgmma_report(const GpuWgmmaOptions& o, const std::vector<GpuWgmmaResu
                         const gpu::DeviceInfo& dev) {
   Report rep;
   rep.command = "gpu verify";
-  rep.params = {{"what", "wgmma"}, {"tiles", o.tiles}, {"seed", o.seed}, {"sample_tiles", o.sample_tiles}};
-  Table t{"wgmma.mma_async m64n64 (f32 accumulation) vs the CPU model, every output, 0 bits tolerance",
-          {"type", "set", "model", "dot products", "mismatches", "per class (exact normal cancel spread subnormal tiny special overflow)"},
-          {},
-          {}};
+  rep.params = {
+      {"what", "wgmma"}, {"tiles", o.tiles}, {"seed", o.seed}, {"sample_tiles", o.sample_tiles}};
+  Table t{
+      "wgmma.mma_async m64n64 (f32 accumulation) vs the CPU model, every output, 0 bits tolerance",
+      {"type", "set", "model", "dot products", "mismatches",
+       "per class (exact normal cancel spread subnormal tiny special overflow)"},
+      {},
+      {}};
   Table firsts{"First mismatches (sorted by tile, row, col; inputs regenerated on the host)",
                {"type", "set", "tile", "class", "row", "col", "C", "GPU", "model", "a | b"},
                {},
@@ -179,9 +189,10 @@ Report gpu_wgmma_report(const GpuWgmmaOptions& o, const std::vector<GpuWgmmaResu
       for (size_t i = 0; i < s.first.size() && i < 4; ++i) {
         const auto& m = s.first[i];
         firsts.rows.push_back({wgmma_input_name(r.input), s.name, std::to_string(m.at.tile),
-                               wgmma_class_name(int(m.at.tile % kWgmmaClasses)), std::to_string(m.at.row),
-                               std::to_string(m.at.col), hex(m.c, 8), hex(m.at.gpu, 8),
-                               hex(m.host_model, 8), bits_list(m.a, digits) + " | " + bits_list(m.b, digits)});
+                               wgmma_class_name(int(m.at.tile % kWgmmaClasses)),
+                               std::to_string(m.at.row), std::to_string(m.at.col), hex(m.c, 8),
+                               hex(m.at.gpu, 8), hex(m.host_model, 8),
+                               bits_list(m.a, digits) + " | " + bits_list(m.b, digits)});
       }
     }
     types.push_back({{"type", wgmma_input_name(r.input)},
@@ -201,10 +212,15 @@ Report gpu_wgmma_report(const GpuWgmmaOptions& o, const std::vector<GpuWgmmaResu
         r.host_sample_mismatches, r.sample_path.empty() ? "" : " (sample: " + r.sample_path + ")"));
   }
   const bool pass = gpu_wgmma_passed(results);
-  t.notes.push_back("Set 0 (mmasim) is fa4sim's model (core/wgmma_model.h); the other sets are "
-                    "alternatives the run discriminates (docs/wgmma.md).");
-  t.notes.push_back(pass ? std::string("RESULT: 0 mismatches for set 0: the CPU model is bit-exact on these inputs.")
-                         : std::string("RESULT: the CPU model (set 0) is NOT bit-exact on these inputs, or the harness failed."));
+  t.notes.push_back(
+      "Set 0 (mmasim) is fa4sim's model (core/wgmma_model.h); the other sets are "
+      "alternatives the run discriminates (docs/wgmma.md).");
+  t.notes.push_back(
+      pass
+          ? std::string(
+                "RESULT: 0 mismatches for set 0: the CPU model is bit-exact on these inputs.")
+          : std::string(
+                "RESULT: the CPU model (set 0) is NOT bit-exact on these inputs, or the harness failed."));
   rep.results = {{"device", gpu_device_json(dev)}, {"types", types}, {"bit_exact", pass}};
   rep.tables.push_back(std::move(t));
   if (!firsts.rows.empty()) rep.tables.push_back(std::move(firsts));

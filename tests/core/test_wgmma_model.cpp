@@ -76,7 +76,8 @@ TEST(WgmmaModel, ExactSums) {
 
 TEST(WgmmaModel, ProductBelowKeptBitsIsTruncated) {
   // 2^14 - 2^14 + 2^-12: e_max = 14, F = 25 keeps down to 2^-11, so 2^-12 is lost: +0.
-  const std::vector<std::pair<float, float>> ab = {{0x1p7f, 0x1p7f}, {-0x1p7f, 0x1p7f}, {0x1p-6f, 0x1p-6f}};
+  const std::vector<std::pair<float, float>> ab = {
+      {0x1p7f, 0x1p7f}, {-0x1p7f, 0x1p7f}, {0x1p-6f, 0x1p-6f}};
   EXPECT_EQ(dot16(kBf16, ab, 0.0f), 0u);
   // With 26 kept bits the quantum is 2^-12 and the product survives.
   EXPECT_EQ(dot16(with_set("frac-26"), ab, 0.0f), f(0x1p-12f));
@@ -177,7 +178,10 @@ TEST(WgmmaModel, EveryCandidateGivesExactSums) {
     const auto t = WgmmaInput(in);
     const int k = wgmma_k(t);
     const auto& sets = k == 16 ? kWgmmaCandidates16 : kWgmmaCandidates8;
-    const Format& fm = t == WgmmaInput::bf16 ? kBF16 : t == WgmmaInput::fp16 ? kFP16 : t == WgmmaInput::e4m3 ? kE4M3 : kE5M2;
+    const Format& fm = t == WgmmaInput::bf16   ? kBF16
+                       : t == WgmmaInput::fp16 ? kFP16
+                       : t == WgmmaInput::e4m3 ? kE4M3
+                                               : kE5M2;
     for (int rep = 0; rep < 2000; ++rep) {
       uint16_t a[kWgmmaMaxK], b[kWgmmaMaxK];
       double exact = 0;
@@ -200,7 +204,8 @@ TEST(WgmmaModel, EveryCandidateGivesExactSums) {
 // wgmma-<type>.npy files, uint16 (n, 2K + 4): a[K], b[K], C lo/hi, D lo/hi.
 TEST(WgmmaModel, SampleFile) {
   const char* dir = std::getenv("FA4SIM_WGMMA_SAMPLE");
-  if (dir == nullptr) GTEST_SKIP() << "FA4SIM_WGMMA_SAMPLE not set (scripts/check/check_wgmma_mmasim.py --make DIR)";
+  if (dir == nullptr)
+    GTEST_SKIP() << "FA4SIM_WGMMA_SAMPLE not set (scripts/check/check_wgmma_mmasim.py --make DIR)";
   int files = 0;
   for (int in = 0; in < kWgmmaInputs; ++in) {
     const auto t = WgmmaInput(in);
@@ -222,9 +227,11 @@ TEST(WgmmaModel, SampleFile) {
       const uint32_t got = wgmma_dot(m, t, row, row + k, c);
       if (got != d && ++bad <= 8) {
         std::string s;
-        for (int i = 0; i < 2 * k; ++i) s += fmt::format("{:04X}{}", row[i], i == k - 1 ? " | " : " ");
-        ADD_FAILURE() << fmt::format("{} row {}: a | b = {} c=0x{:08X} file 0x{:08X} model 0x{:08X}",
-                                     wgmma_input_name(t), r, s, c, d, got);
+        for (int i = 0; i < 2 * k; ++i)
+          s += fmt::format("{:04X}{}", row[i], i == k - 1 ? " | " : " ");
+        ADD_FAILURE() << fmt::format(
+            "{} row {}: a | b = {} c=0x{:08X} file 0x{:08X} model 0x{:08X}", wgmma_input_name(t), r,
+            s, c, d, got);
       }
     }
     std::printf("%s: %llu dot products, %llu mismatches (model vs %s)\n", wgmma_input_name(t),

@@ -18,10 +18,11 @@ TEST(GpuWgmmaDevice, ModelIsBitExactOnAShortRun) {
   o.sample_tiles = 8;
   const auto results = run_gpu_wgmma_verify(o);
   for (const auto& r : results) {
-    std::printf("%s: %llu dot products, set 0 mismatches %llu, exact class %llu, host sample %llu, %.2f s\n",
-                wgmma_input_name(r.input), (unsigned long long)r.dots,
-                (unsigned long long)r.sets[0].total, (unsigned long long)r.exact_class_mismatches,
-                (unsigned long long)r.host_sample_mismatches, r.wall_s);
+    std::printf(
+        "%s: %llu dot products, set 0 mismatches %llu, exact class %llu, host sample %llu, %.2f s\n",
+        wgmma_input_name(r.input), (unsigned long long)r.dots, (unsigned long long)r.sets[0].total,
+        (unsigned long long)r.exact_class_mismatches, (unsigned long long)r.host_sample_mismatches,
+        r.wall_s);
     for (const auto& s : r.sets)
       std::printf("  %-14s %llu mismatches\n", s.name.c_str(), (unsigned long long)s.total);
     EXPECT_EQ(r.exact_class_mismatches, 0u) << wgmma_input_name(r.input);

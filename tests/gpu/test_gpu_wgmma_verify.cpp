@@ -1,10 +1,14 @@
 // gpu_wgmma_verify host logic without a device: the input classes (exact class exactly
 // representable, specials where they belong, deterministic), the candidate lists, the sample rows
-// and their host re-check, the pass rule, the report, and exit code 3 without a device.
+// and their host re-check, the pass rule, the report, and exit code 3 without a device; and, on
+// request, a CPU sample of the device inputs for MMA-Sim (CpuSampleOfTheDeviceInputs).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "fa4sim/core/formats.h"
@@ -12,11 +16,13 @@
 #include "fa4sim/gpu/gpu_wgmma_verify.h"
 #include "fa4sim/gpu/wgmma_inputs.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
 
 using namespace fa4sim;
 
 namespace {
-constexpr WgmmaInput kAll[] = {WgmmaInput::bf16, WgmmaInput::fp16, WgmmaInput::e4m3, WgmmaInput::e5m2};
+constexpr WgmmaInput kAll[] = {WgmmaInput::bf16, WgmmaInput::fp16, WgmmaInput::e4m3,
+                               WgmmaInput::e5m2};
 
 const Format& format_of(WgmmaInput in) {
   switch (in) {
@@ -26,6 +32,24 @@ const Format& format_of(WgmmaInput in) {
     case WgmmaInput::e5m2: return kE5M2;
   }
   return kBF16;
+}
+
+// The host model's D for tiles [0, tiles) of `seed`, row-major over (tile, row, col).
+std::vector<uint32_t> host_d(WgmmaInput in, uint64_t seed, uint64_t tiles) {
+  const int k = wgmma_k(in);
+  const WgmmaModel h = wgmma_model_hopper(in);
+  std::vector<uint32_t> d(tiles * kWgmmaTileDots);
+  for (size_t i = 0; i < d.size(); ++i) {
+    const uint64_t tile = i / kWgmmaTileDots;
+    const int row = int(i % kWgmmaTileDots) / 64, col = int(i % 64);
+    uint16_t a[kWgmmaMaxK], b[kWgmmaMaxK];
+    for (int j = 0; j < k; ++j) {
+      a[j] = wgmma_input_ab(in, seed, tile, 0, row, j);
+      b[j] = wgmma_input_ab(in, seed, tile, 1, col, j);
+    }
+    d[i] = wgmma_dot(h, in, a, b, wgmma_input_c(in, seed, tile, row, col));
+  }
+  return d;
 }
 }  // namespace
 
@@ -76,17 +100,7 @@ TEST(GpuWgmmaVerify, CandidatesAndSampleRows) {
     EXPECT_EQ(c[0].model.out_frac_bits, h.out_frac_bits);
     // Sample rows with D = the host model: 0 mismatches; one flipped bit: 1.
     const int k = wgmma_k(in);
-    std::vector<uint32_t> d(2 * kWgmmaTileDots);
-    for (size_t i = 0; i < d.size(); ++i) {
-      const uint64_t tile = i / kWgmmaTileDots;
-      const int row = int(i % kWgmmaTileDots) / 64, col = int(i % 64);
-      uint16_t a[kWgmmaMaxK], b[kWgmmaMaxK];
-      for (int j = 0; j < k; ++j) {
-        a[j] = wgmma_input_ab(in, 9, tile, 0, row, j);
-        b[j] = wgmma_input_ab(in, 9, tile, 1, col, j);
-      }
-      d[i] = wgmma_dot(h, in, a, b, wgmma_input_c(in, 9, tile, row, col));
-    }
+    const std::vector<uint32_t> d = host_d(in, 9, 2);
     auto rows = wgmma_sample_rows(in, 9, d);
     ASSERT_EQ(rows.size(), d.size() * size_t(2 * k + 4));
     EXPECT_EQ(wgmma_sample_mismatches(in, h, rows), 0u);
@@ -131,5 +145,23 @@ TEST(GpuWgmmaVerify, NoDeviceIsExitCode3) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitNoGpu);
+  }
+}
+
+// With FA4SIM_WGMMA_CPU_SAMPLE=DIR: writes DIR/wgmma-<type>.npy for the first 64 tiles of seed 1
+// (every class 8 times, 262144 dot products per type) with the HOST model's D, in the format of
+// `gpu verify --sample`, so that `scripts/check/check_wgmma_mmasim.py --check DIR` compares MMA-Sim
+// with fa4sim's model on the GPU check's own inputs, before any GPU run.
+TEST(GpuWgmmaVerify, CpuSampleOfTheDeviceInputs) {
+  const char* dir = std::getenv("FA4SIM_WGMMA_CPU_SAMPLE");
+  if (dir == nullptr) GTEST_SKIP() << "FA4SIM_WGMMA_CPU_SAMPLE not set";
+  std::filesystem::create_directories(dir);
+  constexpr uint64_t kTiles = 64;
+  for (WgmmaInput in : kAll) {
+    const int k = wgmma_k(in);
+    const std::vector<uint32_t> d = host_d(in, 1, kTiles);
+    const auto rows = wgmma_sample_rows(in, 1, d);
+    write_npy(std::string(dir) + "/wgmma-" + wgmma_input_name(in) + ".npy", NpyType::u16,
+              {d.size(), uint64_t(2 * k + 4)}, rows.data(), rows.size() * 2);
   }
 }

@@ -61,7 +61,9 @@ inline constexpr int kWgmmaInputs = 4;
 inline constexpr int kWgmmaMaxK = 32;
 
 // K of one wgmma: 16 for the 16-bit inputs, 32 for FP8.
-FA4_HD constexpr int wgmma_k(WgmmaInput in) { return in == WgmmaInput::e4m3 || in == WgmmaInput::e5m2 ? 32 : 16; }
+FA4_HD constexpr int wgmma_k(WgmmaInput in) {
+  return in == WgmmaInput::e4m3 || in == WgmmaInput::e5m2 ? 32 : 16;
+}
 
 enum class WgmmaRounding : uint8_t { toward_zero = 0, nearest_even = 1 };
 // How an aligned term loses its low bits: toward zero on the magnitude (`torch.trunc`, MMA-Sim's
@@ -70,10 +72,10 @@ enum class WgmmaRounding : uint8_t { toward_zero = 0, nearest_even = 1 };
 enum class WgmmaAlign : uint8_t { toward_zero = 0, floor = 1 };
 
 struct WgmmaModel {
-  int frac_bits = 25;        // fraction bits kept by each aligned term (F)
-  int group = 16;            // products fused per step with the running C (L_max)
-  int zero_exp = -133;       // alignment exponent of an exact zero product or C (e_zero)
-  int out_frac_bits = 23;    // fraction bits of the float32 result (23, or 13 for E8M13)
+  int frac_bits = 25;      // fraction bits kept by each aligned term (F)
+  int group = 16;          // products fused per step with the running C (L_max)
+  int zero_exp = -133;     // alignment exponent of an exact zero product or C (e_zero)
+  int out_frac_bits = 23;  // fraction bits of the float32 result (23, or 13 for E8M13)
   WgmmaRounding out_round = WgmmaRounding::toward_zero;
   WgmmaAlign align = WgmmaAlign::toward_zero;
   bool renormalize_products = false;  // true: a product with s >= 2 aligns at e + 1
@@ -234,8 +236,8 @@ FA4_HD uint32_t wgmma_pack(const WgmmaModel& m, int64_t sum, int e_max, bool all
 
 // ---- one fused step: C and the products of a[0..n), b[0..n)
 
-FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a,
-                           const uint16_t* b, int n, uint32_t c) {
+FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a, const uint16_t* b,
+                           int n, uint32_t c) {
   // Pass 1: special values and the largest alignment exponent (Note [wgmma fused sum]).
   const WgmmaOperand oc = wgmma_decode_f32(c);
   bool nan = oc.kind == 3, pinf = oc.kind == 2 && !oc.neg, ninf = oc.kind == 2 && oc.neg;
@@ -267,11 +269,12 @@ FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a
 }
 
 // D = A . B + C for one output element: wgmma_k(in) products, in steps of m.group.
-FA4_HD uint32_t wgmma_dot(const WgmmaModel& m, WgmmaInput in, const uint16_t* a,
-                          const uint16_t* b, uint32_t c) {
+FA4_HD uint32_t wgmma_dot(const WgmmaModel& m, WgmmaInput in, const uint16_t* a, const uint16_t* b,
+                          uint32_t c) {
   const int k = wgmma_k(in);
   const int g = m.group > 0 && m.group < k ? m.group : k;
-  for (int k0 = 0; k0 < k; k0 += g) c = wgmma_step(m, in, a + k0, b + k0, k - k0 < g ? k - k0 : g, c);
+  for (int k0 = 0; k0 < k; k0 += g)
+    c = wgmma_step(m, in, a + k0, b + k0, k - k0 < g ? k - k0 : g, c);
   return c;
 }
 
@@ -311,28 +314,37 @@ constexpr WgmmaModel kH8 = wgmma_model_hopper(WgmmaInput::e4m3);
 inline constexpr int kWgmmaCandidateSets = 10;
 // bf16 / fp16 (K = 16).
 inline constexpr WgmmaCandidate kWgmmaCandidates16[kWgmmaCandidateSets] = {
-    {"mmasim", "MMA-Sim 2.1.1 Hopper: F 25, one step of 16, zero at 2^-133, RZ, +0", wgmma_detail::kH16},
-    {"zero-exp-126", "a zero aligns at 2^-126 (microsoft/MMA-Sim@c785138)", wgmma_detail::with(wgmma_detail::kH16, 2, -126)},
+    {"mmasim", "MMA-Sim 2.1.1 Hopper: F 25, one step of 16, zero at 2^-133, RZ, +0",
+     wgmma_detail::kH16},
+    {"zero-exp-126", "a zero aligns at 2^-126 (microsoft/MMA-Sim@c785138)",
+     wgmma_detail::with(wgmma_detail::kH16, 2, -126)},
     {"frac-24", "24 fraction bits kept", wgmma_detail::with(wgmma_detail::kH16, 0, 24)},
     {"frac-26", "26 fraction bits kept", wgmma_detail::with(wgmma_detail::kH16, 0, 26)},
     {"group-8", "two steps of 8 products", wgmma_detail::with(wgmma_detail::kH16, 1, 8)},
-    {"align-floor", "terms floored (two's complement)", wgmma_detail::with(wgmma_detail::kH16, 5, 1)},
-    {"renorm", "products renormalised before alignment", wgmma_detail::with(wgmma_detail::kH16, 6, 1)},
+    {"align-floor", "terms floored (two's complement)",
+     wgmma_detail::with(wgmma_detail::kH16, 5, 1)},
+    {"renorm", "products renormalised before alignment",
+     wgmma_detail::with(wgmma_detail::kH16, 6, 1)},
     {"signed-zero", "IEEE sign of an exact zero", wgmma_detail::with(wgmma_detail::kH16, 8, 0)},
     {"out-rne", "result rounded to nearest even", wgmma_detail::with(wgmma_detail::kH16, 4, 1)},
     {"sat-overflow", "overflow to max finite", wgmma_detail::with(wgmma_detail::kH16, 7, 0)},
 };
 // E4M3 / E5M2 (K = 32).
 inline constexpr WgmmaCandidate kWgmmaCandidates8[kWgmmaCandidateSets] = {
-    {"mmasim", "MMA-Sim 2.1.1 Hopper: F 13, one step of 32, zero at 2^-133, RZ to E8M13, +0", wgmma_detail::kH8},
-    {"zero-exp-126", "a zero aligns at 2^-126 (microsoft/MMA-Sim@c785138)", wgmma_detail::with(wgmma_detail::kH8, 2, -126)},
+    {"mmasim", "MMA-Sim 2.1.1 Hopper: F 13, one step of 32, zero at 2^-133, RZ to E8M13, +0",
+     wgmma_detail::kH8},
+    {"zero-exp-126", "a zero aligns at 2^-126 (microsoft/MMA-Sim@c785138)",
+     wgmma_detail::with(wgmma_detail::kH8, 2, -126)},
     {"frac-12", "12 fraction bits kept", wgmma_detail::with(wgmma_detail::kH8, 0, 12)},
     {"frac-14", "14 fraction bits kept", wgmma_detail::with(wgmma_detail::kH8, 0, 14)},
     {"group-16", "two steps of 16 products", wgmma_detail::with(wgmma_detail::kH8, 1, 16)},
-    {"align-floor", "terms floored (two's complement)", wgmma_detail::with(wgmma_detail::kH8, 5, 1)},
-    {"renorm", "products renormalised before alignment", wgmma_detail::with(wgmma_detail::kH8, 6, 1)},
+    {"align-floor", "terms floored (two's complement)",
+     wgmma_detail::with(wgmma_detail::kH8, 5, 1)},
+    {"renorm", "products renormalised before alignment",
+     wgmma_detail::with(wgmma_detail::kH8, 6, 1)},
     {"signed-zero", "IEEE sign of an exact zero", wgmma_detail::with(wgmma_detail::kH8, 8, 0)},
-    {"out-23", "result truncated to float32's 23 bits, not 13", wgmma_detail::with(wgmma_detail::kH8, 3, 23)},
+    {"out-23", "result truncated to float32's 23 bits, not 13",
+     wgmma_detail::with(wgmma_detail::kH8, 3, 23)},
     {"out-rne", "result rounded to nearest even", wgmma_detail::with(wgmma_detail::kH8, 4, 1)},
 };
 

@@ -27,8 +27,12 @@
 #include <string>
 #include <vector>
 
-#include "fa4sim/core/wgmma_model.h"
 #include "fa4sim/gpu/gpu_attention.h"
+
+namespace fa4sim {
+enum class WgmmaInput : uint8_t;  // core/wgmma_model.h
+struct WgmmaModel;
+}  // namespace fa4sim
 
 namespace fa4sim::gpu {
 
@@ -162,7 +166,7 @@ struct WgmmaDeviceResult {
   std::vector<uint64_t> mismatches;               // [model * kWgmmaClasses + class]
   std::vector<std::vector<WgmmaMismatch>> first;  // per model, at most kWgmmaFirst (any order)
   uint64_t exact_class_mismatches = 0;  // class "exact": GPU != the exact sum (a harness fault)
-  std::vector<uint32_t> sample_d;       // GPU D of tiles [0, sample_tiles): tile * 4096 + row * 64 + col
+  std::vector<uint32_t> sample_d;  // GPU D of tiles [0, sample_tiles): tile * 4096 + row * 64 + col
   double wall_s = 0;
 };
 WgmmaDeviceResult run_wgmma_verify(WgmmaInput in, uint64_t seed, uint64_t tiles,

@@ -60,7 +60,8 @@ const WgmmaCandidate* wgmma_candidates(WgmmaInput in);
 
 // Sample rows for tiles [0, d.size() / 4096) of `seed`: uint16 (n, 2K + 4) = a[K], b[K], C lo/hi,
 // D lo/hi, with D = d (row-major over tile, row, col).
-std::vector<uint16_t> wgmma_sample_rows(WgmmaInput in, uint64_t seed, const std::vector<uint32_t>& d);
+std::vector<uint16_t> wgmma_sample_rows(WgmmaInput in, uint64_t seed,
+                                        const std::vector<uint32_t>& d);
 // Rows of a sample whose D differs from the host's wgmma_dot with `model`.
 uint64_t wgmma_sample_mismatches(WgmmaInput in, const WgmmaModel& model,
                                  const std::vector<uint16_t>& rows);

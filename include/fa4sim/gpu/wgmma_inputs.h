@@ -102,7 +102,8 @@ FA4_HD uint32_t wgmma_small_int(const WgmmaBits& f, int v) {
 FA4_HD bool wgmma_one_in(uint64_t h, uint32_t n) { return uint32_t(h >> 40) % n == 0; }
 
 // Element (r, k) of A (stream 0: r = row) or B (stream 1: r = column), as input bits.
-FA4_HD uint16_t wgmma_input_ab(WgmmaInput in, uint64_t seed, uint64_t tile, int stream, int r, int k) {
+FA4_HD uint16_t wgmma_input_ab(WgmmaInput in, uint64_t seed, uint64_t tile, int stream, int r,
+                               int k) {
   const WgmmaBits f = wgmma_bits(in);
   const int kk = wgmma_k(in);
   const int cls = int(tile % kWgmmaClasses);
@@ -113,7 +114,8 @@ FA4_HD uint16_t wgmma_input_ab(WgmmaInput in, uint64_t seed, uint64_t tile, int 
     case 1: return uint16_t(wgmma_rand_finite(f, -4, 4, h));
     case 2: {
       if (k >= kk * 3 / 4) return uint16_t(wgmma_rand_finite(f, -12, -2, h));
-      const uint64_t h0 = wgmma_input_hash(seed, tile, uint32_t(stream), uint32_t(r * kk + (k & ~1)));
+      const uint64_t h0 =
+          wgmma_input_hash(seed, tile, uint32_t(stream), uint32_t(r * kk + (k & ~1)));
       if (stream == 1) return uint16_t(wgmma_rand_finite(f, -2, 2, h0));
       const uint32_t x = wgmma_rand_finite(f, 6, 10, h0);
       return uint16_t((k & 1) ? x ^ (1u << (f.eb + f.mb)) : x);  // x, -x
@@ -134,7 +136,7 @@ FA4_HD uint16_t wgmma_input_ab(WgmmaInput in, uint64_t seed, uint64_t tile, int 
       if (!wgmma_one_in(h, 24)) return uint16_t(wgmma_rand_finite(f, -3, 3, h));
       const uint32_t s = uint32_t(h >> 20) % 5u, sign = uint32_t(h >> 63) << (f.eb + f.mb);
       const uint32_t all = (1u << f.eb) - 1u;
-      if (s < 2) return uint16_t(sign);  // +-0
+      if (s < 2) return uint16_t(sign);                                                   // +-0
       if (f.e4m3 || s == 4) return uint16_t(sign | (all << f.mb) | ((1u << f.mb) - 1u));  // NaN
       return uint16_t(sign | (all << f.mb));                                              // +-inf
     }
@@ -163,10 +165,13 @@ FA4_HD uint32_t wgmma_input_c(WgmmaInput in, uint64_t seed, uint64_t tile, int r
     case 5: return wgmma_one_in(h, 3) ? zero : wgmma_rand_finite(g, -149, -120, h);
     case 6: {
       if (!wgmma_one_in(h, 5)) return wgmma_rand_finite(g, -3, 8, h);
-      constexpr uint32_t kSpecial[6] = {0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFFFFFFFu};
+      constexpr uint32_t kSpecial[6] = {0u,          0x80000000u, 0x7F800000u,
+                                        0xFF800000u, 0x7FC00000u, 0xFFFFFFFFu};
       return kSpecial[uint32_t(h >> 20) % 6u];
     }
-    default: return wgmma_one_in(h, 2) ? wgmma_rand_finite(g, 124, 127, h) : wgmma_rand_finite(g, -3, 3, h);
+    default:
+      return wgmma_one_in(h, 2) ? wgmma_rand_finite(g, 124, 127, h)
+                                : wgmma_rand_finite(g, -3, 3, h);
   }
 }
 
