@@ -165,3 +165,46 @@ TEST(GpuWgmmaVerify, CpuSampleOfTheDeviceInputs) {
               {d.size(), uint64_t(2 * k + 4)}, rows.data(), rows.size() * 2);
   }
 }
+
+// The run can tell each alternative set from set 0 only where they differ: on the first 16 tiles
+// (every class twice) each alternative gives other bits than set 0 somewhere (but the two that
+// cannot differ for fp16). Prints how many dot products differ per set and class.
+TEST(GpuWgmmaVerify, EveryAlternativeDiffersFromTheModelOnTheInputs) {
+  constexpr uint64_t kTiles = 16;
+  for (WgmmaInput in : kAll) {
+    const int k = wgmma_k(in);
+    const WgmmaCandidate* sets = wgmma_candidates(in);
+    std::vector<std::vector<uint64_t>> differ(kWgmmaCandidateSets,
+                                              std::vector<uint64_t>(kWgmmaClasses, 0));
+    for (uint64_t i = 0; i < kTiles * kWgmmaTileDots; ++i) {
+      const uint64_t tile = i / kWgmmaTileDots;
+      const int row = int(i % kWgmmaTileDots) / 64, col = int(i % 64);
+      uint16_t a[kWgmmaMaxK], b[kWgmmaMaxK];
+      for (int j = 0; j < k; ++j) {
+        a[j] = wgmma_input_ab(in, 1, tile, 0, row, j);
+        b[j] = wgmma_input_ab(in, 1, tile, 1, col, j);
+      }
+      const uint32_t c = wgmma_input_c(in, 1, tile, row, col);
+      const uint32_t d0 = wgmma_dot(sets[0].model, in, a, b, c);
+      for (int s = 1; s < kWgmmaCandidateSets; ++s)
+        differ[size_t(s)][tile % kWgmmaClasses] += wgmma_dot(sets[s].model, in, a, b, c) != d0;
+    }
+    for (int s = 1; s < kWgmmaCandidateSets; ++s) {
+      uint64_t total = 0;
+      std::string per;
+      for (uint64_t v : differ[size_t(s)]) {
+        total += v;
+        per += " " + std::to_string(v);
+      }
+      std::printf("%s %-13s differs from set 0 on %6llu of %llu (per class:%s)\n",
+                  wgmma_input_name(in), sets[s].name, (unsigned long long)total,
+                  (unsigned long long)(kTiles * kWgmmaTileDots), per.c_str());
+      // fp16 cannot show the zero exponent or an overflow (kWgmmaCandidates16's comment).
+      const std::string name = sets[s].name;
+      if (in == WgmmaInput::fp16 && (name == "zero-exp-126" || name == "sat-overflow"))
+        EXPECT_EQ(total, 0u) << name;
+      else
+        EXPECT_GT(total, 0u) << wgmma_input_name(in) << " " << name;
+    }
+  }
+}

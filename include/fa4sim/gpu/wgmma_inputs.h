@@ -14,7 +14,8 @@
 //              products (exponents down to -12 and the subnormals) after them, C -30..4
 //   spread     exponents over each format's whole range, subnormals included; C over float32's
 //   subnormal  A, B: 1/4 signed zeros, 3/8 subnormals, 3/8 the lowest normals; C zero, float32
-//              subnormal, or near the smallest products
+//              subnormal, or near the smallest products; every 8th row of A all -0 and every 8th
+//              column of B all +0, with C = -0 where they meet (products and C all -0)
 //   tiny       products near float32's subnormals and the zero exponent 2^-133 (bf16: exponents
 //              -75..-60; the others: their subnormals), 1/4 zeros, C zero or -149..-120
 //   special    1 element in 24 replaced by +-0, +-inf or NaN (E4M3: NaN 0x7F/0xFF only), C 1 in 5
@@ -122,6 +123,9 @@ FA4_HD uint16_t wgmma_input_ab(WgmmaInput in, uint64_t seed, uint64_t tile, int 
     }
     case 3: return uint16_t(wgmma_rand_finite(f, -999, 999, h));
     case 4: {
+      // Rows of A that are all -0 and columns of B that are all +0: every product -0 (the sign
+      // of an exact zero result, with C = -0 there).
+      if (r % 8 == 0) return uint16_t(stream == 0 ? 1u << (f.eb + f.mb) : 0u);
       const uint32_t p = uint32_t(h >> 40) % 8u;
       if (p < 2) return uint16_t(zero);
       return uint16_t(p < 5 ? wgmma_rand_finite(f, f.emin - f.mb, f.emin - 1, h)
@@ -157,6 +161,7 @@ FA4_HD uint32_t wgmma_input_c(WgmmaInput in, uint64_t seed, uint64_t tile, int r
     case 2: return wgmma_one_in(h, 3) ? zero : wgmma_rand_finite(g, -30, 4, h);
     case 3: return wgmma_one_in(h, 10) ? zero : wgmma_rand_finite(g, -999, 999, h);
     case 4: {
+      if (row % 8 == 0 && col % 8 == 0) return 0x80000000u;  // -0 (see wgmma_input_ab)
       const uint32_t p = uint32_t(h >> 40) % 3u;
       if (p == 0) return zero;
       if (p == 1) return wgmma_rand_finite(g, -149, -127, h);
