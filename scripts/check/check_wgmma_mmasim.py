@@ -13,7 +13,8 @@ named wgmma-<type>.npy, type in bf16, fp16, e4m3, e5m2 (float32 accumulation).
   --make DIR    writes synthetic samples whose D is MMA-Sim's (random and adversarial inputs:
                 normal values, cancelling pairs, the whole exponent range, subnormals and zeros,
                 inf/NaN, C of either sign); fa4sim's C++ model is then compared with them by
-                `FA4SIM_WGMMA_SAMPLE=DIR test_wgmma_model --gtest_filter=*SampleFile*`
+                `FA4SIM_WGMMA_SAMPLE=DIR test_wgmma_model --gtest_also_run_disabled_tests
+                --gtest_filter=*SampleFile*`
                 (--model-test BIN runs that after writing: ctest wgmma_mmasim_crosscheck).
 
 mmasim is the reference as published: mmasim/nv_ptx/sim.py WGMMA("Hopper", "m64n8k16.f32.bf16.bf16")
@@ -198,7 +199,8 @@ def main():
             print(f"{t}: wrote {args.n} dot products with mmasim's D to {path}")
         if args.model_test:
             env = dict(os.environ, FA4SIM_WGMMA_SAMPLE=args.make)
-            return subprocess.run([args.model_test, "--gtest_filter=*SampleFile*"], env=env).returncode
+            cmd = [args.model_test, "--gtest_also_run_disabled_tests", "--gtest_filter=*SampleFile*"]
+            return subprocess.run(cmd, env=env).returncode
         return 0
     total, seen = 0, 0
     for t in types:
