@@ -11,6 +11,12 @@
 //                               github.com/peichenxie/MMA-Sim src/mmasim/mmasim/arithmetic/fdpa.py
 //                               @0a5ce40fbf6ea34ba93a184bdd8ee3a6d8c2b749, which lacks the final
 //                               "-0.0 to +0.0" step)
+// and, earlier, github.com/microsoft/MMA-Sim @c78513835c8b2ae61b35062afce4c4255bc6901c:
+//   mmasim/simulator/nv_ptx.py      class wgmma: n_accum_fractional_bits 25, FP8 13 with output
+//                                   "f32_e8m13"; the whole K in one nv_fused_dot_add
+//   mmasim/simulator/arithmetic.py  fused_sum (math.trunc of each aligned term), nv_fused_dot_add
+//                                   (RZ to 23 or 13 bits), extract_significand_exponent (a zero
+//                                   gets e = -126 there: candidate "zero-exp-126")
 // and the Hopper entries of Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv
 // 2512.07004): every product and C aligned to the largest exponent, truncated to a fixed number of
 // fraction bits, summed exactly, normalised once, rounded toward zero; FP8 keeps fewer bits.
