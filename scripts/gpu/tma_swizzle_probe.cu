@@ -9,8 +9,8 @@
 // the useful bytes per clock per SM (the median over SMs); rows of d not a multiple of 16 are read
 // (2-D only) with the boxes of the padded tile, as upstream does.
 // `./tma_probe clock` instead asks whether TMA's throughput follows the SM clock: a few (d, swizzle)
-// tiles are timed with the GPU idle and again while a heater kernel (mma.sync in registers, one CTA
-// per SM, no memory traffic) holds the chip at its power cap and pulls the SM clock down; each
+// tiles are timed with the GPU idle and again while a heater kernel (mma.sync in registers, FMAs and
+// shared-memory reads, one CTA per SM, no global memory traffic) holds the chip at its power cap and pulls the SM clock down; each
 // probe CTA reads its SM's clock (clock64) and the time (globaltimer), so the CSV gives the clocks
 // per tile next to the SM clock they ran at. If the unit ran in SM clocks, clocks per tile would
 // not move with the clock; if in nanoseconds, they would fall in proportion.
@@ -106,24 +106,34 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int boxes, int bo
   ns[blockIdx.x] = globaltimer() - g0;
 }
 
-// Power without memory traffic: chains of mma.sync on register operands, for `dur_ns`.
+// Power without global memory traffic: chains of mma.sync on register operands, FMAs and
+// shared-memory reads (16 KiB: the probe's 200 KiB still fits beside it), for `dur_ns`.
 __global__ void heater(unsigned long long dur_ns, float* sink) {
   const unsigned long long until_ns = globaltimer() + dur_ns;
+  __shared__ volatile float4 pool[1024];
+  pool[threadIdx.x % 1024].x = threadIdx.x, pool[threadIdx.x % 1024].y = 1;
+  pool[threadIdx.x % 1024].z = 2, pool[threadIdx.x % 1024].w = 3;
+  __syncthreads();
+  float4 f = make_float4(1.0001f, 0.9999f, 1.0002f, 0.9998f);
   uint32_t a[4], b[2];
   for (int i = 0; i < 4; ++i) a[i] = 0x3f813f7fu ^ (threadIdx.x * 0x9E3779B9u + i);
   b[0] = a[1] ^ 0x00ff00ffu, b[1] = a[2] ^ 0x0f0f0f0fu;
   float c[4][4] = {};
   while (globaltimer() < until_ns) {
-    for (int rep = 0; rep < 64; ++rep)
+    for (int rep = 0; rep < 64; ++rep) {
+      const volatile float4& q = pool[(threadIdx.x + rep * 33) % 1024];
+      const float4 v = make_float4(q.x, q.y, q.z, q.w);
+      f.x = fmaf(f.x, v.x, v.y), f.y = fmaf(f.y, v.z, v.w), f.z = fmaf(f.z, v.y, v.x);
       for (int k = 0; k < 4; ++k)
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, "
             "%7}, {%8, %9}, {%0, %1, %2, %3};\n"
             : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
     a[0] += 0x00010001u;  // keep the operands' bits moving
   }
-  float s = 0;
+  float s = f.x + f.y + f.z;
   for (auto& r : c)
     for (float v : r) s += v;
   if (s == 12345.f) sink[threadIdx.x] = s;
@@ -207,7 +217,7 @@ int clock_mode(int sms, Buffers buf, cudaStream_t st) {
       for (int rep = 0; rep < 3; ++rep) {
         if (heat) {
           // the heater runs 1.5 s from its launch; the probe starts 0.8 s in, clocks settled
-          heater<<<sms, 256, 0, hs>>>(1500ull * 1000 * 1000, sink);
+          heater<<<sms, 1024, 0, hs>>>(1500ull * 1000 * 1000, sink);
           usleep(800 * 1000);
         }
         const Timing t = measure(map, boxes, inner, box_stride, sms, buf, st);
