@@ -286,7 +286,7 @@ TEST(Schedule, ClockDurationAndTmaScaleTerms) {
   expect_refused_naming(bad, "calibrated.tma_clock_scale");
 }
 
-// Note [Loads in nanoseconds]: with the probe's clock in the spec, the TMA table is time per tile,
+// The loads in nanoseconds (see the Note in schedule.h): with the probe's clock in the spec, the TMA table is time per tile,
 // so where the loads bind an iteration's clocks follow the SM clock; where the tensor core binds
 // they do not; without it the table's clocks hold at any clock. A given clock is the clock used.
 TEST(Schedule, LoadsTakeNanosecondsWhenTheProbeClockIsKnown) {

@@ -80,7 +80,7 @@ struct TileRule {
 // and its clocks move with the clock, while the 128-byte d 64 tile takes the same clocks. In the
 // kernel likewise (Nsight Compute's single launch against the timed runs, all plans): load-bound
 // shapes run as long in the timed runs as under the profiler (0-2 % apart) though their clock is
-// lower there, while tensor-bound ones run 7-20 % longer. So the table's clocks, read at the
+// up to 12 % lower there, while tensor-bound ones longer than 1 ms run 4-21 % longer. So the table's clocks, read at the
 // probe's clock (tma.probe_clock_mhz), are taken as nanoseconds per tile: in a kernel at clock f
 // an iteration's loads take table x tma_clock_scale x f / probe_clock_mhz clocks. The clock in
 // turn depends on the cycles (the clock line): predict_schedule finds the fixed point. The
