@@ -17,9 +17,9 @@
 //   mmasim/simulator/arithmetic.py  fused_sum (math.trunc of each aligned term), nv_fused_dot_add
 //                                   (RZ to 23 or 13 bits), extract_significand_exponent (a zero
 //                                   gets e = -126 there: candidate "zero-exp-126")
-// and the Hopper entries of Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv
-// 2512.07004): every product and C aligned to the largest exponent, truncated to a fixed number of
-// fraction bits, summed exactly, normalised once, rounded toward zero; FP8 keeps fewer bits.
+// Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv 2512.07004), describe the
+// H100 with the same kind of features (alignment to the largest exponent, truncation, one
+// normalisation, round toward zero, fewer bits for FP8); their parameters are not compared here.
 //
 // The steps, for one fused group of products and the running C (Note [wgmma fused sum]):
 //   1. each input x = s * 2^e with 1 <= |s| < 2, subnormals s < 1 at e = emin of their format
