@@ -23,6 +23,10 @@ quantisers, which fa4sim's `block` matches block for block; its mean |diff| is t
 mean_diff. Torch's CUDA random numbers are not reproduced: each seed is another sample.
 
     python3 scripts/datagen/pr2582_repro.py --fa4sim build/fa4sim --out data/block_attention/pr2582_setup
+
+`--seeds 1-40` (and `--seeds-large 1-8`, `none` to skip a shape) adds the spread over the seeds per
+(shape, mode, source, metric): mean, std, min, max, 5-95 %, and where the published value falls
+(z, share of seeds below); `--no-fa4sim` runs the model alone.
 """
 import argparse
 import json
@@ -131,34 +135,101 @@ def model(qkv):
     return res
 
 
+def parse_seeds(text):
+    """'1,2,5' or '1-40' (inclusive) or a mix: the list of seeds; 'none': no seeds (skip the shapes)."""
+    if text == "none":
+        return []
+    seeds = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+        except ValueError:
+            sys.exit(f"pr2582_repro: error: --seeds: bad seed list {text!r} (use 1,2,3 or 1-40)")
+    return seeds
+
+
+# the published cells are printed to 4 decimals: each is its value +- this half-width
+HALF_WIDTH = 5e-5
+METRICS = (("cosine", 0), ("max_abs", 1), ("mean_abs", 2))  # our key -> index in PUBLISHED
+
+
+def spread(rows):
+    """Per (shape, mode, source, metric): mean, std, min, max, 5-95 % and the published value's z."""
+    out = []
+    for shape, pub in PUBLISHED.items():
+        for mode, want in zip(MODES, pub):
+            sel = [r for r in rows if tuple(r["shape"]) == shape and r["mode"] == mode]
+            for src in ("fa4sim", "model"):
+                for key, i in METRICS:
+                    x = np.array([r[src][key] for r in sel if key in r[src]])
+                    if len(x) < 2:
+                        continue
+                    sd = float(x.std(ddof=1))
+                    z = (want[i] - float(x.mean())) / sd if sd > 0 else float("inf")
+                    # how far the published interval [v - h, v + h] lies from the mean, in std
+                    gap = max(abs(want[i] - float(x.mean())) - HALF_WIDTH, 0.0)
+                    out.append({"shape": list(shape), "mode": mode, "source": src, "metric": key,
+                                "n": len(x), "mean": float(x.mean()), "std": sd, "min": float(x.min()),
+                                "max": float(x.max()), "p5": float(np.percentile(x, 5)),
+                                "p95": float(np.percentile(x, 95)), "published": want[i], "z": z,
+                                "z_interval": gap / sd if sd > 0 else float("inf"),
+                                "below": float((x < want[i]).mean()),  # share of seeds below the published
+                                "inside": bool(x.min() <= want[i] + HALF_WIDTH and want[i] - HALF_WIDTH <= x.max())})
+    return out
+
+
+def spread_lines(stats):
+    lines = ["", "Spread over seeds (published cells are printed to 4 decimals: +-5e-5; z = (published - mean) / "
+             "std; z_int: distance of the published interval from the mean in std; seeds below: share of "
+             "seeds under the published value; fa4sim's max_abs is against "
+             "float64, not a bf16 kernel, and it has no mean_abs)", "",
+             "| shape (b, s, h, d) | mode | source | metric | n | mean | std | min | max | 5 % | 95 % "
+             "| published | z | z_int | seeds below | inside [min, max] |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for t in stats:
+        f = (lambda v: f"{v:.5f}") if t["metric"] == "cosine" else (lambda v: f"{v:.4f}")
+        lines.append(f"| {tuple(t['shape'])} | {t['mode']} | {t['source']} | {t['metric']} | {t['n']} | "
+                     f"{f(t['mean'])} | {t['std']:.1e} | {f(t['min'])} | {f(t['max'])} | {f(t['p5'])} | "
+                     f"{f(t['p95'])} | {t['published']} | {t['z']:+.1f} | {t['z_interval']:.1f} | {t['below']:.0%} | "
+                     f"{'yes' if t['inside'] else 'no'} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fa4sim", default="build/fa4sim")
     ap.add_argument("--out", required=True, help="output prefix: OUT.json and OUT.md")
-    ap.add_argument("--seeds", default="1,2,3,4,5", help="seeds of the two small shapes")
-    ap.add_argument("--seeds-large", default="1,2", help="seeds of (1, 4096, 12, 128)")
+    ap.add_argument("--seeds", default="1,2,3,4,5", help="seeds of the two small shapes: 1,2,3, 1-40 or none")
+    ap.add_argument("--seeds-large", default="1,2", help="seeds of (1, 4096, 12, 128): 1,2, 1-8 or none")
     ap.add_argument("--model", action="store_true", help="also run the numpy model of the PR's recipe")
+    ap.add_argument("--no-fa4sim", action="store_true", help="run the model only (implies --model)")
     a = ap.parse_args()
+    small, large = parse_seeds(a.seeds), parse_seeds(a.seeds_large)
+    a.model = a.model or a.no_fa4sim
     rows = []
     lines = ["| shape (b, s, h, d) | mode | seed | published cos / max / mean | fa4sim cos | fa4sim max "
              "| model cos | model max | model mean |", "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as tmp:
         for shape, pub in PUBLISHED.items():
-            seeds = a.seeds_large if shape[1] >= 4096 else a.seeds
-            for seed in (int(x) for x in seeds.split(",")):
+            for seed in large if shape[1] >= 4096 else small:
                 qkv = inputs(shape, seed)
                 mod = model(qkv) if a.model else {}
                 for (mode, want) in zip(MODES, pub):
-                    r = run_fa4sim(a.fa4sim, tmp, qkv, mode)
+                    r = {} if a.no_fa4sim else run_fa4sim(a.fa4sim, tmp, qkv, mode)
                     m = mod.get(mode, {})
                     rows.append({"shape": list(shape), "mode": mode, "seed": seed, "published": want,
                                  "fa4sim": r, "model": m})
+                    rs = f"{r['cosine']:.5f} | {r['max_abs']:.4f}" if r else "- | -"
                     ms = (f"{m['cosine']:.5f} | {m['max_abs']:.4f} | {m['mean_abs']:.5f}" if m else "- | - | -")
-                    lines.append(f"| {shape} | {mode} | {seed} | {' / '.join(map(str, want))} | "
-                                 f"{r['cosine']:.5f} | {r['max_abs']:.4f} | {ms} |")
+                    lines.append(f"| {shape} | {mode} | {seed} | {' / '.join(map(str, want))} | {rs} | {ms} |")
                     print(lines[-1], flush=True)
+    stats = spread(rows)
+    lines += spread_lines(stats)
+    print("\n".join(spread_lines(stats)))
     prov = provenance(a.fa4sim, numpy=np.__version__, ml_dtypes=ml_dtypes.__version__)
-    write_outputs(a.out, {"provenance": prov, "rows": rows}, lines)
+    write_outputs(a.out, {"provenance": prov, "rows": rows, "spread": stats}, lines)
+
 
 if __name__ == "__main__":
     main()
