@@ -526,8 +526,6 @@ json driver_answer(const UpstreamCheckOptions& o, const std::string& dir,
     }
     return read_json_input(dpath, "--from driver answer", hint);
   }
-  gpu_attn_device_name();  // exit 3 without a GPU
-  upstream_require(upstream_env(o.python));
   DriverPipe p(driver_command(o.python, "forward --manifest " + sh_quote(dir + "/manifest.json")));
   const std::string out = read_all(p.f);
   const int rc = p.close();
@@ -668,6 +666,10 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
   }
   if (!o.save_dir.empty() && !o.from_dir.empty())
     throw Error("--save and --from exclude each other", "save on the GPU machine, read anywhere");
+  if (o.from_dir.empty()) {  // before anything is written
+    gpu_attn_device_name();  // exit 3 without a GPU
+    upstream_require(upstream_env(o.python));
+  }
   std::optional<TempDir> tmp;
   std::string dir;
   if (!o.save_dir.empty()) {
