@@ -664,7 +664,7 @@ TEST(GpuUpstream, BadSavedRunsAreRefused) {
   EXPECT_NE(msg.find("exclude each other"), std::string::npos) << msg;
 }
 
-// Note [LSE ulps]: ulps at max(|LSE|, 1).
+// The ulps of Note [LSE ulps], at max(|LSE|, 1).
 TEST(GpuUpstream, LseErrorUlps) {
   EXPECT_DOUBLE_EQ(lse_error_ulps(1.0 + std::ldexp(1.0, -23), 1.0), 1.0);
   EXPECT_DOUBLE_EQ(lse_error_ulps(std::ldexp(1.0, -23), 0.0), 1.0);  // near 0: ulps of 1
