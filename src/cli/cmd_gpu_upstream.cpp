@@ -23,7 +23,7 @@ struct UpstreamCli {
               seq_k, q_scale = "1", seed = default_seed_text(), tau, max_offset, emu;
   bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false,
        compare_models = false;
-  std::string save_dir, from_dir, model = "sm90-mufu";
+  std::string save_dir, from_dir, model = "sm90-mufu", unfused;
   // bench
   std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1",
               b_tau = "0,4,8", b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
@@ -248,6 +248,14 @@ void run_check(const UpstreamCli& c) {
   o.model = m == "sm90-mufu" ? GpuAttnCpuModel::sm90_mufu
             : m == "sm90-cr" ? GpuAttnCpuModel::sm90_cr
                              : GpuAttnCpuModel::row_block_cr;
+  if (!c.unfused.empty())
+    for (const std::string& item : list_items("--unfused", c.unfused, "a name")) {
+      const std::string u =
+          parse_choice("--unfused", item, {"exp-argument", "row-sum-init", "lse"});
+      (u == "exp-argument"   ? o.fma.exp_argument
+       : u == "row-sum-init" ? o.fma.row_sum_init
+                             : o.fma.lse) = false;
+    }
   check_report_path(c.check_common.json_path);
   Report r = run_upstream_check(o);
   emit(r, c.check_common.json_path, sw.seconds());
@@ -275,6 +283,10 @@ void add_check(CLI::App* up, UpstreamCli& c) {
                  "bit-exact), rowblock-cr (fa4sim's RowBlockSim, the model before the sm90 order)")
       ->type_name("MODEL")
       ->capture_default_str();
+  ck->add_option("--unfused", c.unfused,
+                 "sm90 models: compute these as a multiply then an add instead of one fma "
+                 "(not read from upstream's compiled code): exp-argument, row-sum-init, lse")
+      ->type_name("NAME[,NAME...]");
   ck->add_flag("--compare-models", c.compare_models,
                "Also report every CPU model's bit-identity shares with upstream (three more model "
                "runs per run)");

@@ -699,6 +699,7 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
       if (x.value("id", "") == std::to_string(i)) run = x;
     GpuAttnTiling tiling = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
     tiling.model = o.model;
+    tiling.fma = o.fma;
     if (!run.value("ok", false)) {
       UpstreamRunResult r;
       r.config = c;
@@ -786,6 +787,10 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
                     {"python", o.python},
                     {"cpu_model", gpu_attn_cpu_model_name(o.model)},
                     {"compare_models", o.compare_models},
+                    {"fma",
+                     {{"exp_argument", o.fma.exp_argument},
+                      {"row_sum_init", o.fma.row_sum_init},
+                      {"lse", o.fma.lse}}},
                     {"from", o.from_dir},
                     {"save", o.save_dir}};
   rep.results = json{{"env", res.env}, {"runs", runs}, {"pass", pass}};

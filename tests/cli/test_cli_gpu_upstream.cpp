@@ -53,6 +53,8 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
   expect_usage("gpu upstream bench --tau 0,x", "--tau");
   expect_usage("gpu upstream bench --iters 0", "--iters");
   expect_usage("gpu upstream check --model fast", "--model");
+  expect_usage("gpu upstream check --unfused lse,lse", "--unfused");
+  expect_usage("gpu upstream check --unfused sum", "--unfused");
   expect_usage("gpu upstream check --save a --from b", "exclude each other");
   expect_usage("gpu upstream check --suite --from /nonexistent/fa4sim-saved", "manifest.json");
 }

@@ -170,6 +170,7 @@ struct UpstreamCheckOptions {
   std::string from_dir;
   bool compare_models = false;  // upstream_analyse's compare_models
   GpuAttnCpuModel model = GpuAttnCpuModel::sm90_mufu;
+  Sm90Contraction fma{};  // the sm90 models' contraction choices (sm90_forward.h [C1]-[C3])
 };
 struct UpstreamCheckResult {
   json env;                             // the driver's report of versions and the device
