@@ -8,6 +8,7 @@
 #include "fa4sim/core/constants.h"
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/online_softmax.h"
+#include "fa4sim/core/wgmma_model.h"
 
 namespace fa4sim {
 
@@ -21,6 +22,56 @@ void Sm90Gemm::pv(float* o, const float* p, const float* v, size_t ldv, int n, i
   for (int k = 0; k < n; ++k) {
     const float* vk = v + size_t(k) * ldv;
     for (int j = 0; j < d; ++j) o[j] = std::fma(p[k], vk[j], o[j]);
+  }
+}
+
+Sm90WgmmaGemm::Sm90WgmmaGemm(const Format& in_format)
+    : f_(&in_format), fp16_(&in_format == &kFP16) {}
+
+namespace {
+
+constexpr int kWgmmaK = 16;  // m64nNk16: 16 products per step for bf16 / fp16
+
+// The 16-bit pattern of a value of the input format (exact: the value is one of the format's).
+uint16_t in_bits(const Format& f, bool fp16, float x) {
+  return fp16 ? uint16_t(encode(f, x, Overflow::ieee)) : uint16_t(f32_bits(x) >> 16);
+}
+
+}  // namespace
+
+float Sm90WgmmaGemm::qk(const float* q, const float* k, int d) const {
+  const WgmmaInput in = fp16_ ? WgmmaInput::fp16 : WgmmaInput::bf16;
+  const WgmmaModel m = wgmma_model_hopper(in);
+  uint16_t a[kWgmmaK], b[kWgmmaK];
+  uint32_t c = 0;  // zero_init: +0
+  for (int k0 = 0; k0 < d; k0 += kWgmmaK) {
+    for (int x = 0; x < kWgmmaK; ++x) {
+      const bool in_range = k0 + x < d;  // d is a multiple of 8: pad a last half step with zeros
+      a[x] = in_range ? in_bits(*f_, fp16_, q[k0 + x]) : uint16_t(0);
+      b[x] = in_range ? in_bits(*f_, fp16_, k[k0 + x]) : uint16_t(0);
+    }
+    c = wgmma_dot(m, in, a, b, c);
+  }
+  return f32_from_bits(c);
+}
+
+void Sm90WgmmaGemm::pv(float* o, const float* p, const float* v, size_t ldv, int n, int d) const {
+  const WgmmaInput in = fp16_ ? WgmmaInput::fp16 : WgmmaInput::bf16;
+  const WgmmaModel m = wgmma_model_hopper(in);
+  std::vector<uint16_t> pb(static_cast<size_t>(n)), vb(static_cast<size_t>(n));
+  for (int k = 0; k < n; ++k) pb[size_t(k)] = in_bits(*f_, fp16_, p[k]);
+  uint16_t a[kWgmmaK], b[kWgmmaK];
+  for (int j = 0; j < d; ++j) {
+    for (int k = 0; k < n; ++k) vb[size_t(k)] = in_bits(*f_, fp16_, v[size_t(k) * ldv + size_t(j)]);
+    uint32_t c = f32_bits(o[j]);
+    for (int k0 = 0; k0 < n; k0 += kWgmmaK) {
+      for (int x = 0; x < kWgmmaK; ++x) {
+        a[x] = k0 + x < n ? pb[size_t(k0 + x)] : uint16_t(0);
+        b[x] = k0 + x < n ? vb[size_t(k0 + x)] : uint16_t(0);
+      }
+      c = wgmma_dot(m, in, a, b, c);
+    }
+    o[j] = f32_from_bits(c);
   }
 }
 

@@ -244,10 +244,12 @@ void run_check(const UpstreamCli& c) {
   o.save_dir = c.save_dir;
   o.from_dir = c.from_dir;
   o.compare_models = c.compare_models;
-  const std::string m = parse_choice("--model", c.model, {"sm90-mufu", "sm90-cr", "rowblock-cr"});
-  o.model = m == "sm90-mufu" ? GpuAttnCpuModel::sm90_mufu
-            : m == "sm90-cr" ? GpuAttnCpuModel::sm90_cr
-                             : GpuAttnCpuModel::row_block_cr;
+  const std::string m =
+      parse_choice("--model", c.model, {"sm90-mufu", "sm90-wgmma", "sm90-cr", "rowblock-cr"});
+  o.model = m == "sm90-mufu"    ? GpuAttnCpuModel::sm90_mufu
+            : m == "sm90-wgmma" ? GpuAttnCpuModel::sm90_wgmma
+            : m == "sm90-cr"    ? GpuAttnCpuModel::sm90_cr
+                                : GpuAttnCpuModel::row_block_cr;
   if (!c.unfused.empty())
     for (const std::string& item : list_items("--unfused", c.unfused, "a name")) {
       const std::string u =
@@ -279,7 +281,8 @@ void add_check(CLI::App* up, UpstreamCli& c) {
                "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
   ck->add_option("--model", c.model,
                  "CPU model to compare with: sm90-mufu (upstream's sm90 order, the H200's MUFU "
-                 "models), sm90-cr (same order, correctly rounded exp2/rcp/log2: fast, not "
+                 "models), sm90-wgmma (sm90-mufu with both GEMMs through the wgmma model; "
+                 "slower), sm90-cr (same order, correctly rounded exp2/rcp/log2: fast, not "
                  "bit-exact), rowblock-cr (fa4sim's RowBlockSim, the model before the sm90 order)")
       ->type_name("MODEL")
       ->capture_default_str();
@@ -288,7 +291,7 @@ void add_check(CLI::App* up, UpstreamCli& c) {
                  "(not read from upstream's compiled code): exp-argument, row-sum-init, lse")
       ->type_name("NAME[,NAME...]");
   ck->add_flag("--compare-models", c.compare_models,
-               "Also report every CPU model's bit-identity shares with upstream (three more model "
+               "Also report every CPU model's bit-identity shares with upstream (four more model "
                "runs per run)");
   ck->add_option("--save", c.save_dir,
                  "Keep the inputs, the driver's answer and upstream's O and LSE in this new folder "

@@ -284,6 +284,7 @@ double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vect
 const char* gpu_attn_cpu_model_name(GpuAttnCpuModel m) {
   switch (m) {
     case GpuAttnCpuModel::sm90_mufu: return "sm90-mufu";
+    case GpuAttnCpuModel::sm90_wgmma: return "sm90-wgmma";
     case GpuAttnCpuModel::sm90_cr: return "sm90-cr";
     case GpuAttnCpuModel::row_block_cr:
     default: return "rowblock-cr";
@@ -387,8 +388,12 @@ GpuAttnModel sm90_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
   base.p_format = &p_format_of(sm.dtype);
   base.fma = tiling.fma;
   base.warp_rows = tiling.warp_rows;
-  if (tiling.model == GpuAttnCpuModel::sm90_mufu) base.mufu = mufu_hardware();
-  const Sm90Gemm gemm;
+  if (tiling.model != GpuAttnCpuModel::sm90_cr) base.mufu = mufu_hardware();
+  const Sm90Gemm plain;
+  const Sm90WgmmaGemm tensor_core(storage_format(sm.dtype));
+  const Sm90Gemm& gemm = tiling.model == GpuAttnCpuModel::sm90_wgmma
+                             ? static_cast<const Sm90Gemm&>(tensor_core)
+                             : plain;
   return run_cta_tiles(shape, sm, in, threads, tiling,
                        [&](const CtaTile& c, std::vector<float>& S, std::vector<float>& V,
                            std::vector<float>& O, std::vector<float>& lse) {

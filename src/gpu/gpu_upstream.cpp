@@ -396,8 +396,8 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
   identity(c, o_bits, lse, model, tiling.out_fp16, r.o_equal_to_model, r.lse_equal_to_model,
            &r.lse_rows, &r.lse_max_ulp_upstream_vs_model, &r.first_mismatches);
   if (compare_models)
-    for (GpuAttnCpuModel m :
-         {GpuAttnCpuModel::row_block_cr, GpuAttnCpuModel::sm90_cr, GpuAttnCpuModel::sm90_mufu}) {
+    for (GpuAttnCpuModel m : {GpuAttnCpuModel::row_block_cr, GpuAttnCpuModel::sm90_cr,
+                              GpuAttnCpuModel::sm90_mufu, GpuAttnCpuModel::sm90_wgmma}) {
       GpuAttnTiling t = tiling;
       t.model = m;
       const GpuAttnModel other =
@@ -738,7 +738,7 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
   bool pass = !res.runs.empty();
   Table shares{
       "Bit identity with upstream per CPU model (--compare-models): O elements % / LSE values %",
-      {"run", "rowblock-cr", "sm90-cr", "sm90-mufu"},
+      {"run", "rowblock-cr", "sm90-cr", "sm90-mufu", "sm90-wgmma"},
       {},
       {}};
   for (const auto& r : res.runs) {

@@ -199,6 +199,33 @@ TEST(Sm90Forward, TheGemmSeamIsUsed) {
   EXPECT_EQ(lse, float(3.0f) * kLn2f);  // log2(8) = 3
 }
 
+// The wgmma model through the seam: terms aligned to the largest exponent keep 25 fraction bits
+// and the sum is truncated to float32, so 1 + 2^-24 + 2^-26 gives 1 (2^-26 is cut, the rest
+// rounds toward zero) where the exact dot product rounded once gives 1 + 2^-23; P V chains its
+// 16-key steps from C = O.
+TEST(Sm90Forward, WgmmaGemmTruncatesWhereTheExactDotRounds) {
+  const Sm90WgmmaGemm w(kBF16);
+  std::vector<float> q(16, 0.0f), k(16, 0.0f);
+  q[0] = q[1] = q[2] = 1.0f;
+  k[0] = 1.0f, k[1] = std::ldexp(1.0f, -24), k[2] = std::ldexp(1.0f, -26);
+  EXPECT_EQ(w.qk(q.data(), k.data(), 16), 1.0f);
+  EXPECT_EQ(Sm90Gemm{}.qk(q.data(), k.data(), 16), 1.0f + std::ldexp(1.0f, -23));
+  // d = 24: a second step takes the first one's result as C
+  std::vector<float> q2(24, 0.0f), k2(24, 0.0f);
+  q2[0] = 3.0f, k2[0] = 0.5f, q2[20] = -1.0f, k2[20] = 1.0f;
+  EXPECT_EQ(w.qk(q2.data(), k2.data(), 24), 0.5f);
+  // P V from C = o = 1: P = 3 2^-24 on V = 1 gives 1 + 2^-23 (truncated) where one fma rounds
+  // 1 + 1.5 ulp to 1 + 2^-22; a second step (key 17) adds 0.5 exactly
+  std::vector<float> p(32, 0.0f), v(32, 0.0f);
+  p[0] = 3.0f * std::ldexp(1.0f, -24), p[17] = 0.5f;
+  v[0] = v[17] = 1.0f;
+  float o = 1.0f, o_fma = 1.0f;
+  w.pv(&o, p.data(), v.data(), 1, 32, 1);
+  Sm90Gemm{}.pv(&o_fma, p.data(), v.data(), 1, 32, 1);
+  EXPECT_EQ(o, 1.5f + std::ldexp(1.0f, -23));
+  EXPECT_EQ(o_fma, 1.5f + std::ldexp(1.0f, -22));
+}
+
 // A row without a visible key: O = 0, LSE -inf (finalize's zero_or_nan branch).
 TEST(Sm90Forward, EmptyRowGivesZeroAndMinusInfinity) {
   OneRow r;

@@ -606,7 +606,7 @@ UpstreamCheckOptions small_check() {
 
 // --from: a saved run is read back without a GPU; the sm90 model with the MUFU models is
 // bit-identical to itself on every O element and LSE value, and --compare-models reports the
-// three models' shares (the correctly rounded ones below 100 %).
+// four models' shares (the correctly rounded ones and the wgmma one below 100 %).
 TEST(GpuUpstream, FromASavedRunMeasuresTheIdentityShares) {
   UpstreamCheckOptions o = small_check();
   o.from_dir = fake_saved_run(o, GpuAttnCpuModel::sm90_mufu, "same");
@@ -620,9 +620,11 @@ TEST(GpuUpstream, FromASavedRunMeasuresTheIdentityShares) {
   EXPECT_EQ(r.lse_values, 2u * 150u);
   EXPECT_TRUE(r.first_mismatches.empty());
   EXPECT_TRUE(r.pass);
-  ASSERT_EQ(r.model_shares.size(), 3u);
+  ASSERT_EQ(r.model_shares.size(), 4u);
   EXPECT_EQ(r.model_shares[0].model, "rowblock-cr");
   EXPECT_EQ(r.model_shares[2].model, "sm90-mufu");
+  EXPECT_EQ(r.model_shares[3].model, "sm90-wgmma");
+  EXPECT_LT(r.model_shares[3].o_equal, r.o_elements);  // the tensor core model moves O
   EXPECT_EQ(r.model_shares[2].o_equal, r.o_elements);
   EXPECT_LT(r.model_shares[0].lse_equal, r.lse_values);
   EXPECT_LT(r.model_shares[1].lse_equal, r.lse_values);

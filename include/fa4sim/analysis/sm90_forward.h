@@ -37,8 +37,9 @@
 //   [C2] TensorSSA.reduce adds in register order starting from the init value, and the first add
 //        contracts with init's multiply: fma(row_sum, row_scale, P_0);
 //   [C3] row_max * scale_log2 + log2(row_sum) contracts to fma(row_max, scale_log2, log2).
-// Does not model: the tensor core's accumulation (Sm90Gemm's default: S = the exact dot product
-// rounded once to float32; O += P V one fma per key in key order), sinks, score_mod, local masks.
+// Does not model: sinks, score_mod, local masks. The tensor core's accumulation: Sm90Gemm's
+// default is none (S = the exact dot product rounded once to float32; O += P V one fma per key in
+// key order); Sm90WgmmaGemm plugs in the wgmma model.
 #pragma once
 
 #include <cstddef>
@@ -59,6 +60,23 @@ struct Sm90Gemm {
   virtual float qk(const float* q, const float* k, int d) const;
   // o[0..d) += sum_k p[k] v[k][0..d), keys k = 0..n-1 (v row stride ldv): wgmma with C = o.
   virtual void pv(float* o, const float* p, const float* v, size_t ldv, int n, int d) const;
+};
+
+// The tensor core through the seam: both GEMMs as chains of Hopper wgmma m64nNk16 steps, each
+// output element through core/wgmma_model.h's bit-exact model (MMA-Sim's Hopper set; 0 mismatches
+// against the H200 in 1.02e8 dot products per type, docs/wgmma.md). S: C = +0 for the first step
+// (upstream's zero_init), then the running result, k-blocks of 16 in order 0, 16, ...; O: C = O,
+// then the key block's 16-key steps in key order. Inputs are values of `in_format` (bf16 or fp16:
+// P after its cast, V, Q, K decoded), so their bits are exact. Assumed, not read from the compiled
+// code: the k order of the chain and that zero_init equals C = +0.
+struct Sm90WgmmaGemm : Sm90Gemm {
+  explicit Sm90WgmmaGemm(const Format& in_format);
+  float qk(const float* q, const float* k, int d) const override;
+  void pv(float* o, const float* p, const float* v, size_t ldv, int n, int d) const override;
+
+ private:
+  const Format* f_;
+  bool fp16_;
 };
 
 // The contractions not read from the compiled code ([C1]-[C3] above); true = one fma.

@@ -154,8 +154,9 @@ double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& r
 // Which CPU model runs: row_block_cr, RowBlockSim (the sm100 softmax's steps, as fa4sim's own
 // kernel; correctly rounded MUFU functions); sm90_mufu, upstream's sm90 forward operation for
 // operation (analysis/sm90_forward.h) with the H200's MUFU models (mufu.h: the tables load once);
-// sm90_cr, the same order with correctly rounded exp2 / rcp / log2 (no tables).
-enum class GpuAttnCpuModel { row_block_cr, sm90_cr, sm90_mufu };
+// sm90_cr, the same order with correctly rounded exp2 / rcp / log2 (no tables); sm90_wgmma,
+// sm90_mufu with both GEMMs through the wgmma model (Sm90WgmmaGemm, core/wgmma_model.h; slower).
+enum class GpuAttnCpuModel { row_block_cr, sm90_cr, sm90_mufu, sm90_wgmma };
 const char* gpu_attn_cpu_model_name(GpuAttnCpuModel m);
 
 struct GpuAttnTiling {

@@ -133,7 +133,7 @@ struct UpstreamRunResult {
   };
   std::vector<Mismatch> first_mismatches;
   // --compare-models: the identity shares of every CPU model (gpu_attn_cpu_model_name), in
-  // order rowblock-cr, sm90-cr, sm90-mufu.
+  // order rowblock-cr, sm90-cr, sm90-mufu, sm90-wgmma.
   struct ModelShare {
     std::string model;
     uint64_t o_equal = 0, lse_equal = 0;
@@ -152,7 +152,7 @@ inline constexpr size_t kUpstreamFirstMismatches = 8;
 
 // The analysis of one run once upstream's O (bits, [batch, heads, seq_q, d]) and LSE
 // ([batch, heads, seq_q]) are known, against the CPU model tiling.model. compare_models: also
-// the identity shares of the three CPU models (three more model runs). Needs no GPU.
+// the identity shares of the four CPU models (four more model runs). Needs no GPU.
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
                                    const std::vector<uint16_t>& o_bits,
                                    const std::vector<float>& lse, const GpuAttnTiling& tiling,
