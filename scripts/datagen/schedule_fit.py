@@ -121,7 +121,7 @@ def load_rows(path):
 
 
 NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
-PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5")
+PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
 CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
 CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
 
@@ -164,6 +164,12 @@ def load_ncu_rows(folder, plan):
                     "ncu_mhz": ncu_number(m["gpc__cycles_elapsed.avg.per_second"]) / 1e6,
                     "ncu_ms": ncu_number(m["gpu__time_duration.sum"]) / 1e6})
     return out
+
+
+def ncu_inputs(rows):
+    """The model's inputs for profiled launches: each at the SM clock Nsight Compute read (the
+    loads' clocks follow it, Note [Loads in nanoseconds])."""
+    return [dict(r["input"], clock_mhz=r["ncu_mhz"]) for r in rows]
 
 
 def merge_runs(rows, other_paths):
@@ -342,7 +348,7 @@ def cmd_cycles(a):
     spec = json.load(open(a.spec))
     params = CYCLE_PARAMS + [p for p in a.extra_params.split(",") if p]
     rows = [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(ncu_folder(a, plan), plan)]
-    inputs = [r["input"] for r in rows]
+    inputs = ncu_inputs(rows)
 
     def loss(x):
         for p, v in zip(params, clamp_params(x, params)):
@@ -368,7 +374,7 @@ def cmd_cycles(a):
     for plan in PLANS:
         if os.path.exists(os.path.join(ncu_folder(a, plan), f"ncu_{plan}.csv")):
             pr = load_ncu_rows(ncu_folder(a, plan), plan)
-            print(f"{plan} cycles: {cycle_summary(pr, predict(a.fa4sim, spec, [r['input'] for r in pr]))}")
+            print(f"{plan} cycles: {cycle_summary(pr, predict(a.fa4sim, spec, ncu_inputs(pr)))}")
     spec["calibration_cycles"] = {
         "command": "python3 scripts/datagen/schedule_fit.py cycles --fa4sim build/fa4sim --fit-plans " + a.fit_plans +
                    (" --extra-params " + a.extra_params if a.extra_params else "") +

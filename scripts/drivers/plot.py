@@ -123,10 +123,11 @@ def plot_schedule(rep, out_dir):
               "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
               "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (fitted in round 5)"),
               "h200_heldout3": ("D", "tab:purple", "H200, heldout3 (fitted in round 5)"),
-              "h200_heldout4": ("D", "tab:orange", "H200, heldout4 (held out)"),
-              "h200_heldout5": ("D", "tab:brown", "H200, heldout5 (held out)"),
+              "h200_heldout4": ("o", "tab:orange", "H200, heldout4 (cycles, clock fitted in round 6)"),
+              "h200_heldout5": ("o", "tab:brown", "H200, heldout5 (clock fitted in round 6)"),
+              "h200_heldout6": ("D", "tab:red", "H200, heldout6 (held out)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
-              "blackwell_published_held_out": ("^", "tab:red", "Blackwell, published")}
+              "blackwell_published_held_out": ("^", "tab:olive", "Blackwell, published")}
     lo, hi = 1e9, 0
     for key, (marker, color, label) in styles.items():
         items = rep["results"].get(key, {}).get("items", [])

@@ -56,6 +56,8 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
 
 void parse_tma(const json& j, const std::string& origin, ScheduleSpec& s) {
   s.tma_rows = static_cast<int>(num_field(j, origin, "tma.rows_per_tile", 1, 256));
+  if (j["tma"].contains("probe_clock_mhz"))
+    s.tma_probe_clock_mhz = num_field(j, origin, "tma.probe_clock_mhz", 100, 10000);
   if (!j["tma"].contains("clocks") || !j["tma"]["clocks"].is_array())
     throw Error(fmt::format("schedule file '{}': missing field 'tma.clocks'", origin),
                 "a list of measured tiles");
@@ -343,6 +345,9 @@ void check_input(const ScheduleInput& in) {
     throw Error(fmt::format("tau {} is outside [0, 64]", t.tau), "tau is in log2 units");
   if (!(t.rescale_share >= 0 && t.rescale_share <= 1))
     throw Error("rescale share outside [0, 1]", "a share");
+  if (!(in.clock_mhz == 0 || (in.clock_mhz >= 100 && in.clock_mhz <= 10000)))
+    throw Error(fmt::format("clock {} MHz is not a clock", in.clock_mhz),
+                "give MHz in 100..10000, or 0 for the power-cap clock");
 }
 
 }  // namespace
@@ -410,8 +415,9 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
 }
 
 struct CtaTime {
-  double cycles = 0, period = 0;
-  double sim_period = 0;  // the period of the simulated warps alone (before the load bound)
+  double cycles = 0, period = 0;  // with the load bound (bounded())
+  double sim_period = 0;          // the period of the simulated warps alone (before the load bound)
+  double fixed = 0;               // a CTA's fixed clocks
   sched::SimResult sim;
   int sim_iters = 0;
 };
@@ -458,12 +464,18 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   const int lo = std::max(masked, iters / 2), hi = iters - 1;
   t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo)
                      : t.sim.end / std::max(1, iters);
-  // The loads bound the period from below: TMA streams K and V ahead of the consumers.
   t.sim_period = t.period;
-  t.period = std::max(t.period, k.tma_clocks);
-  const double body = std::max(t.sim.end, iters * k.tma_clocks);
-  t.cycles = body + s.cta_fixed_cycles +
-             s.cta_fixed_cycles_per_d * k.d;  // of `iters` iterations; cta_cycles() extends it
+  t.fixed = s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;
+  return t;
+}
+
+// The loads bound the period from below: TMA streams K and V ahead of the consumers, `tma_clocks`
+// per iteration at the kernel's clock.
+CtaTime bounded(const CtaTime& raw, double tma_clocks) {
+  CtaTime t = raw;
+  t.period = std::max(raw.sim_period, tma_clocks);
+  // of `sim_iters` iterations; cta_cycles() extends it
+  t.cycles = std::max(raw.sim.end, raw.sim_iters * tma_clocks) + raw.fixed;
   return t;
 }
 
@@ -496,20 +508,25 @@ const char* state_name(int st) {
 
 namespace {
 
-// The grid's cycles and the per-CTA breakdown; predict_schedule adds the clock.
-SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s,
-                                 const ScheduleInput& in) {
-  const Kernel k = choose_kernel(a, s, in);
+// The simulated CTAs of one configuration, before the load bound and the clock.
+struct GridSim {
+  Kernel k;
+  AttnShape shape;
+  std::map<std::pair<int, int>, CtaTime> cache;             // by (simulated iterations, masked)
+  std::vector<std::pair<std::pair<int, int>, int>> blocks;  // per M block: cache key, iterations
+};
+
+GridSim simulate_ctas(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInput& in) {
+  GridSim g;
+  g.k = choose_kernel(a, s, in);
+  g.shape = in.shape;
+  const Kernel& k = g.k;
   const AttnShape& sh = in.shape;
   const int qpk = sh.heads / sh.heads_kv;
   const long rows =
       static_cast<long>(sh.seq_q) * qpk;  // pack_gqa: a KV head's query heads share a tile
   const long m_blocks = (rows + k.tile_m - 1) / k.tile_m;
   const int n_all = (sh.seq_k + k.tile_n - 1) / k.tile_n;
-  std::map<std::pair<int, int>, CtaTime> cache;
-  std::vector<double> ctas;
-  const CtaTime* longest = nullptr;
-  double longest_cycles = 0;
   for (long m = 0; m < m_blocks; ++m) {
     int n = n_all, masked = 0;
     if (sh.causal) {
@@ -521,15 +538,37 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s,
       masked = n - n_full;
     }
     if (n == 0) continue;
-    const int iters = simulated_iters(n, masked);
-    auto it = cache.find({iters, masked});
-    if (it == cache.end())
-      it = cache
-               .emplace(std::make_pair(iters, masked),
-                        cta_time(a, s, k, in.tricks, a.packed_f32x2, iters, masked))
-               .first;
-    const double cycles = cta_cycles(it->second, n);
-    if (cycles > longest_cycles) longest = &it->second, longest_cycles = cycles;
+    const std::pair<int, int> key{simulated_iters(n, masked), masked};
+    if (!g.cache.count(key))
+      g.cache.emplace(key, cta_time(a, s, k, in.tricks, a.packed_f32x2, key.first, masked));
+    g.blocks.push_back({key, n});
+  }
+  return g;
+}
+
+// TMA's clocks per iteration at an SM clock: the table's clocks when they are SM clocks at any
+// clock, or its nanoseconds at the probe's clock (Note [Loads in nanoseconds]).
+double tma_clocks_at(const ScheduleSpec& s, const Kernel& k, double clock_mhz) {
+  return s.tma_probe_clock_mhz > 0 ? k.tma_clocks * clock_mhz / s.tma_probe_clock_mhz
+                                   : k.tma_clocks;
+}
+
+// The grid's cycles and the per-CTA breakdown at an SM clock (which sets the loads' clocks);
+// predict_schedule adds the clock.
+SchedulePrediction finish_grid(const ArchSpec& a, const ScheduleSpec& s, const GridSim& g,
+                               double clock_mhz) {
+  const Kernel& k = g.k;
+  const AttnShape& sh = g.shape;
+  const double tma = tma_clocks_at(s, k, clock_mhz);
+  std::map<std::pair<int, int>, CtaTime> cta;
+  for (const auto& [key, raw] : g.cache) cta.emplace(key, bounded(raw, tma));
+  std::vector<double> ctas;
+  const CtaTime* longest = nullptr;
+  double longest_cycles = 0;
+  for (const auto& [key, n] : g.blocks) {
+    const CtaTime& t = cta.at(key);
+    const double cycles = cta_cycles(t, n);
+    if (cycles > longest_cycles) longest = &t, longest_cycles = cycles;
     for (long r = 0; r < static_cast<long>(sh.batch) * sh.heads_kv; ++r) ctas.push_back(cycles);
   }
   SchedulePrediction p;
@@ -555,7 +594,7 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s,
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
-  p.util_tma = t.period > 0 ? k.tma_clocks / t.period : 0;
+  p.util_tma = t.period > 0 ? tma / t.period : 0;
   const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu},
                                                 {"fma", p.util_fma},       {"alu", p.util_alu},
                                                 {"issue", p.util_issue},   {"tma", p.util_tma}};
@@ -575,37 +614,49 @@ SchedulePrediction simulate_grid(const ArchSpec& a, const ScheduleSpec& s,
   return p;
 }
 
+// The clock line under the power cap (Note [Schedule model], Note [Clock and duration]) for a
+// kernel of tensor share u and `cycles` clocks at head dim d.
+double clock_line(const ArchSpec& a, const ScheduleSpec& s, double u, double cycles, int d) {
+  // The tensor core draws power for the padded head dim it multiplies (upstream's tile_hdim), and
+  // the clock settles lower the longer a kernel runs.
+  u *= static_cast<double>((d + 15) / 16 * 16) / d;
+  const double slow = 1 + s.clock_tensor_slowdown * u +
+                      s.clock_duration_slope * std::log(std::max(cycles, 1.0) / 1e6);
+  return std::min(a.sm_clock_mhz, s.clock_mhz_base / std::max(slow, 0.1));
+}
+
 }  // namespace
 
 SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
                                     const ScheduleInput& in) {
   check_input(in);
-  SchedulePrediction p = simulate_grid(a, s, in);
+  const GridSim g = simulate_ctas(a, s, in);
   // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]); with
   // clock_from_stock the share and the length are the stock kernel's on the same shape: the tricks
   // move work between pipes, not the power the shape draws (measured: docs/schedule.md).
-  double u = p.tensor_share_grid;
-  double cycles = p.total_cycles;
-  if (s.clock_from_stock) {
-    const TileRule& rule = tile_rule(s, in.shape.d, in.shape.causal);
-    ScheduleInput stock = in;
-    stock.tile_m = stock.tile_n = 0;
-    stock.tricks.tau = rule.stock_tau;
-    stock.tricks.emu_fraction = rule.stock_emu_fraction;
-    const bool same = in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
-                      in.tricks.emu_fraction == rule.stock_emu_fraction;
-    if (!same) {
-      const SchedulePrediction sp = simulate_grid(a, s, stock);
-      u = sp.tensor_share_grid;
-      cycles = sp.total_cycles;
-    }
+  const TileRule& rule = tile_rule(s, in.shape.d, in.shape.causal);
+  const bool same =
+      !s.clock_from_stock || (in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
+                              in.tricks.emu_fraction == rule.stock_emu_fraction);
+  ScheduleInput stock = in;
+  stock.tile_m = stock.tile_n = 0;
+  stock.tricks.tau = rule.stock_tau;
+  stock.tricks.emu_fraction = rule.stock_emu_fraction;
+  const GridSim gs = same ? GridSim{} : simulate_ctas(a, s, stock);
+  // The loads' clocks depend on the clock and the clock on the cycles: a fixed point, reached in
+  // a few steps (the clock's sensitivity to the loads is well below 1).
+  double clock = in.clock_mhz > 0 ? in.clock_mhz : a.sm_clock_mhz;
+  SchedulePrediction p;
+  for (int step = 0; step < 12; ++step) {
+    p = finish_grid(a, s, g, clock);
+    if (in.clock_mhz > 0) break;
+    const SchedulePrediction sp = same ? p : finish_grid(a, s, gs, clock);
+    const double next = clock_line(a, s, sp.tensor_share_grid, sp.total_cycles, in.shape.d);
+    const bool done = std::abs(next - clock) < 0.01;
+    clock = next;
+    if (done) break;
   }
-  // The tensor core draws power for the padded head dim it multiplies (upstream's tile_hdim), and
-  // the clock settles lower the longer a kernel runs (Note [Clock and duration]).
-  u *= static_cast<double>((in.shape.d + 15) / 16 * 16) / in.shape.d;
-  const double slow = 1 + s.clock_tensor_slowdown * u +
-                      s.clock_duration_slope * std::log(std::max(cycles, 1.0) / 1e6);
-  p.clock_mhz = std::min(a.sm_clock_mhz, s.clock_mhz_base / std::max(slow, 0.1));
+  p.clock_mhz = clock;
   p.ms = p.total_cycles / (p.clock_mhz * 1e3);
   p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   return p;

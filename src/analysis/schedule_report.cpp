@@ -51,6 +51,7 @@ ScheduleInput schedule_input_from_json(const json& e, const ScheduleInput& defau
     in.tricks.emu_fraction = e.value("emu_fraction", in.tricks.emu_fraction);
     in.tricks.degree = e.value("degree", in.tricks.degree);
     in.tricks.rescale_share = e.value("rescale_share", in.tricks.rescale_share);
+    in.clock_mhz = e.value("clock_mhz", in.clock_mhz);
     if (e.contains("tile")) {
       in.tile_m = e["tile"].at(0).get<int>();
       in.tile_n = e["tile"].at(1).get<int>();

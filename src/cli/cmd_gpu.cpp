@@ -14,6 +14,7 @@
 #include "fa4sim/gpu/gpu.h"
 #include "fa4sim/gpu/gpu_bench.h"
 #include "fa4sim/gpu/gpu_verify.h"
+#include "fa4sim/gpu/gpu_wgmma_verify.h"
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/analysis/roofline.h"
 
@@ -29,6 +30,8 @@ struct GpuCliOptions {
   std::string bench_degree = "3";
   std::string verify_coeffs, bench_coeffs;
   bool verify_degree_given = false, bench_degree_given = false;
+  std::string tiles = "25000", wgmma_seed = "1", sample;
+  bool wgmma_opt_given = false;
   std::string reps = "5";
   std::string out;
   CommonOptions bench_common;
@@ -43,9 +46,35 @@ void run_info(const GpuCliOptions& o) {
   emit(gpu_info_report(d), o.info_common.json_path, sw.seconds());
 }
 
+// `--what wgmma`: the tensor core against core/wgmma_model.h (gpu_wgmma_verify.h).
+void run_verify_wgmma(const GpuCliOptions& o) {
+  GpuWgmmaOptions w;
+  w.tiles = uint64_t(parse_int("--tiles", o.tiles, 1, 10000000));
+  w.seed = uint64_t(parse_int("--seed", o.wgmma_seed, 0, int64_t(1) << 53));
+  w.sample_dir = o.sample;
+  if (!w.sample_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(w.sample_dir, ec);
+    if (ec || !std::filesystem::is_directory(w.sample_dir))
+      throw Error(fmt::format("--sample: '{}' is not a directory fa4sim can create", w.sample_dir),
+                  "pass a writable directory");
+    check_output_path(w.sample_dir + "/wgmma-bf16.npy", "--sample");
+  }
+  check_report_path(o.verify_common.json_path);
+  Stopwatch sw;
+  const auto results = run_gpu_wgmma_verify(w);
+  emit(gpu_wgmma_report(w, results, gpu::device_info()), o.verify_common.json_path, sw.seconds());
+  if (!gpu_wgmma_passed(results))
+    throw Error("gpu verify: wgmma and the CPU model differ (or the harness failed)",
+                "see the table and the first mismatches above", kExitCheckFailed);
+}
+
 void run_verify(const GpuCliOptions& o) {
   GpuVerifyOptions v;
-  v.what = parse_choice("--what", o.what, {"exp2", "formats", "mufu", "all"});
+  v.what = parse_choice("--what", o.what, {"exp2", "formats", "mufu", "wgmma", "all"});
+  if (v.what == "wgmma") return run_verify_wgmma(o);
+  if (o.wgmma_opt_given)
+    throw Error("--tiles, --seed and --sample are the wgmma check's", "add --what wgmma");
   v.degrees = to_ints(parse_int_list("--degree", o.verify_degree, 0, 5));
   if (!o.verify_coeffs.empty()) {
     if (o.verify_degree_given)
@@ -131,7 +160,9 @@ void add_gpu(CLI::App& root) {
       ->add_option("--what", o.what,
                    "Which functions: exp2 (the emulation, per degree), formats "
                    "(e4m3/e5m2 satfinite, bf16, fp16, and their satfinite forms), mufu "
-                   "(ex2/rcp/lg2.approx.ftz.f32 against the measured tables), all")
+                   "(ex2/rcp/lg2.approx.ftz.f32 against the measured tables), wgmma (the tensor "
+                   "core's bf16/fp16/e4m3/e5m2 accumulation against core/wgmma_model.h over "
+                   "--tiles wgmmas per type; not part of all), all")
       ->type_name("SET")
       ->capture_default_str();
   auto* vdeg =
@@ -142,9 +173,25 @@ void add_gpu(CLI::App& root) {
                    "Verify the emulation with these float32 coefficients (c0,c1,... or a file, as "
                    "`fa4sim exp2 --coeffs`) instead of POLY_EX2; sets the degree")
       ->type_name("FILE|c0,c1,...");
+  auto* vtiles = int_in(verify->add_option("--tiles", o.tiles,
+                                           "wgmma: m64n64 wgmmas per input type (4096 dot "
+                                           "products each)"),
+                        1, 10000000);
+  vtiles->type_name("N")->capture_default_str();
+  auto* vseed =
+      int_in(verify->add_option("--seed", o.wgmma_seed, "wgmma: seed of the counter-based inputs"),
+             0, int64_t(1) << 53);
+  vseed->type_name("S")->capture_default_str();
+  auto* vsample = verify
+                      ->add_option("--sample", o.sample,
+                                   "wgmma: write the first 25 tiles' inputs and GPU results to "
+                                   "DIR/wgmma-<type>.npy (scripts/check/check_wgmma_mmasim.py)")
+                      ->type_name("DIR")
+                      ->check(non_empty_path());
   add_common_options(verify, o.verify_common);
-  verify->callback([vdeg] {
+  verify->callback([vdeg, vtiles, vseed, vsample] {
     o.verify_degree_given = vdeg->count() > 0;
+    o.wgmma_opt_given = vtiles->count() + vseed->count() + vsample->count() > 0;
     run_verify(o);
   });
 

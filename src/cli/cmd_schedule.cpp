@@ -74,6 +74,19 @@ void add_schedule(CLI::App& root) {
       ->type_name("F")
       ->capture_default_str();
   checked(
+      sub->add_option("--clock", c.clock_mhz,
+                      "SM clock in MHz the kernel runs at (e.g. locked clocks; 0 = the clock under "
+                      "the power cap, from the model's clock line)"),
+      "0 or 100..10000",
+      [](const std::string& opt, const std::string& v) {
+        const double x = parse_double(opt, v);
+        if (!(x == 0 || (x >= 100 && x <= 10000)))
+          throw Error(fmt::format("{} = {} is not a clock", opt, v),
+                      "give MHz in 100..10000, or 0 for the power-cap clock");
+      })
+      ->type_name("MHZ")
+      ->capture_default_str();
+  checked(
       sub->add_option(
           "--tile", c.tile,
           "Tile MxN instead of the kernel's own: M 64..256 a multiple of 64, N 16..256 a multiple of 16"),

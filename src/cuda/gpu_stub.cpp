@@ -2,6 +2,7 @@
 // AUTO with no nvcc). Every call that needs a device throws the "no CUDA device" error, exit
 // code 3; nothing pretends to have run.
 #include "fa4sim/util/error.h"
+#include "fa4sim/core/wgmma_model.h"
 #include "fa4sim/gpu/gpu.h"
 
 namespace fa4sim::gpu {
@@ -37,6 +38,11 @@ const std::vector<RuleConfig>& bench_rule_configs() {
   return kNone;
 }
 ExpBenchPoint bench_exp_rule(int, RuleConfig, int) {
+  require();
+  return {};
+}
+WgmmaDeviceResult run_wgmma_verify(WgmmaInput, uint64_t, uint64_t, std::span<const WgmmaModel>,
+                                   uint64_t) {
   require();
   return {};
 }

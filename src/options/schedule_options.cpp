@@ -32,6 +32,7 @@ ScheduleInput schedule_input(const ScheduleCliOptions& c) {
               c.d,
               c.causal != 0};
   in.tricks = {c.tau, c.emu_fraction, c.degree, c.rescale_share};
+  in.clock_mhz = c.clock_mhz;
   if (!c.tile.empty()) std::tie(in.tile_m, in.tile_n) = parse_tile(c.tile);
   return in;
 }
@@ -56,6 +57,7 @@ ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c) {
                   {"emu_fraction", in.tricks.emu_fraction},
                   {"degree", in.tricks.degree},
                   {"rescale_share", in.tricks.rescale_share},
+                  {"clock_mhz", in.clock_mhz},
                   {"tile", c.tile},
                   {"search", o.search}};
   return o;

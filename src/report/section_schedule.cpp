@@ -107,8 +107,8 @@ void report_schedule(ReportContext& ctx) {
                      {"stale", c.stale},
                      {"items", c.items}};
   };
-  for (const char* plan :
-       {"calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5"})
+  for (const char* plan : {"calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4",
+                           "heldout5", "heldout6"})
     if (h200["plans"].contains(plan))
       add(fmt::format("h200_{}", plan),
           compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
@@ -116,9 +116,9 @@ void report_schedule(ReportContext& ctx) {
   add("blackwell_published_held_out", held);
   t.notes.push_back(
       "H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged); the "
-      "constants are fitted on calibration, heldout, heldout2 and heldout3 (round 5); heldout4 (planned "
-      "before that fit) and heldout5 (planned after it) were measured after it and are not used: they "
-      "are the held-out sets (docs/schedule.md, round 5). "
+      "cycle constants are fitted on the Nsight Compute counts of calibration and heldout to heldout4, "
+      "the clock on the times of calibration to heldout5 (round 6); heldout6, planned and measured "
+      "before round 6's change and not used by it, is the held-out set (docs/schedule.md, round 6). "
       "Blackwell: published "
       "figures of data/published/fa4_speeds.json except PR #2109's rows, on which the sm100 MMA latency "
       "and issue window were fitted. docs/schedule.md has the misses and their reasons.");
@@ -126,7 +126,7 @@ void report_schedule(ReportContext& ctx) {
   r.tables.push_back(t);
   r.threads = 1;
   ctx.write(r, "schedule.json", sw.seconds());
-  for (const char* set : {"h200_heldout4", "h200_heldout5"}) {
+  for (const char* set : {"h200_heldout6"}) {
     if (!results.contains(set)) continue;
     const json& h = results[set];
     ctx.add_finding({fmt::format("schedule model, H200 held-out ({}, twelve unseen shapes) within "

@@ -286,6 +286,41 @@ TEST(Schedule, ClockDurationAndTmaScaleTerms) {
   expect_refused_naming(bad, "calibrated.tma_clock_scale");
 }
 
+// The loads in nanoseconds (see the Note in schedule.h): with the probe's clock in the spec, the TMA table is time per tile,
+// so where the loads bind an iteration's clocks follow the SM clock; where the tensor core binds
+// they do not; without it the table's clocks hold at any clock. A given clock is the clock used.
+TEST(Schedule, LoadsTakeNanosecondsWhenTheProbeClockIsKnown) {
+  const ScheduleSpec& s = sm90();
+  ASSERT_GT(s.tma_probe_clock_mhz, 0);
+  auto at = [&](const ScheduleSpec& spec, ScheduleInput in, double mhz) {
+    in.clock_mhz = mhz;
+    return predict_schedule(h200(), spec, in);
+  };
+  const ScheduleInput d144 = shape(144, false, 8192, 4, 16, 16), d128 = shape(128);
+  const auto slow = at(s, d144, 1500), fast = at(s, d144, 1900);
+  ASSERT_EQ(slow.binding, "tma");
+  EXPECT_DOUBLE_EQ(slow.clock_mhz, 1500);
+  EXPECT_NEAR(slow.iter_cycles / fast.iter_cycles, 1500.0 / 1900.0, 1e-12);
+  const double want =
+      2 * s.tma_clock_scale * tma_tile_clocks(s, 144, slow.tile_n) * 1500 / s.tma_probe_clock_mhz;
+  EXPECT_NEAR(slow.iter_cycles, want, 1e-9 * want);
+  EXPECT_EQ(at(s, d128, 1500).iter_cycles, at(s, d128, 1900).iter_cycles);
+  json j = sm90_json();
+  j["tma"].erase("probe_clock_mhz");
+  const ScheduleSpec in_clocks = parse_schedule_spec(j, "clocks.json");
+  EXPECT_EQ(in_clocks.tma_probe_clock_mhz, 0);
+  EXPECT_EQ(at(in_clocks, d144, 1500).iter_cycles, at(in_clocks, d144, 1900).iter_cycles);
+  // the power-cap clock: a fixed point of the clock line and the loads' clocks
+  const auto capped = predict_schedule(h200(), s, d144);
+  const auto again = at(s, d144, capped.clock_mhz);
+  EXPECT_NEAR(again.total_cycles, capped.total_cycles, 1e-4 * capped.total_cycles);
+  ScheduleInput bad = d144;
+  bad.clock_mhz = 50;
+  EXPECT_THROW(predict_schedule(h200(), s, bad), Error);
+  j["tma"]["probe_clock_mhz"] = 5;
+  expect_refused_naming(j, "tma.probe_clock_mhz");
+}
+
 // The swizzle of a K/V tile: the widest of 128/64/32 bytes that divides a row of the tile's head
 // dim (upstream's smem layout atom); d is padded to a multiple of 16 first (tile_hdim).
 TEST(Schedule, TmaSwizzleFollowsTheTilesRow) {

@@ -31,6 +31,8 @@ TEST_F(CliGpu, EverySubcommandSaysNoDevice) {
   expect_no_gpu("gpu verify");
   expect_no_gpu("gpu verify --what formats");
   expect_no_gpu("gpu verify --what mufu");
+  expect_no_gpu("gpu verify --what wgmma");
+  expect_no_gpu("gpu verify --what wgmma --tiles 3 --seed 7");
   expect_no_gpu("gpu bench-exp --out none");
 }
 
@@ -56,7 +58,13 @@ TEST_F(CliGpu, BadOptionsAreUsageErrorsEvenWithoutDevice) {
         Case{"gpu bench-exp --degree -1", "--degree"}, Case{"gpu bench-exp --reps 0", "--reps"},
         Case{"gpu bench-exp --reps many", "--reps"},
         Case{"gpu verify --json /no/such/dir/v.json", "/no/such/dir"},
-        Case{"gpu bench-exp --out /no/such/dir/b.json", "/no/such/dir"}}) {
+        Case{"gpu bench-exp --out /no/such/dir/b.json", "/no/such/dir"},
+        Case{"gpu verify --what wgmma --tiles 0", "--tiles"},
+        Case{"gpu verify --what wgmma --tiles x", "--tiles"},
+        Case{"gpu verify --what wgmma --seed -1", "--seed"},
+        Case{"gpu verify --what exp2 --tiles 5", "add --what wgmma"},
+        Case{"gpu verify --sample /tmp/x", "add --what wgmma"},
+        Case{"gpu verify --what wgmma --sample /dev/null/x", "--sample"}}) {
     auto r = run_cli(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;

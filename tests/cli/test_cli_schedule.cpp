@@ -69,6 +69,8 @@ TEST(CliSchedule, BadInput) {
   expect_usage_error("--arch a100", "no schedule model for a100");
   expect_usage_error("--heads 32 --kv-heads 5", "not a multiple of kv heads");
   expect_usage_error("--tile 100x128", "tile 100x128");
+  expect_usage_error("--clock 50", "--clock = 50 is not a clock");
+  expect_usage_error("--clock -1", "--clock");
   // a custom arch without a rate the schedule model needs: the field is named
   const std::string arch = edited("data/archs/h200.json", "no_mufu.json", [](json& j) {
     j["name"] = "h200_edit";

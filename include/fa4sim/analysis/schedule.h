@@ -34,8 +34,8 @@
 // constants are calibrated on those counts, the clock's on the timed runs.
 // Loads (with a "tma" table): K and V tiles come in by TMA, boxes as wide as the shared-memory
 // swizzle, the widest of 128/64/32 bytes that divides a row of the tile's head dim (d padded to a
-// multiple of 16, as upstream's tile_hdim); the TMA unit's clocks per tile are measured
-// (Note [Swizzle width]) and bound the iteration's period from below.
+// multiple of 16, as upstream's tile_hdim); the TMA unit's time per tile is measured
+// (Note [Swizzle width], Note [Loads in nanoseconds]) and bounds the iteration's period from below.
 // Not modelled: HBM traffic, register spills, smem bank conflicts.
 #pragma once
 
@@ -72,6 +72,19 @@ struct TileRule {
 // In the kernel the loads run a little faster than the probe's single issuing thread (d 112, 176,
 // 240: 20.8-22.4 bytes per clock against 19.5; d 144 at the probe's rate): the optional
 // calibrated.tma_clock_scale, fitted on the cycle counts, scales the whole table.
+//
+// ---- Note [Loads in nanoseconds]
+// TMA's rate does not follow the SM clock. The probe (scripts/gpu/tma_swizzle_probe.cu `clock`
+// mode, data/gpu/schedule/2026-12-02j) timed the same tiles at SM clocks of 1860-1980 MHz: a
+// 32-byte-swizzle tile takes the same nanoseconds (d 144: 834.5-835.4 ns; d 176: 1016.9-1018.1)
+// and its clocks move with the clock, while the 128-byte d 64 tile takes the same clocks. In the
+// kernel likewise (Nsight Compute's single launch against the timed runs, all plans): load-bound
+// shapes run as long in the timed runs as under the profiler (0-2 % apart) though their clock is
+// up to 12 % lower there, while tensor-bound ones longer than 1 ms run 4-21 % longer. So the table's clocks, read at the
+// probe's clock (tma.probe_clock_mhz), are taken as nanoseconds per tile: in a kernel at clock f
+// an iteration's loads take table x tma_clock_scale x f / probe_clock_mhz clocks. The clock in
+// turn depends on the cycles (the clock line): predict_schedule finds the fixed point. The
+// 128-byte tiles, which follow the SM clock in the probe, never bind in upstream's kernel.
 //
 // ---- Note [Clock and duration]
 // The H200 runs under its power cap, so the clock a kernel gets falls with the power it draws
@@ -119,7 +132,11 @@ struct ScheduleSpec {
   double clock_mhz_base = 0, clock_tensor_slowdown = 0;
   double clock_duration_slope = 0;  // optional field
   double tma_clock_scale = 1;       // the measured TMA table's clocks times this (optional field)
-  bool clock_from_stock = false;    // u of the stock kernel on the same shape (optional field)
+  // The SM clock the TMA table was measured at: the table's time per tile is then taken in
+  // nanoseconds, its clocks scaled by the kernel's clock over this (Note [Loads in nanoseconds];
+  // optional field tma.probe_clock_mhz; 0: the table's clocks hold at any clock)
+  double tma_probe_clock_mhz = 0;
+  bool clock_from_stock = false;  // u of the stock kernel on the same shape (optional field)
   json raw;
 };
 
@@ -148,6 +165,7 @@ struct ScheduleInput {
   AttnShape shape;
   Tricks tricks;
   int tile_m = 0, tile_n = 0;  // 0: the kernel's own choice (spec.tiles)
+  double clock_mhz = 0;        // the SM clock the kernel runs at; 0: the power-cap clock line's
 };
 
 struct SchedulePrediction {

@@ -29,6 +29,11 @@
 
 #include "fa4sim/gpu/gpu_attention.h"
 
+namespace fa4sim {
+enum class WgmmaInput : uint8_t;  // core/wgmma_model.h
+struct WgmmaModel;
+}  // namespace fa4sim
+
 namespace fa4sim::gpu {
 
 struct DeviceInfo {
@@ -144,6 +149,28 @@ inline constexpr RuleConfig kTuningRules[] = {FA4SIM_TUNING_RULES(FA4SIM_TUNING_
 // kTuningRules as a vector (`fa4sim gpu bench-exp --rules` runs each).
 const std::vector<RuleConfig>& bench_rule_configs();
 ExpBenchPoint bench_exp_rule(int degree, RuleConfig rule, int reps);
+
+// ---- the tensor core: wgmma against the CPU model (src/cuda/wgmma_verify.cu)
+// Tiles [0, tiles) of gpu/wgmma_inputs.h for `seed`: per tile one
+// wgmma.mma_async.m64n64k{16,32}.f32 (A and B from shared memory, K-major, C in the accumulator
+// registers), then every one of the 4096 outputs compared on the device with wgmma_dot under
+// each of `models` (at most kWgmmaCandidateSets). The device runs the model only to compare; the
+// host recomputes the sample and the first mismatches with its own build of the same model.
+struct WgmmaMismatch {
+  uint64_t tile = 0;
+  int row = 0, col = 0;
+  uint32_t gpu = 0, model = 0;
+};
+inline constexpr int kWgmmaFirst = 16;  // first mismatches kept per model
+struct WgmmaDeviceResult {
+  std::vector<uint64_t> mismatches;               // [model * kWgmmaClasses + class]
+  std::vector<std::vector<WgmmaMismatch>> first;  // per model, at most kWgmmaFirst (any order)
+  uint64_t exact_class_mismatches = 0;  // class "exact": GPU != the exact sum (a harness fault)
+  std::vector<uint32_t> sample_d;  // GPU D of tiles [0, sample_tiles): tile * 4096 + row * 64 + col
+  double wall_s = 0;
+};
+WgmmaDeviceResult run_wgmma_verify(WgmmaInput in, uint64_t seed, uint64_t tiles,
+                                   std::span<const WgmmaModel> models, uint64_t sample_tiles);
 
 }  // namespace fa4sim::gpu
 

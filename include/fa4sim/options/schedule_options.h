@@ -17,6 +17,7 @@ struct ScheduleCliOptions {
   std::string spec;
   int batch = 4, heads = 32, kv_heads = 0, seq = 4096, seq_k = 0, d = 128, causal = 0;
   double tau = 0, emu_fraction = 0, rescale_share = Tricks{}.rescale_share;
+  double clock_mhz = 0;  // 0: the power-cap clock line's
   int degree = 3;
   std::string tile;
   bool no_search = false;
@@ -35,7 +36,7 @@ ScheduleInput schedule_input(const ScheduleCliOptions& c);
 ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c);
 
 // --inputs: a JSON list of {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau,
-// emu_fraction, degree, rescale_share, tile: [m, n]}, missing keys taken from `c`; one
+// emu_fraction, degree, rescale_share, clock_mhz, tile: [m, n]}, missing keys taken from `c`; one
 // prediction per entry (results.predictions). `source` names the list in the params and the
 // table, `where` in messages ("inputs file 'x.json'", or the Python argument "inputs").
 Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
