@@ -714,8 +714,10 @@ def attention(q, k, v, dtype="bf16", tau=None, max_offset=None, causal=False, so
         block_n: keys per tile (128 on sm100).
         block_m: query rows per tile (the CTA's M).
         warp_rows: rows per warp for the O-rescale vote (sm100: 32).
-        exp: exp2 of P: "mufu" (correctly rounded float32), "exact", "emu0".."emu5" (ex2_emu of
-            that degree), or "schedule:FREQ,RES,START_FRG" (upstream's mixed schedule).
+        exp: exp2 of P: "mufu" (the H200's ex2/rcp/lg2.approx, bit-exact models read once from
+            data/mufu/), "cr" (fast mode: correctly rounded float32, not bit-exact with the
+            hardware), "exact", "emu0".."emu5" (ex2_emu of that degree), or
+            "schedule:FREQ,RES,START_FRG" (upstream's mixed schedule).
         order: key-tile order, "reverse" (the kernel's) or "forward".
         allow_saturation: run a (tau, max_offset) that fails the kernel's safety check (see
             check()); otherwise such a configuration raises ValueError.
@@ -811,7 +813,8 @@ def online_softmax(scores, v=None, tau=0.0, dtype="bf16", max_offset=None, *, bl
         max_offset: P offset in log2 units (default 8 for FP8, 0 otherwise).
         block: keys per tile.
         warp_rows: rows per warp (one rescale vote per warp and tile).
-        exp: "mufu", "exact", "emu0".."emu5" or "schedule:FREQ,RES,START_FRG".
+        exp: "mufu" (bit-exact MUFU models), "cr" (fast, correctly rounded), "exact",
+            "emu0".."emu5" or "schedule:FREQ,RES,START_FRG".
         scale: softmax scale in natural units (scores * scale * log2(e)); None = log2 units.
         order: "reverse" (the kernel's) or "forward" (the seed article's).
         allow_saturation: run a (tau, max_offset) that fails the kernel's safety check.
@@ -1031,7 +1034,8 @@ def rescale(tau=(0, 8), dtype="bf16", max_offset=None, dist="normal:1.5", rows=N
         block: keys per tile, 1..2^20 (a ragged last tile is masked).
         d: head dimension (columns of V), 1..4096.
         v_dist: V's entries: "normal" (N(0,1)) or "uniform" (U[-1,1)).
-        exp: exp2 of P: "mufu", "exact", "emu0".."emu5" or "schedule:FREQ[,RES[,START_FRG]]".
+        exp: exp2 of P: "mufu" (bit-exact MUFU models), "cr" (fast, correctly rounded), "exact",
+            "emu0".."emu5" or "schedule:FREQ[,RES[,START_FRG]]".
         scale: softmax scale in natural units (> 0); None = scores in log2 units.
         order: key-tile order: "auto" (forward for drawn scores, reverse for file: scores),
             "reverse" (the sm100 kernel's) or "forward" (the seed article's).
@@ -1108,7 +1112,8 @@ def attention_report(batch=1, heads=8, kv_heads=None, seq=1024, seq_k=None, d=12
         descale: "amax" or "one", as in attention().
         q_scale: multiply Q by this before quantisation.
         block_n, block_m, warp_rows: keys per tile, query rows per tile, rows per warp.
-        exp: "mufu", "exact", "emu0".."emu5" or "schedule:FREQ,RES,START_FRG".
+        exp: "mufu" (bit-exact MUFU models), "cr" (fast, correctly rounded), "exact",
+            "emu0".."emu5" or "schedule:FREQ,RES,START_FRG".
         order: key-tile order, "reverse" (the kernel's) or "forward".
         allow_saturation: run configurations that fail the kernel's safety check.
         split: compute the error split (two extra model runs per run).

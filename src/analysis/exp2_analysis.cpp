@@ -154,7 +154,8 @@ struct Block {
   alignas(32) double w[kBlock];          // value weight (exhaustive) or 0
   alignas(32) int32_t xr[kBlock];        // fused pass: ex2_emu's input-only steps (Ex2Split8)
   alignas(32) float f[kBlock];
-  double w_total = 0;  // sum of w (in a fixed order)
+  double w_total = 0;        // sum of w (in a fixed order)
+  uint32_t tiny_groups = 0;  // bit g: inputs 16 g .. 16 g + 15 took Note [Tiny x]'s path
 };
 
 struct Acc {
@@ -349,13 +350,14 @@ struct Prep4 {
 void prepare(Block& b, const QFormat& q32, const QFormat& qo, bool ref_given, bool tiny_path,
              std::vector<size_t>& ambiguous) {
   ambiguous.clear();
+  b.tiny_groups = 0;
   size_t i = 0;
 #if FA4SIM_EXP2_AVX2
   static_assert(kBlock <= 16 * 32, "one bit per group of 16 in a uint32_t");
   const QFormat4 vo(qo);
   uint32_t tiny_groups = 0;
   if (!ref_given && tiny_path)
-    tiny_groups = exp2_ref_block_tiny(b.x, b.ref, b.inv_ref, b.n_pad);
+    b.tiny_groups = tiny_groups = exp2_ref_block_tiny(b.x, b.ref, b.inv_ref, b.n_pad);
   else if (!ref_given)
     exp2_ref_block(b.x, b.ref, b.n_pad);
   // 1's indices: float32 bits 0x3F800000; the out dtype's from rounded_index (exact).
@@ -449,6 +451,33 @@ template <bool kWeighted, bool kMasked>
   }
 }
 
+// ---- Note [Tiny y]
+// In a tiny group (Note [Tiny x]) the reference is 1, its inverse 1 and its RN_fp32 and RN_out
+// indices are 1's; where y is 1.0f too (ex2_emu's degrees 1-5 give it for 0 <= x < 2^-56, and
+// for the zeros and subnormals, flushed to zero), acc_step8 computes rel = 0, ULP distances 0,
+// same = near = all ones. Its updates are then: vmax = max(vmax, 0); vsum + 0 and
+// fma(0, w, vwsum) leave the sums as they are (they are >= +0); vident and vwithin count one per
+// lane; fma(1, w, s) is s + w. acc_one8 makes exactly these updates (the same bits) without the
+// conversions and comparisons: half of the floats of [-127, 128) are in tiny groups.
+inline bool all_one8(__m256i yb) {
+  return _mm256_movemask_epi8(_mm256_cmpeq_epi32(yb, _mm256_set1_epi32(0x3F800000))) == -1;
+}
+
+template <bool kWeighted>
+[[gnu::always_inline]] inline void acc_one8(AccVec& a, const double* w) {
+  const __m256i one = _mm256_set1_epi32(1);
+  a.vmax = _mm256_max_pd(a.vmax, _mm256_setzero_pd());
+  a.vident = _mm256_add_epi32(a.vident, one);
+  a.vwithin = _mm256_add_epi32(a.vwithin, one);
+  if constexpr (kWeighted) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256d wv = _mm256_load_pd(w + 4 * h);
+      a.vwident = _mm256_add_pd(a.vwident, wv);
+      a.vwwithin = _mm256_add_pd(a.vwwithin, wv);
+    }
+  }
+}
+
 // Reduces a block's vector accumulators into `part`. A block maximum above `acc`'s is a record:
 // its first input is found with the same arithmetic; `y_of_block()` returns the block's y.
 template <class YOfBlock>
@@ -511,9 +540,13 @@ void accumulate(const Block& b, const QFormat& qo, Acc& acc) {
   AccVec av;
   auto pass = [&]<bool kMasked>() {
     for (; i < b.n_pad; i += 8) {
+      const __m256i yb = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i));
+      if (!kMasked && (b.tiny_groups >> (i / 16) & 1) && all_one8(yb)) {
+        acc_one8<kWeighted>(av, b.w + i);  // Note [Tiny y]
+        continue;
+      }
       const __m256d ref[2] = {_mm256_load_pd(b.ref + i), _mm256_load_pd(b.ref + i + 4)};
       const __m256d inv[2] = {_mm256_load_pd(b.inv_ref + i), _mm256_load_pd(b.inv_ref + i + 4)};
-      const __m256i yb = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.y + i));
       const __m256 y8 = _mm256_castsi256_ps(yb);
       const __m256d yd[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(y8)),
                              _mm256_cvtps_pd(_mm256_extractf128_ps(y8, 1))};

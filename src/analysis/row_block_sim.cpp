@@ -95,6 +95,9 @@ RowBlockSim::RowBlockSim(const SoftmaxParams& params, int rows, int d, bool coun
       o_(size_t(rows_) * size_t(d_), 0.0f) {
   counts_only_ = counts_only;
   if (p_.warp_rows < 1) p_.warp_rows = 1;
+  // The MUFU's hardware models: loaded once per process, here and not by the fast modes.
+  if ((p_.exp2.hardware || p_.exp2.mode == Exp2Mode::ex2_approx) && !p_.mufu.loaded())
+    p_.mufu = mufu_hardware();
 }
 
 namespace {
@@ -271,8 +274,8 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
   for (int r = 0; r < rows_; ++r) {
     const float bm = block_max(S + size_t(r) * lds, n);
     tile_max[size_t(r)] = bm;
-    const RowUpdate u =
-        update_row_max(row_max_[size_t(r)], bm, p_.scale_log2, p_.rescale_threshold, first_, exact);
+    const RowUpdate u = update_row_max(row_max_[size_t(r)], bm, p_.scale_log2, p_.rescale_threshold,
+                                       first_, exact, p_.mufu);
     row_max_[size_t(r)] = u.row_max;
     acc_scale_[size_t(r)] = u.acc_scale;
     rescale[size_t(r)] = u.rescale;
@@ -363,7 +366,8 @@ void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {
     const float l = row_sum_[size_t(r)];
     const bool empty = !(l > 0.0f);
     if (O != nullptr) {
-      const float inv = empty ? 0.0f : 1.0f / l;
+      // upstream: O * rcp_approx(row_sum) (softmax.py Softmax.finalize); the fast modes 1.0f / l
+      const float inv = empty ? 0.0f : mufu_rcp(l, p_.mufu);
       const float* o = o_.data() + size_t(r) * size_t(d_);
       for (int j = 0; j < d_; ++j) O[size_t(r) * ldo + size_t(j)] = o[j] * inv;
     }
@@ -371,7 +375,7 @@ void RowBlockSim::finalize(float* O, size_t ldo, float* lse) const {
       if (empty) {
         lse[r] = neg_inf_f32();
       } else {
-        const float lg = static_cast<float>(std::log2(static_cast<double>(l)));
+        const float lg = mufu_log2(l, p_.mufu);  // upstream: lg2.approx (log2 with fastmath)
         const float t = row_max_safe(row_max_[size_t(r)]) * p_.scale_log2;
         const float mo = row_offset_.empty() ? p_.max_offset : row_offset_[size_t(r)];
         lse[r] = ((t + lg) - mo) * kLn2f;

@@ -22,17 +22,21 @@ Exp2Choice parse_exp2_choice(const std::string& s) {
   if (s == "exact") {
     e.mode = Exp2Mode::exact;
   } else if (s == "mufu") {
-    e.mode = Exp2Mode::rounded_fp32;
+    e.mode = Exp2Mode::ex2_approx;
+    e.hardware = true;
+  } else if (s == "cr") {
+    e.mode = Exp2Mode::rounded_fp32;  // the MUFU's functions correctly rounded: the fast mode
   } else if (s.size() == 4 && s.rfind("emu", 0) == 0 && s[3] >= '0' && s[3] <= '5') {
     e.mode = Exp2Mode::emu;
     e.degree = s[3] - '0';
+    e.hardware = true;  // acc_scale, 1 / row_sum and log2 still run on the MUFU
   } else if (s.rfind("schedule:", 0) == 0) {
     const EmulationSchedule v = parse_emulation_schedule("--exp schedule:", s.substr(9));
     e.mode = Exp2Mode::schedule;
     e.freq = v.freq, e.res = v.res, e.start_frg = v.start_frg;
+    e.hardware = true;
   } else {
-    throw Error(fmt::format("unknown --exp '{}'", s),
-                "valid: exact, mufu, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]");
+    throw Error(fmt::format("unknown --exp '{}'", s), kExp2ChoiceHint);
   }
   return e;
 }
@@ -68,7 +72,8 @@ EmulationSchedule parse_emulation_schedule(const std::string& what, const std::s
 std::string exp2_choice_name(const Exp2Choice& e) {
   switch (e.mode) {
     case Exp2Mode::exact: return "exact";
-    case Exp2Mode::rounded_fp32: return "mufu";
+    case Exp2Mode::rounded_fp32: return "cr";
+    case Exp2Mode::ex2_approx: return "mufu";
     case Exp2Mode::emu: return fmt::format("emu{}", e.degree);
     default: return fmt::format("schedule:{},{},{}", e.freq, e.res, e.start_frg);
   }

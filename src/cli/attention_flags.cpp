@@ -115,7 +115,11 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
       ->type_name("N")
       ->capture_default_str()
       ->group("Kernel");
-  sub->add_option("--exp", o.exp, "exp2: exact, mufu, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]")
+  sub->add_option("--exp", o.exp,
+                  "exp2: mufu (the H200's ex2/rcp/lg2.approx, bit-exact models; loads data/mufu/ "
+                  "once), cr (fast mode: correctly rounded float32, not bit-exact with hardware), "
+                  "exact, emu0..emu5, schedule:FREQ[,RES[,START_FRG]] (emu and schedule: the rest "
+                  "on the modelled MUFU)")
       ->type_name("MODE")
       ->capture_default_str()
       ->group("Kernel");

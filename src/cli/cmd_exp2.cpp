@@ -13,6 +13,8 @@
 #include "fa4sim/analysis/fit.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/analysis/exp2_vs_mufu.h"
+#include "fa4sim/core/mufu.h"
 #include "fa4sim/gpu/gpu.h"
 #include "fa4sim/gpu/gpu_exp2.h"
 
@@ -77,6 +79,11 @@ void add_exp2(CLI::App& root) {
       "--hardware", o.hardware,
       "Also run the MUFU (ex2.approx.ftz.f32) on the GPU: MUFU vs exact, and the emulation vs "
       "the MUFU on the same inputs (needs a CUDA device, exit code 3 without one)");
+  sub->add_flag(
+      "--mufu-model", o.mufu_model,
+      "Also compare with the H200's MUFU on the CPU (ex2.approx.ftz.f32's bit-exact model, "
+      "data/mufu/): MUFU vs exact, and the emulation vs the MUFU on the same inputs; with "
+      "--exhaustive exact over every float32 of the range, no GPU needed");
   auto* coeffs = sub->add_option(
       "--coeffs", o.coeffs,
       "Analyse this float32 polynomial instead of upstream's: c0,c1,... (2 to 6 numbers, decimal "
@@ -93,12 +100,18 @@ void add_exp2(CLI::App& root) {
         if (sub->count(opt) > 0)
           warn_ignored(opt, "--exhaustive", "every float32 of the range is evaluated once");
     check_report_path(o.common.json_path);
-    if (o.hardware && !cfg.coeffs.empty())
-      throw Error("--hardware compares upstream's polynomials with the MUFU", "leave --coeffs out");
+    if ((o.hardware || o.mufu_model) && !cfg.coeffs.empty())
+      throw Error(fmt::format("{} compares upstream's polynomials with the MUFU",
+                              o.hardware ? "--hardware" : "--mufu-model"),
+                  "leave --coeffs out");
     if (o.hardware) gpu::require();
     Stopwatch sw;
     const Exp2Result r = run_exp2(cfg);
     Report rep = exp2_report(cfg, r);
+    if (o.mufu_model)
+      add_exp2_vs_mufu(rep, cfg, run_exp2_vs_mufu(cfg, mufu_model_exp2()), "mufu_model",
+                       "the H200's MUFU model (data/mufu/ex2_approx_ftz.bin)",
+                       json{{"table", ex2_table_path()}});
     if (o.hardware) add_exp2_hardware(rep, cfg, run_exp2_hardware(cfg));
     emit(rep, o.common.json_path, sw.seconds());
   });

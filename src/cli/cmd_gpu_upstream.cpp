@@ -21,7 +21,9 @@ struct UpstreamCli {
   // check
   std::string dtype = "bf16", head_dim = "128", batch = "1", heads = "4", kv_heads, seq = "1024",
               seq_k, q_scale = "1", seed = default_seed_text(), tau, max_offset, emu;
-  bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false;
+  bool causal = false, suite = false, suite_tricks = false, variant = false, count_rescales = false,
+       compare_models = false;
+  std::string save_dir, from_dir, model = "sm90-mufu", unfused;
   // bench
   std::string b_batch = "4", b_heads = "32", b_seq = "4096", b_d = "64,128", b_causal = "0,1",
               b_tau = "0,4,8", b_emu = "0,2,4", b_warmup = "5", b_iters = "20";
@@ -239,6 +241,23 @@ void run_check(const UpstreamCli& c) {
   }
   o.python = c.python;
   o.threads = resolved_threads(c.check_common);
+  o.save_dir = c.save_dir;
+  o.from_dir = c.from_dir;
+  o.compare_models = c.compare_models;
+  const std::string m =
+      parse_choice("--model", c.model, {"sm90-mufu", "sm90-wgmma", "sm90-cr", "rowblock-cr"});
+  o.model = m == "sm90-mufu"    ? GpuAttnCpuModel::sm90_mufu
+            : m == "sm90-wgmma" ? GpuAttnCpuModel::sm90_wgmma
+            : m == "sm90-cr"    ? GpuAttnCpuModel::sm90_cr
+                                : GpuAttnCpuModel::row_block_cr;
+  if (!c.unfused.empty())
+    for (const std::string& item : list_items("--unfused", c.unfused, "a name")) {
+      const std::string u =
+          parse_choice("--unfused", item, {"exp-argument", "row-sum-init", "lse"});
+      (u == "exp-argument"   ? o.fma.exp_argument
+       : u == "row-sum-init" ? o.fma.row_sum_init
+                             : o.fma.lse) = false;
+    }
   check_report_path(c.check_common.json_path);
   Report r = run_upstream_check(o);
   emit(r, c.check_common.json_path, sw.seconds());
@@ -260,6 +279,28 @@ void add_check(CLI::App* up, UpstreamCli& c) {
   ck->add_flag("--suite-tricks", c.suite_tricks,
                "Run the variant's 36-run grid (tau 0/4/8, q-scale 1/8, bf16 d64 "
                "and fp16 d128, emulated 0, 1/4, 1/2) instead of the shape options");
+  ck->add_option("--model", c.model,
+                 "CPU model to compare with: sm90-mufu (upstream's sm90 order, the H200's MUFU "
+                 "models), sm90-wgmma (sm90-mufu with both GEMMs through the wgmma model; "
+                 "slower), sm90-cr (same order, correctly rounded exp2/rcp/log2: fast, not "
+                 "bit-exact), rowblock-cr (fa4sim's RowBlockSim, the model before the sm90 order)")
+      ->type_name("MODEL")
+      ->capture_default_str();
+  ck->add_option("--unfused", c.unfused,
+                 "sm90 models: compute these as a multiply then an add instead of one fma "
+                 "(not read from upstream's compiled code): exp-argument, row-sum-init, lse")
+      ->type_name("NAME[,NAME...]");
+  ck->add_flag("--compare-models", c.compare_models,
+               "Also report every CPU model's bit-identity shares with upstream (four more model "
+               "runs per run)");
+  ck->add_option("--save", c.save_dir,
+                 "Keep the inputs, the driver's answer and upstream's O and LSE in this new folder "
+                 "(read back later with --from, no GPU needed)")
+      ->type_name("DIR");
+  ck->add_option("--from", c.from_dir,
+                 "Read upstream's outputs from a folder --save wrote, instead of running upstream "
+                 "(no GPU; the same runs and seeds)")
+      ->type_name("DIR");
   add_python_option(ck, c);
   add_common_options(ck, c.check_common);
   ck->callback([&c] { run_check(c); });

@@ -68,8 +68,11 @@ void add_rescale(CLI::App& root) {
       ->capture_default_str();
   sub->add_option(
          "--exp", o.exp,
-         "exp2 for P: exact (float64 argument, rounded once), mufu (correctly rounded float32), "
-         "emu0..emu5 (ex2_emulation of that degree), schedule:FREQ[,RES[,START_FRG]] (upstream's mix)")
+         "exp2 for P: exact (float64 argument, rounded once), mufu (the H200's ex2/rcp/lg2.approx, "
+         "bit-exact models; loads data/mufu/ once), cr (fast mode: correctly rounded float32, not "
+         "bit-exact with hardware), emu0..emu5 (ex2_emulation of that degree), "
+         "schedule:FREQ[,RES[,START_FRG]] (upstream's mix; emu and schedule run the rest on the "
+         "modelled MUFU)")
       ->type_name("MODE")
       ->capture_default_str();
   positive(sub->add_option(

@@ -302,6 +302,10 @@ Lg2ApproxTable lg2_approx_table() {
   return {t.a.data(), t.b.data()};
 }
 
+MufuHardware mufu_hardware() {
+  return MufuHardware{ex2_approx_table(), lg2_approx_table(), rcp_table()};
+}
+
 float ex2_approx_ftz(float x) { return ex2_approx_ftz(x, ex2_approx_table()); }
 float lg2_approx_ftz(float x) { return lg2_approx_ftz(x, lg2_approx_table()); }
 

@@ -15,6 +15,8 @@
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/analysis/row_block_sim.h"
+#include "fa4sim/core/constants.h"
+#include "fa4sim/core/mufu.h"
 #include "fa4sim/util/parallel.h"
 
 namespace fa4sim {
@@ -279,17 +281,59 @@ double gpu_attn_rel_l2_bf16(const std::vector<uint16_t>& o_bf16, const std::vect
   return gpu_attn_rel_l2_bits(o_bf16, false, ref);
 }
 
-GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
-                                const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
-  if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
-    throw Error("--emu-tiles must be in 0..8", "k of 8 eight-column tiles per key block");
-  // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
-  const Decoded d = decode_inputs(shape, sm.dtype, in, false);
-  const int D = shape.d, group = shape.heads / shape.kv_heads;
-  const int BM = tiling.block_m, BN = tiling.block_n;
-  if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
-    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1",
-                "see GpuAttnTiling");
+const char* gpu_attn_cpu_model_name(GpuAttnCpuModel m) {
+  switch (m) {
+    case GpuAttnCpuModel::sm90_mufu: return "sm90-mufu";
+    case GpuAttnCpuModel::sm90_wgmma: return "sm90-wgmma";
+    case GpuAttnCpuModel::sm90_cr: return "sm90-cr";
+    case GpuAttnCpuModel::row_block_cr:
+    default: return "rowblock-cr";
+  }
+}
+
+namespace {
+
+// The key block's scores (rows x BN, -inf where masked or past seq_k) and V (BN x d, zeros past
+// seq_k), through the GEMM seam for S.
+void load_block(const GpuAttnShape& shape, const Decoded& d, int64_t bh, int64_t bhk, int m0,
+                int rows, int nb, int BN, const Sm90Gemm& gemm, std::vector<float>& S,
+                std::vector<float>& V) {
+  const int D = shape.d;
+  for (int r = 0; r < rows; ++r) {
+    const int row = m0 + r;
+    for (int c = 0; c < BN; ++c) {
+      const int col = nb * BN + c;
+      S[size_t(r) * size_t(BN) + size_t(c)] =
+          visible(shape, row, col) ? gemm.qk(&d.q[size_t((bh * shape.seq_q + row) * D)],
+                                             &d.k[size_t((bhk * shape.seq_k + col) * D)], D)
+                                   : neg_inf_f32();
+    }
+  }
+  for (int c = 0; c < BN; ++c) {
+    const int col = nb * BN + c;
+    for (int x = 0; x < D; ++x)
+      V[size_t(c) * size_t(D) + size_t(x)] =
+          col < shape.seq_k ? d.v[size_t((bhk * shape.seq_k + col) * D + x)] : 0.f;
+  }
+}
+
+// One CTA tile of a CPU model: its batch-head, first row, KV head and real rows (the GPU also
+// computes phantom rows past seq_q; the counts here count real rows, as gpu_attn_counts does).
+struct CtaTile {
+  int64_t bh = 0, bhk = 0;
+  int m0 = 0, rows = 0;
+};
+
+// Runs `tile(t, S, V, O, lse)` for every CTA tile in parallel: it feeds its key blocks (load_block
+// fills S and V), writes O (rows x d, float32 before V's descale) and lse, and returns the tile's
+// RescaleCounts. The driver multiplies O by V's descale and rounds it to the output dtype
+// (the kernel: cvt.rn.bf16x2.f32; upstream: the input dtype), and sums the counts.
+template <typename F>
+GpuAttnModel run_cta_tiles(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                           const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling,
+                           F&& tile) {
+  const int D = shape.d, group = shape.heads / shape.kv_heads, BM = tiling.block_m,
+            BN = tiling.block_n;
   const Format& out_format = tiling.out_fp16 ? kFP16 : kBF16;
   const int m_tiles = (shape.seq_q + BM - 1) / BM;
   const int64_t n_tiles = int64_t(shape.batch) * shape.heads * m_tiles;
@@ -301,64 +345,21 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
     std::vector<float> S(size_t(BM) * size_t(BN)), V(size_t(BN) * size_t(D));
     std::vector<float> O(size_t(BM) * size_t(D)), lse(static_cast<size_t>(BM));
     for (uint64_t t = begin; t < end; ++t) {
-      const int64_t bh = int64_t(t) / m_tiles;
-      const int m0 = int(int64_t(t) % m_tiles) * BM;
-      const int64_t bhk = (bh / shape.heads) * shape.kv_heads + (bh % shape.heads) / group;
-      SoftmaxParams p;
-      p.scale_log2 = scale_log2_of(shape, sm, in, bhk);
-      p.max_offset = sm.max_offset;
-      p.rescale_threshold = sm.tau;
-      p.exp2.mode = Exp2Mode::rounded_fp32;
-      if (sm.emu_tiles > 0) {  // emulated 8-column tiles: the rule of gpu_attn_emu_mask, tile t % 8
-        p.exp2.mode = Exp2Mode::schedule;
-        p.exp2.degree = 3;
-        const uint32_t m8 = gpu_attn_emu_mask(sm.emu_tiles);
-        for (int t = 0; t < 32; ++t) p.exp2.tile_mask |= ((m8 >> (t % 8)) & 1u) << t;
-      }
-      p.p_format = p_format_of(sm.dtype);
-      p.warp_rows = tiling.warp_rows;
-      // Real rows only (the GPU also computes the phantom rows past seq_q on zero-filled Q and
-      // lets them vote in a partial last warp; the exact replay models that, the counts here
-      // count real rows, as gpu_attn_counts does).
-      const int rows = std::min(BM, shape.seq_q - m0);
-      RowBlockSim sim(p, rows, D);
-      for (int nb : block_order(shape, sm, m0, BM, BN)) {
-        for (int r = 0; r < rows; ++r) {
-          const int row = m0 + r;
-          for (int c = 0; c < BN; ++c) {
-            const int col = nb * BN + c;
-            float& s = S[size_t(r) * size_t(BN) + size_t(c)];
-            if (!visible(shape, row, col)) {
-              s = neg_inf_f32();
-            } else {
-              const float* q = &d.q[size_t((bh * shape.seq_q + row) * D)];
-              const float* k = &d.k[size_t((bhk * shape.seq_k + col) * D)];
-              double acc = 0;
-              for (int x = 0; x < D; ++x) acc += double(q[x]) * double(k[x]);
-              s = float(acc);
-            }
-          }
-        }
-        for (int c = 0; c < BN; ++c) {
-          const int col = nb * BN + c;
-          for (int x = 0; x < D; ++x)
-            V[size_t(c) * size_t(D) + size_t(x)] =
-                col < shape.seq_k ? d.v[size_t((bhk * shape.seq_k + col) * D + x)] : 0.f;
-        }
-        sim.process_tile(S.data(), size_t(BN), V.data(), size_t(D), BN);
-      }
-      sim.finalize(O.data(), size_t(D), lse.data());
-      const float vd = gpu_attn_is_fp8(sm.dtype) ? in.v_descale[size_t(bhk)] : 1.f;
-      for (int r = 0; r < rows; ++r) {
-        out.lse[size_t(bh * shape.seq_q + m0 + r)] = lse[size_t(r)];
+      CtaTile c;
+      c.bh = int64_t(t) / m_tiles;
+      c.m0 = int(int64_t(t) % m_tiles) * BM;
+      c.bhk = (c.bh / shape.heads) * shape.kv_heads + (c.bh % shape.heads) / group;
+      c.rows = std::min(BM, shape.seq_q - c.m0);
+      per_tile[t] = tile(c, S, V, O, lse);
+      const float vd = gpu_attn_is_fp8(sm.dtype) ? in.v_descale[size_t(c.bhk)] : 1.f;
+      for (int r = 0; r < c.rows; ++r) {
+        const int64_t row = c.bh * shape.seq_q + c.m0 + r;
+        out.lse[size_t(row)] = lse[size_t(r)];
         for (int x = 0; x < D; ++x)
-          // the kernel stores O as bf16 (cvt.rn.bf16x2.f32; upstream: the input dtype): the model
-          // rounds the same way
-          out.o[size_t((bh * shape.seq_q + m0 + r) * D + x)] =
+          out.o[size_t(row * D + x)] =
               decode(out_format,
                      encode(out_format, O[size_t(r) * size_t(D) + size_t(x)] * vd, Overflow::ieee));
       }
-      per_tile[t] = sim.counts();
     }
   });
   RescaleCounts total;
@@ -370,6 +371,90 @@ GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax&
   out.p_count = total.p_count;
   out.saturated = total.saturated;
   return out;
+}
+
+// gpu_attn_cpu_model with tiling.model = sm90_*: Sm90RowBlock per CTA tile (no FP8: upstream's
+// sm90 path refuses it, so there is no descale).
+GpuAttnModel sm90_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                            const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
+  const Decoded d = decode_inputs(shape, sm.dtype, in, false);
+  const int D = shape.d, BM = tiling.block_m, BN = tiling.block_n;
+  Sm90Softmax base;
+  // upstream: Float32(softmax_scale) * LOG2_E, a float32 product (utils.py:183-193)
+  base.scale_log2 = float(scale_of(shape, sm)) * float(kLog2e);
+  base.tau = sm.tau;
+  base.max_offset = sm.max_offset;
+  base.emu_eighths = sm.emu_tiles;
+  base.p_format = &p_format_of(sm.dtype);
+  base.fma = tiling.fma;
+  base.warp_rows = tiling.warp_rows;
+  if (tiling.model != GpuAttnCpuModel::sm90_cr) base.mufu = mufu_hardware();
+  const Sm90Gemm plain;
+  const Sm90WgmmaGemm tensor_core(storage_format(sm.dtype));
+  const Sm90Gemm& gemm = tiling.model == GpuAttnCpuModel::sm90_wgmma
+                             ? static_cast<const Sm90Gemm&>(tensor_core)
+                             : plain;
+  return run_cta_tiles(shape, sm, in, threads, tiling,
+                       [&](const CtaTile& c, std::vector<float>& S, std::vector<float>& V,
+                           std::vector<float>& O, std::vector<float>& lse) {
+                         Sm90RowBlock blk(base, c.rows, D, gemm);
+                         for (int nb : block_order(shape, sm, c.m0, BM, BN)) {
+                           load_block(shape, d, c.bh, c.bhk, c.m0, c.rows, nb, BN, gemm, S, V);
+                           blk.process_block(S.data(), size_t(BN), V.data(), size_t(D), BN);
+                         }
+                         blk.finalize(O.data(), size_t(D), lse.data());
+                         RescaleCounts rc;
+                         rc.row_decisions = blk.counts().row_decisions;
+                         rc.row_rescales = blk.counts().row_rescales;
+                         rc.warp_decisions = blk.counts().warp_decisions;
+                         rc.warp_rescales = blk.counts().warp_rescales;
+                         return rc;
+                       });
+}
+
+}  // namespace
+
+GpuAttnModel gpu_attn_cpu_model(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,
+                                const GpuAttnInputs& in, int threads, const GpuAttnTiling& tiling) {
+  if (sm.emu_tiles < 0 || sm.emu_tiles > kGpuAttnTilesPerBlock)
+    throw Error("--emu-tiles must be in 0..8", "k of 8 eight-column tiles per key block");
+  const int BM = tiling.block_m, BN = tiling.block_n;
+  if (BM < 1 || BN < 1 || tiling.warp_rows < 1)
+    throw Error("the CPU model's tiling needs block_m, block_n, warp_rows >= 1",
+                "see GpuAttnTiling");
+  if (tiling.model != GpuAttnCpuModel::row_block_cr) {
+    if (gpu_attn_is_fp8(sm.dtype))
+      throw Error("the sm90 CPU models take no FP8 inputs", "upstream's sm90 path refuses FP8");
+    return sm90_cpu_model(shape, sm, in, threads, tiling);
+  }
+  // Undescaled Q/K (the descales are in scale_log2, as on the GPU), descaled V at the end.
+  const Decoded d = decode_inputs(shape, sm.dtype, in, false);
+  const int D = shape.d;
+  return run_cta_tiles(
+      shape, sm, in, threads, tiling,
+      [&](const CtaTile& c, std::vector<float>& S, std::vector<float>& V, std::vector<float>& O,
+          std::vector<float>& lse) {
+        SoftmaxParams p;
+        p.scale_log2 = scale_log2_of(shape, sm, in, c.bhk);
+        p.max_offset = sm.max_offset;
+        p.rescale_threshold = sm.tau;
+        p.exp2.mode = Exp2Mode::rounded_fp32;
+        if (sm.emu_tiles > 0) {  // emulated 8-column tiles: the rule of gpu_attn_emu_mask, t % 8
+          p.exp2.mode = Exp2Mode::schedule;
+          p.exp2.degree = 3;
+          const uint32_t m8 = gpu_attn_emu_mask(sm.emu_tiles);
+          for (int t = 0; t < 32; ++t) p.exp2.tile_mask |= ((m8 >> (t % 8)) & 1u) << t;
+        }
+        p.p_format = p_format_of(sm.dtype);
+        p.warp_rows = tiling.warp_rows;
+        RowBlockSim sim(p, c.rows, D);
+        for (int nb : block_order(shape, sm, c.m0, BM, BN)) {
+          load_block(shape, d, c.bh, c.bhk, c.m0, c.rows, nb, BN, Sm90Gemm{}, S, V);
+          sim.process_tile(S.data(), size_t(BN), V.data(), size_t(D), BN);
+        }
+        sim.finalize(O.data(), size_t(D), lse.data());
+        return sim.counts();
+      });
 }
 
 GpuAttnCounts gpu_attn_counts(const GpuAttnShape& shape, const GpuAttnSoftmax& sm,

@@ -14,11 +14,13 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "fa4sim/gpu/gpu.h"
 #include "fa4sim/gpu/gpu_attention_report.h"
+#include "fa4sim/util/json_input.h"
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/error.h"
 #include "fa4sim/core/formats.h"
@@ -186,6 +188,7 @@ void upstream_validate_check_size(const GpuAttnShape& s) {
 
 GpuAttnTiling upstream_sm90_tiling(int d, bool causal, GpuAttnDtype dtype) {
   GpuAttnTiling t;
+  t.model = GpuAttnCpuModel::sm90_mufu;  // upstream's sm90 order, the H200's MUFU
   t.warp_rows = 16;
   t.out_fp16 = dtype == GpuAttnDtype::fp16;
   if (d <= 64) {
@@ -276,10 +279,95 @@ void upstream_validate_tricks(const UpstreamTricks& t, GpuAttnDtype dtype) {
         "lower --tau or --max-offset");
 }
 
+double lse_error_ulps(double x, double ref) {
+  const float a = std::max(float(std::fabs(ref)), 1.0f);
+  const double ulp = double(std::nextafter(a, std::numeric_limits<float>::infinity())) - double(a);
+  return std::fabs(x - ref) / ulp;
+}
+
+namespace {
+
+// Ordered distance of two float32 bit patterns of one sign-magnitude format (ulps); NaN: inf.
+double bit_ulps(uint32_t a, uint32_t b, int sign_bit) {
+  auto key = [&](uint32_t u) {
+    const int64_t mag = int64_t(u & ((uint32_t(1) << sign_bit) - 1u));
+    return (u >> sign_bit) & 1u ? -mag : mag;
+  };
+  return double(std::llabs(key(a) - key(b)));
+}
+
+// O and LSE bit identity of upstream's outputs with one CPU model's; the first mismatches when
+// `first` is given.
+void identity(const UpstreamRunConfig& c, const std::vector<uint16_t>& o_bits,
+              const std::vector<float>& lse, const GpuAttnModel& model, bool fp16,
+              uint64_t& o_equal, uint64_t& lse_equal, uint64_t* lse_rows, double* lse_max_ulp,
+              std::vector<UpstreamRunResult::Mismatch>* first) {
+  const Format& of = fp16 ? kFP16 : kBF16;
+  const int D = c.shape.d, S = c.shape.seq_q;
+  size_t o_listed = 0;
+  for (size_t i = 0; i < o_bits.size(); ++i) {
+    const uint32_t mb = encode(of, model.o[i], Overflow::ieee);
+    if (mb == o_bits[i]) {
+      ++o_equal;
+    } else if (first != nullptr && o_listed < kUpstreamFirstMismatches) {
+      ++o_listed;
+      const int64_t row_all = int64_t(i) / D;
+      first->push_back({"O", row_all / S, int(row_all % S), int(int64_t(i) % D),
+                        double(decode(of, o_bits[i])), double(model.o[i]),
+                        bit_ulps(o_bits[i], mb, 15)});
+    }
+  }
+  if (c.tricks.count) return;  // the LSE slots hold counts
+  size_t lse_listed = 0;
+  for (size_t i = 0; i < lse.size(); ++i) {
+    const uint32_t ub = f32_bits(lse[i]), mb = f32_bits(model.lse[i]);
+    if (ub == mb) {
+      ++lse_equal;
+    } else if (first != nullptr && lse_listed < kUpstreamFirstMismatches) {
+      ++lse_listed;
+      first->push_back({"LSE", int64_t(i) / S, int(int64_t(i) % S), -1, double(lse[i]),
+                        double(model.lse[i]), bit_ulps(ub, mb, 31)});
+    }
+    if (std::isfinite(lse[i]) && std::isfinite(model.lse[i])) {
+      if (lse_rows != nullptr) ++*lse_rows;
+      if (lse_max_ulp != nullptr) *lse_max_ulp = std::max(*lse_max_ulp, bit_ulps(ub, mb, 31));
+    }
+  }
+}
+
+// The LSE criteria and maxima of a run whose LSE slots hold the LSE (not counts).
+bool analyse_lse(const std::vector<float>& lse, const GpuAttnReference& ref,
+                 const GpuAttnModel& model, UpstreamRunResult& r) {
+  bool empty_rows_agree = true;
+  for (size_t i = 0; i < lse.size(); ++i) {
+    const bool up_empty = std::isinf(lse[i]) && lse[i] < 0,
+               ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
+    r.empty_rows_upstream += up_empty ? 1 : 0;
+    r.empty_rows_ref += ref_empty ? 1 : 0;
+    if (up_empty || ref_empty) {
+      empty_rows_agree = empty_rows_agree && up_empty == ref_empty;
+      continue;
+    }
+    const double up = lse[i], mo = model.lse[i];
+    r.max_abs_lse = std::max(r.max_abs_lse, std::fabs(ref.lse[i]));
+    r.lse_upstream_vs_ref = std::max(r.lse_upstream_vs_ref, std::fabs(up - ref.lse[i]));
+    r.lse_model_vs_ref = std::max(r.lse_model_vs_ref, std::fabs(mo - ref.lse[i]));
+    r.lse_upstream_vs_ref_ulp = std::max(r.lse_upstream_vs_ref_ulp, lse_error_ulps(up, ref.lse[i]));
+    r.lse_model_vs_ref_ulp = std::max(r.lse_model_vs_ref_ulp, lse_error_ulps(mo, ref.lse[i]));
+    r.lse_upstream_vs_model = std::max(r.lse_upstream_vs_model, std::fabs(up - mo));
+    if (std::isnan(up))
+      r.lse_upstream_vs_ref = r.lse_upstream_vs_ref_ulp = std::numeric_limits<double>::quiet_NaN();
+  }
+  return empty_rows_agree &&
+         r.lse_upstream_vs_ref_ulp <= r.lse_model_vs_ref_ulp + kUpstreamLseUlpSlack;
+}
+
+}  // namespace
+
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
                                    const std::vector<uint16_t>& o_bits,
                                    const std::vector<float>& lse, const GpuAttnTiling& tiling,
-                                   int threads) {
+                                   int threads, bool compare_models) {
   UpstreamRunResult r;
   r.config = c;
   r.tiling = tiling;
@@ -301,11 +389,24 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
   r.ratio = r.upstream_rel_l2 / r.model_rel_l2;
   const Format& of = tiling.out_fp16 ? kFP16 : kBF16;
   r.o_elements = o_bits.size();
-  for (size_t i = 0; i < o_bits.size(); ++i) {
-    const float up = decode(of, o_bits[i]);
-    r.o_equal_to_model += (up == model.o[i]) ? 1 : 0;
-    r.max_abs_o_vs_model = std::max(r.max_abs_o_vs_model, double(std::fabs(up - model.o[i])));
-  }
+  for (size_t i = 0; i < o_bits.size(); ++i)
+    r.max_abs_o_vs_model =
+        std::max(r.max_abs_o_vs_model, double(std::fabs(decode(of, o_bits[i]) - model.o[i])));
+  r.lse_values = c.tricks.count ? 0 : lse.size();
+  identity(c, o_bits, lse, model, tiling.out_fp16, r.o_equal_to_model, r.lse_equal_to_model,
+           &r.lse_rows, &r.lse_max_ulp_upstream_vs_model, &r.first_mismatches);
+  if (compare_models)
+    for (GpuAttnCpuModel m : {GpuAttnCpuModel::row_block_cr, GpuAttnCpuModel::sm90_cr,
+                              GpuAttnCpuModel::sm90_mufu, GpuAttnCpuModel::sm90_wgmma}) {
+      GpuAttnTiling t = tiling;
+      t.model = m;
+      const GpuAttnModel other =
+          m == tiling.model ? model : gpu_attn_cpu_model(c.shape, sm, in, threads, t);
+      UpstreamRunResult::ModelShare share{gpu_attn_cpu_model_name(m)};
+      identity(c, o_bits, lse, other, tiling.out_fp16, share.o_equal, share.lse_equal, nullptr,
+               nullptr, nullptr);
+      r.model_shares.push_back(share);
+    }
   if (c.tricks
           .count) {  // the LSE slots hold rows + 4096 * warps (Note [Rescale counts through the LSE])
     r.counted = true;
@@ -328,49 +429,20 @@ UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInpu
                        share_pct(r.warp_rescales, r.warp_decisions)) <= r.warps_tol_pp;
     return r;
   }
-  bool empty_rows_agree = true;
-  for (size_t i = 0; i < lse.size(); ++i) {
-    const bool up_empty = std::isinf(lse[i]) && lse[i] < 0,
-               ref_empty = std::isinf(ref.lse[i]) && ref.lse[i] < 0;
-    r.empty_rows_upstream += up_empty ? 1 : 0;
-    r.empty_rows_ref += ref_empty ? 1 : 0;
-    if (up_empty || ref_empty) {
-      empty_rows_agree = empty_rows_agree && up_empty == ref_empty;
-      continue;
-    }
-    const double up = lse[i], mo = model.lse[i];
-    const float rf = float(ref.lse[i]);
-    const double ulp =
-        double(std::nextafter(std::fabs(rf), std::numeric_limits<float>::infinity())) -
-        std::fabs(rf);
-    r.max_abs_lse = std::max(r.max_abs_lse, std::fabs(ref.lse[i]));
-    r.lse_upstream_vs_ref = std::max(r.lse_upstream_vs_ref, std::fabs(up - ref.lse[i]));
-    r.lse_model_vs_ref = std::max(r.lse_model_vs_ref, std::fabs(mo - ref.lse[i]));
-    r.lse_upstream_vs_ref_ulp =
-        std::max(r.lse_upstream_vs_ref_ulp, std::fabs(up - ref.lse[i]) / ulp);
-    r.lse_model_vs_ref_ulp = std::max(r.lse_model_vs_ref_ulp, std::fabs(mo - ref.lse[i]) / ulp);
-    r.lse_upstream_vs_model = std::max(r.lse_upstream_vs_model, std::fabs(up - mo));
-    if (std::isnan(up)) r.lse_upstream_vs_ref = std::numeric_limits<double>::quiet_NaN();
-  }
-  r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol &&
-           r.lse_upstream_vs_ref <= kUpstreamLseTol && empty_rows_agree;
+  const bool lse_ok = analyse_lse(lse, ref, model, r);
+  r.pass = std::isfinite(r.ratio) && std::fabs(r.ratio - 1.0) <= kUpstreamL2RatioTol && lse_ok;
   return r;
 }
 
 namespace {
 
 // Seeds each run's inputs, writes them and the driver's manifest under `dir`; returns the inputs.
-std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o,
-                                              const std::string& dir) {
+// The driver's manifest of these runs, files under `dir`.
+json check_manifest(const UpstreamCheckOptions& o, const std::string& dir) {
   json manifest = json::array();
-  std::vector<GpuAttnInputs> inputs;
   for (size_t i = 0; i < o.runs.size(); ++i) {
     const auto& c = o.runs[i];
-    inputs.push_back(gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed));
     const std::string base = dir + "/r" + std::to_string(i) + "_";
-    write_raw(base + "q.bin", inputs.back().q);
-    write_raw(base + "k.bin", inputs.back().k);
-    write_raw(base + "v.bin", inputs.back().v);
     const json tricks = c.tricks.variant ? json{{"tau", c.tricks.tau},
                                                 {"max_offset", c.tricks.max_offset},
                                                 {"emu_eighths", c.tricks.emu_eighths},
@@ -387,15 +459,96 @@ std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o,
                             {"seq_k", c.shape.seq_k},
                             {"head_dim", c.shape.d},
                             {"causal", c.shape.causal},
+                            {"q_scale", c.q_scale},
+                            {"seed", c.seed},
                             {"q", base + "q.bin"},
                             {"k", base + "k.bin"},
                             {"v", base + "v.bin"},
                             {"o", base + "o.bin"},
                             {"lse", base + "lse.bin"}});
   }
-  std::ofstream m(dir + "/manifest.json");
-  m << manifest.dump();
+  return manifest;
+}
+
+// Seeds each run's inputs; with a folder, writes them and the driver's manifest there.
+std::vector<GpuAttnInputs> write_check_inputs(const UpstreamCheckOptions& o,
+                                              const std::string& dir) {
+  std::vector<GpuAttnInputs> inputs;
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    const auto& c = o.runs[i];
+    inputs.push_back(gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed));
+    if (dir.empty()) continue;
+    const std::string base = dir + "/r" + std::to_string(i) + "_";
+    write_raw(base + "q.bin", inputs.back().q);
+    write_raw(base + "k.bin", inputs.back().k);
+    write_raw(base + "v.bin", inputs.back().v);
+  }
+  if (!dir.empty())
+    write_file_atomic(dir + "/manifest.json", check_manifest(o, dir).dump(1) + "\n");
   return inputs;
+}
+
+// A manifest entry without its file paths: what must agree between a saved run and this one.
+json manifest_key(json e) {
+  for (const char* k : {"q", "k", "v", "o", "lse"}) e.erase(k);
+  return e;
+}
+
+// The driver's answer for these runs: upstream run now (into `dir`, its outputs there as
+// r<i>_o.bin / r<i>_lse.bin), or read back from a folder a --save run wrote (o.from_dir).
+json driver_answer(const UpstreamCheckOptions& o, const std::string& dir,
+                   const std::vector<GpuAttnInputs>& inputs) {
+  if (!o.from_dir.empty()) {
+    const std::string hint =
+        "a folder written by `fa4sim gpu upstream check --save DIR` with the same runs "
+        "(scripts/gpu/upstream_save_outputs.sh)";
+    const std::string mpath = o.from_dir + "/manifest.json", dpath = o.from_dir + "/driver.json";
+    const json saved = read_json_input(mpath, "--from manifest", hint);
+    const json here = check_manifest(o, o.from_dir);  // what this check would write
+    if (!saved.is_array() || saved.size() != here.size())
+      throw Error(fmt::format("--from {}: its manifest holds {} runs, this check {}", o.from_dir,
+                              saved.is_array() ? saved.size() : 0, here.size()),
+                  hint);
+    for (size_t i = 0; i < here.size(); ++i) {
+      if (manifest_key(saved[i]) != manifest_key(here[i]))
+        throw Error(fmt::format("--from {}: run {} differs: saved {}, asked {}", o.from_dir, i,
+                                manifest_key(saved[i]).dump(), manifest_key(here[i]).dump()),
+                    hint);
+      // The saved inputs, where kept (upstream_save_outputs.sh deletes them), must be this seed's.
+      const std::string base = o.from_dir + "/r" + std::to_string(i) + "_";
+      std::error_code ec;
+      const bool kept = std::filesystem::exists(base + "q.bin", ec);
+      if (kept && (read_raw<uint16_t>(base + "q.bin", inputs[i].q.size()) != inputs[i].q ||
+                   read_raw<uint16_t>(base + "k.bin", inputs[i].k.size()) != inputs[i].k))
+        throw Error(
+            fmt::format("--from {}: run {}'s saved inputs are not this seed's", o.from_dir, i),
+            hint);
+    }
+    return read_json_input(dpath, "--from driver answer", hint);
+  }
+  DriverPipe p(driver_command(o.python, "forward --manifest " + sh_quote(dir + "/manifest.json")));
+  const std::string out = read_all(p.f);
+  const int rc = p.close();
+  const json drv = parse_driver_line(out.substr(0, out.find('\n')));
+  if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
+  if (!o.save_dir.empty()) write_file_atomic(dir + "/driver.json", drv.dump(1) + "\n");
+  return drv;
+}
+
+// a / n in percent (0 when n = 0): a share of elements or rows.
+double pct_of(uint64_t a, uint64_t n) { return share_pct(a, n); }
+
+json mismatches_json(const UpstreamRunResult& r) {
+  json m = json::array();
+  for (const auto& x : r.first_mismatches)
+    m.push_back({{"what", x.what},
+                 {"bh", x.bh},
+                 {"row", x.row},
+                 {"col", x.col},
+                 {"upstream", x.upstream},
+                 {"model", x.model},
+                 {"ulps", x.ulps}});
+  return m;
 }
 
 // One entry of results.runs.
@@ -433,7 +586,15 @@ json check_run_json(const UpstreamRunResult& r) {
                 {"empty_rows_f64", r.empty_rows_ref},
                 {"o_elements", r.o_elements},
                 {"o_equal_to_model", r.o_equal_to_model},
+                {"o_identical_pct", pct_of(r.o_equal_to_model, r.o_elements)},
                 {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model},
+                {"lse_values", r.lse_values},
+                {"lse_finite_rows", r.lse_rows},
+                {"lse_equal_to_model", r.lse_equal_to_model},
+                {"lse_identical_pct", pct_of(r.lse_equal_to_model, r.lse_values)},
+                {"lse_max_ulp_upstream_vs_model", r.lse_max_ulp_upstream_vs_model},
+                {"cpu_model", gpu_attn_cpu_model_name(r.tiling.model)},
+                {"first_mismatches", mismatches_json(r)},
                 {"pass", r.pass},
                 {"model_rescale",
                  {{"row_decisions", r.row_decisions},
@@ -441,6 +602,16 @@ json check_run_json(const UpstreamRunResult& r) {
                   {"warp_decisions", r.warp_decisions},
                   {"warp_rescales", r.warp_rescales},
                   {"warp_rows", r.tiling.warp_rows}}}});
+  if (!r.model_shares.empty()) {
+    json m = json::array();
+    for (const auto& x : r.model_shares)
+      m.push_back({{"model", x.model},
+                   {"o_equal", x.o_equal},
+                   {"o_identical_pct", pct_of(x.o_equal, r.o_elements)},
+                   {"lse_equal", x.lse_equal},
+                   {"lse_identical_pct", pct_of(x.lse_equal, r.lse_values)}});
+    j["model_shares"] = m;
+  }
   if (r.counted) {
     j["gpu_rescale"] = {{"row_rescales", r.gpu_row_rescales},
                         {"warp_rescales", r.gpu_warp_rescales},
@@ -455,30 +626,37 @@ json check_run_json(const UpstreamRunResult& r) {
 std::vector<std::string> check_run_cells(const UpstreamRunResult& r) {
   const auto& c = r.config;
   if (!r.ran)
-    return {c.label, "-", "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "", "FAIL"};
+    return {c.label, "-",   "refused: " + r.error.substr(0, 60), "", "", "", "", "", "", "",
+            "",      "FAIL"};
   const std::string model_shares =
       fmt::format("{:.2f}/{:.2f}", share_pct(r.row_rescales, r.row_decisions),
                   share_pct(r.warp_rescales, r.warp_decisions));
-  return {
-      c.label,
-      fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n),
-      fmt_e(r.upstream_rel_l2),
-      fmt_e(r.model_rel_l2),
-      fmt::format("{:.4f}", r.ratio),
-      r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
-      r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
-      r.counted ? std::string("-")
-                : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
-      fmt::format("{:.2f}",
-                  r.o_elements ? 100.0 * double(r.o_equal_to_model) / double(r.o_elements) : 0.0),
-      r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares,
-                              share_pct(r.gpu_row_rescales, r.row_decisions),
-                              share_pct(r.gpu_warp_rescales, r.warp_decisions))
-                : model_shares,
-      r.pass ? "ok" : "FAIL"};
+  return {c.label,
+          fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n),
+          fmt_e(r.upstream_rel_l2),
+          fmt_e(r.model_rel_l2),
+          fmt::format("{:.4f}", r.ratio),
+          r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
+          r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+          r.counted
+              ? std::string("-")
+              : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
+          fmt::format("{:.3f}", pct_of(r.o_equal_to_model, r.o_elements)),
+          r.counted ? std::string("-")
+                    : fmt::format("{:.3f} ({:.0f})", pct_of(r.lse_equal_to_model, r.lse_values),
+                                  r.lse_max_ulp_upstream_vs_model),
+          r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares,
+                                  share_pct(r.gpu_row_rescales, r.row_decisions),
+                                  share_pct(r.gpu_warp_rescales, r.warp_decisions))
+                    : model_shares,
+          r.pass ? "ok" : "FAIL"};
 }
 
 }  // namespace
+
+json upstream_check_manifest(const UpstreamCheckOptions& o, const std::string& dir) {
+  return check_manifest(o, dir);
+}
 
 UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
   for (const auto& c : o.runs) {
@@ -486,16 +664,32 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
     upstream_validate_check_size(c.shape);
     if (c.tricks.variant) upstream_validate_tricks(c.tricks, c.dtype);
   }
-  gpu_attn_device_name();  // exit 3 without a GPU
-  upstream_require(upstream_env(o.python));
-  TempDir tmp;
-  const std::vector<GpuAttnInputs> inputs = write_check_inputs(o, tmp.path);
-  DriverPipe p(
-      driver_command(o.python, "forward --manifest " + sh_quote(tmp.path + "/manifest.json")));
-  const std::string out = read_all(p.f);
-  const int rc = p.close();
-  const json drv = parse_driver_line(out.substr(0, out.find('\n')));
-  if (rc != 0 || drv.contains("error")) throw_driver_error(drv);
+  if (!o.save_dir.empty() && !o.from_dir.empty())
+    throw Error("--save and --from exclude each other", "save on the GPU machine, read anywhere");
+  if (o.from_dir.empty()) {  // before anything is written
+    gpu_attn_device_name();  // exit 3 without a GPU
+    upstream_require(upstream_env(o.python));
+  }
+  std::optional<TempDir> tmp;
+  std::string dir;
+  if (!o.save_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.save_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.save_dir))
+      throw Error("--save: cannot create the folder " + o.save_dir, "give a writable path");
+    if (std::filesystem::exists(o.save_dir + "/manifest.json"))
+      throw Error("--save: " + o.save_dir + " already holds a saved run", "give a new folder");
+    dir = o.save_dir;
+  } else if (!o.from_dir.empty()) {
+    dir = o.from_dir;
+  } else {
+    tmp.emplace();
+    dir = tmp->path;
+  }
+  // --from: the inputs are regenerated from the seeds (and compared with the saved ones).
+  const std::vector<GpuAttnInputs> inputs =
+      write_check_inputs(o, o.from_dir.empty() ? dir : std::string());
+  const json drv = driver_answer(o, dir, inputs);
   UpstreamCheckResult res;
   res.env = drv.value("env", json::object());
   for (size_t i = 0; i < o.runs.size(); ++i) {
@@ -504,6 +698,8 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
     for (const auto& x : drv.value("runs", json::array()))
       if (x.value("id", "") == std::to_string(i)) run = x;
     GpuAttnTiling tiling = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
+    tiling.model = o.model;
+    tiling.fma = o.fma;
     if (!run.value("ok", false)) {
       UpstreamRunResult r;
       r.config = c;
@@ -517,11 +713,12 @@ UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o) {
       tiling.block_m = run["tile"][0].get<int>();
       tiling.block_n = run["tile"][1].get<int>();
     }
-    const std::string base = tmp.path + "/r" + std::to_string(i) + "_";
+    const std::string base = dir + "/r" + std::to_string(i) + "_";
     const auto o_bits = read_raw<uint16_t>(base + "o.bin", size_t(c.shape.q_elems()));
     const auto lse = read_raw<float>(
         base + "lse.bin", size_t(int64_t(c.shape.batch) * c.shape.heads * c.shape.seq_q));
-    UpstreamRunResult r = upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads);
+    UpstreamRunResult r =
+        upstream_analyse(c, inputs[i], o_bits, lse, tiling, o.threads, o.compare_models);
     r.first_call_s = run.value("first_call_s", 0.0);
     res.runs.push_back(r);
   }
@@ -534,23 +731,47 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
   rep.threads = o.threads;
   Table t{"Upstream FA4 (flash_attn_func, sm90) vs fa4sim's CPU model of it, both against float64",
           {"run", "tile", "upstream rel-L2", "model rel-L2", "ratio", "LSE up-f64", "LSE model-f64",
-           "(ulp)", "O = model %", "model rescale rows/warps %", "pass"},
+           "(ulp)", "O = model %", "LSE = model % (max ulp)", "model rescale rows/warps %", "pass"},
           {},
           {}};
   json runs = json::array();
   bool pass = !res.runs.empty();
+  Table shares{
+      "Bit identity with upstream per CPU model (--compare-models): O elements % / LSE values %",
+      {"run", "rowblock-cr", "sm90-cr", "sm90-mufu", "sm90-wgmma"},
+      {},
+      {}};
   for (const auto& r : res.runs) {
     runs.push_back(check_run_json(r));
     t.rows.push_back(check_run_cells(r));
     pass = pass && r.ran && r.pass;
+    for (const auto& m : r.first_mismatches)
+      t.notes.push_back(fmt::format(
+          "{}: first {} mismatch at bh {} row {}{}: upstream {:.9g}, model {:.9g} ({:.0f} ulp)",
+          r.config.label, m.what, m.bh, m.row, m.col >= 0 ? fmt::format(" col {}", m.col) : "",
+          m.upstream, m.model, m.ulps));
+    if (!r.model_shares.empty()) {
+      std::vector<std::string> row{r.config.label};
+      for (const auto& m : r.model_shares)
+        row.push_back(fmt::format("{:.3f} / {:.3f}", pct_of(m.o_equal, r.o_elements),
+                                  pct_of(m.lse_equal, r.lse_values)));
+      shares.rows.push_back(row);
+    }
   }
+  const std::string model_name =
+      res.runs.empty() ? "sm90-mufu" : gpu_attn_cpu_model_name(res.runs.front().tiling.model);
   t.notes.push_back(fmt::format(
-      "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}], upstream's LSE within {:g} of float64 (natural "
-      "log), the same empty rows; (ulp) = the LSE errors in float32 ulps of |LSE| (upstream/model); model = "
-      "fa4sim's RowBlockSim with upstream's tiling and the run's tau/max_offset/emulated tiles (stock: tau 0), "
-      "exact-rounded exp2 for the MUFU (README Divergences); rescale shares: the model's, 16-row warps",
-      1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseTol));
+      "criteria: rel-L2 ratio upstream/model in [{:.2f}, {:.2f}]; upstream's LSE error vs float64 at most the "
+      "model's + {:g} float32 ulps (ulps at max(|LSE|, 1), Note [LSE ulps]); the same empty rows. (ulp) = those "
+      "LSE errors (upstream/model). O = model %, LSE = model %: bit-identical elements / LSE values (max ulp: "
+      "the largest LSE distance, float32 bits). Model = {} (rowblock-cr: fa4sim's RowBlockSim, correctly "
+      "rounded MUFU functions; sm90-*: upstream's sm90 softmax order, analysis/sm90_forward.h, with the H200's "
+      "MUFU models or correctly rounded ones), upstream's tiling, the run's tau/max_offset/emulated tiles "
+      "(stock: tau 0); the GEMMs are not the tensor core's (docs/divergences.md); rescale shares: the model's, "
+      "16-row warps",
+      1 - kUpstreamL2RatioTol, 1 + kUpstreamL2RatioTol, kUpstreamLseUlpSlack, model_name));
   rep.tables.push_back(t);
+  if (!shares.rows.empty()) rep.tables.push_back(shares);
   json params = json::array();
   for (const auto& c : o.runs)
     params.push_back(json{{"label", c.label},
@@ -562,7 +783,16 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
                           {"tau", c.tricks.tau},
                           {"max_offset", c.tricks.max_offset},
                           {"emu_eighths", c.tricks.emu_eighths}});
-  rep.params = json{{"runs", params}, {"python", o.python}};
+  rep.params = json{{"runs", params},
+                    {"python", o.python},
+                    {"cpu_model", gpu_attn_cpu_model_name(o.model)},
+                    {"compare_models", o.compare_models},
+                    {"fma",
+                     {{"exp_argument", o.fma.exp_argument},
+                      {"row_sum_init", o.fma.row_sum_init},
+                      {"lse", o.fma.lse}}},
+                    {"from", o.from_dir},
+                    {"save", o.save_dir}};
   rep.results = json{{"env", res.env}, {"runs", runs}, {"pass", pass}};
   return rep;
 }

@@ -18,11 +18,22 @@ const Mp& ln2() {
   return v;
 }
 
-// 2^x = 2^n * exp(f ln 2) with n = floor(x), f = x - n in [0, 1) (exact in Mp).
+// 2^x = 2^n * exp(f ln 2) with n = floor(x), f = x - n in [0, 1) (exact in Mp). The last input's
+// value is kept per thread: a caller that asks both exp2_mp_round_odd(x) and
+// exp2_ref_rel_error(x) (tests/ref/test_exp2_ref.cpp) pays for one multiprecision exp, not two.
 Mp exp2_mp(float x) {
+  thread_local uint32_t last_bits = 0;
+  thread_local Mp last;
+  thread_local bool have = false;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if (have && bits == last_bits) return last;
   const double n = std::floor(static_cast<double>(x));
   const Mp f = Mp(static_cast<double>(x)) - Mp(n);
-  return boost::multiprecision::ldexp(boost::multiprecision::exp(f * ln2()), static_cast<int>(n));
+  last = boost::multiprecision::ldexp(boost::multiprecision::exp(f * ln2()), static_cast<int>(n));
+  last_bits = bits;
+  have = true;
+  return last;
 }
 
 double next_toward_zero(double d) {

@@ -202,7 +202,8 @@ void report_rescale(ReportContext& ctx) {
       "round-to-nearest-even with subnormals and satfinite; key blocks walked forward (the article's "
       "order; the sm100 kernel walks them in reverse, `--order reverse`). The simulator's own choices: "
       "scores stored as float32 (the kernel's S), P @ V accumulated in key order with one fma per key, "
-      "exp2 = correctly rounded float32 (`--exp mufu`). rows % = row rescales / (rows x (blocks - 1)), "
+      "exp2, 1 / row_sum and log2 = the H200's MUFU models (`--exp mufu`, docs/mufu.md). rows % = row "
+      "rescales / (rows x (blocks - 1)), "
       "warps % = warps of 32 rows with any rescale / (warps x (blocks - 1)).\n\n";
   md += counts_table(ctx);
   md += bf16_table(ctx);

@@ -132,7 +132,8 @@ TEST(Exp2Analysis, FusedPassEqualsSeparatePasses) {
 }
 
 // Exhaustive runs take ref = inv = 1 with no Horner and no rounding for groups of 16 inputs
-// with |x| < 2^-56 (Note [Tiny x]): the same bits as the plain passes. The ranges mix tiny
+// with |x| < 2^-56 (Note [Tiny x]), and count y = 1 there without comparing (Note [Tiny y]):
+// the same bits as the plain passes. The ranges mix tiny
 // groups, groups just above the bound and a group that straddles it, both signs and zero, the
 // out dtypes and partial last blocks; one range has a single float, an integer.
 TEST(Exp2Analysis, TinyInputPathEqualsPlainPasses) {
@@ -143,7 +144,7 @@ TEST(Exp2Analysis, TinyInputPathEqualsPlainPasses) {
   for (const Case& k :
        {Case{"bf16", 0x1.8p-57, 0x1.8p-56}, Case{"fp16", -0x1.0008p-56, -0x1.fffp-57},
         Case{"bf16", 0x1.fffp-57, 0x1.0008p-56}, Case{"fp16", 5.0, 5.0000001},
-        Case{"bf16", -1e-45, 1e-44}}) {
+        Case{"bf16", -1e-45, 1e-44}, Case{"fp16", 0x1.8p-60, 0x1.81p-60}}) {
     Exp2Config c = quiet({});
     c.degrees = {0, 3, 5};
     c.exhaustive = true;

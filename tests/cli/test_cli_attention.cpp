@@ -129,6 +129,23 @@ TEST(CliAttention, BadGeometry) {
                      "seq_q = 100 > seq_k = 50");
 }
 
+// --exp mufu reads the MUFU tables: a data folder without them is exit 2 naming the table and the
+// command that rebuilds it (nothing falls back to the correctly rounded functions); --exp cr, the
+// fast mode, reads no table and runs.
+TEST(CliAttention, MufuNeedsItsTablesCrDoesNot) {
+  const auto dir = fa4sim::test::temp_dir("attention-no-mufu");
+  setenv("FA4SIM_DATA_DIR", dir.c_str(), 1);
+  auto r = run_cli("attention --seq 64 --heads 1 --d 16");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("mufu/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("python3 scripts/datagen/mufu_table.py"), std::string::npos) << r.err;
+  auto cr = run_cli("attention --seq 64 --heads 1 --d 16 --exp cr");
+  EXPECT_EQ(cr.code, 0) << cr.err;
+  EXPECT_NE(cr.out.find("exp2 cr"), std::string::npos) << cr.out;
+  unsetenv("FA4SIM_DATA_DIR");
+  std::filesystem::remove_all(dir);
+}
+
 // --warp-rows: the vote granularity. One row per warp makes warps % equal rows %; a warp's
 // vote is an any-of, so larger warps never rescale less often.
 TEST(CliAttention, WarpRowsGranularity) {

@@ -44,6 +44,23 @@ TEST(CliExp2, BadChoices) {
   expect_usage_error("--reference mpp", "did you mean 'mp'?");
 }
 
+TEST(CliExp2, MufuModelTakesUpstreamsPolynomialsOnly) {
+  expect_usage_error("--mufu-model --coeffs 1,0.69",
+                     "--mufu-model compares upstream's polynomials with the MUFU");
+}
+
+// --mufu-model: the emulation vs the H200's MUFU model on the CPU, every float32 of the range
+// with --exhaustive.
+TEST(CliExp2, MufuModelAddsTheComparison) {
+  auto r = run_cli("exp2 --mufu-model --exhaustive --range 0.5,1 --degree 3 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& m = j.at("results").at("mufu_model");
+  EXPECT_EQ(m.at("emulation_vs_mufu")[0].at("n"), 8388608.0);
+  EXPECT_TRUE(m.at("emulation_vs_mufu")[0].contains("weighted"));
+  EXPECT_NE(r.out.find("ex2_approx_ftz.bin"), std::string::npos);
+}
+
 TEST(CliExp2, JsonIntoMissingDirectory) {
   auto r = run_cli("exp2 --samples 1000 --json /nonexistent-fa4sim-dir/out.json");
   EXPECT_EQ(r.code, 2) << r.err;

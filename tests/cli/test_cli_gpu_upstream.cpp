@@ -52,6 +52,21 @@ TEST_F(CliGpuUpstream, BadOptionsAreUsageErrors) {
   expect_usage("gpu upstream bench --d 64,12", "divisible by 8");
   expect_usage("gpu upstream bench --tau 0,x", "--tau");
   expect_usage("gpu upstream bench --iters 0", "--iters");
+  expect_usage("gpu upstream check --model fast", "--model");
+  expect_usage("gpu upstream check --unfused lse,lse", "--unfused");
+  expect_usage("gpu upstream check --unfused sum", "--unfused");
+  expect_usage("gpu upstream check --save a --from b", "exclude each other");
+  expect_usage("gpu upstream check --suite --from /nonexistent/fa4sim-saved", "manifest.json");
+}
+
+// --save without a device: exit 3 before anything is written.
+TEST_F(CliGpuUpstream, SaveWithoutADeviceWritesNothing) {
+  const auto dir = fa4sim::test::temp_dir("gpu-upstream-save");
+  const auto save = (dir / "saved").string();
+  auto r = run_cli("gpu upstream check --d 64 --seq 128 --save " + save);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(save));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(CliGpuUpstream, ValidCommandsSayNoDeviceAndWriteNothing) {

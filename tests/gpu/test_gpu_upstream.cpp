@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -214,7 +216,9 @@ TEST(GpuUpstream, AnalysisOfAKnownOutput) {
   EXPECT_DOUBLE_EQ(r.ratio, 1.0);
   EXPECT_EQ(r.o_equal_to_model, r.o_elements);
   EXPECT_EQ(r.lse_upstream_vs_model, 0.0);
-  EXPECT_LT(r.lse_upstream_vs_ref, kUpstreamLseTol);
+  EXPECT_EQ(r.lse_equal_to_model, r.lse_values);
+  EXPECT_EQ(r.lse_max_ulp_upstream_vs_model, 0.0);
+  EXPECT_TRUE(r.first_mismatches.empty());
   EXPECT_EQ(r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp);
   EXPECT_GT(r.max_abs_lse, 1.0);
   EXPECT_EQ(r.empty_rows_upstream, 0u);
@@ -548,4 +552,201 @@ TEST(GpuUpstream, BenchReportKeepsAFailedKernel) {
                                                            "2/8", "2.000", "300.0", ""}));
   EXPECT_FALSE(r.results.at("rows")[0].at("timings")[1].contains("vs_stock"));
   EXPECT_EQ(r.results.at("env"), json());
+}
+
+namespace {
+
+// A folder as `check --save` leaves it (inputs deleted, as upstream_save_outputs.sh does), with
+// the CPU model `model`'s own O and LSE standing in for upstream's.
+std::string fake_saved_run(const UpstreamCheckOptions& o, GpuAttnCpuModel model,
+                           const std::string& name, bool flip_one = false) {
+  const std::string dir = std::string(::testing::TempDir()) + "/fa4sim-upstream-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  json runs = json::array();
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    const auto& c = o.runs[i];
+    const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed);
+    GpuAttnTiling t = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
+    t.model = model;
+    GpuAttnSoftmax sm;
+    sm.dtype = c.dtype;
+    sm.tau = 0;
+    const GpuAttnModel m = gpu_attn_cpu_model(c.shape, sm, in, 2, t);
+    std::vector<uint16_t> ob(m.o.size());
+    const Format& of = t.out_fp16 ? kFP16 : kBF16;
+    for (size_t k = 0; k < ob.size(); ++k) ob[k] = uint16_t(encode(of, m.o[k], Overflow::ieee));
+    if (flip_one) ob[5] ^= 1u;
+    const std::string base = dir + "/r" + std::to_string(i) + "_";
+    std::ofstream(base + "o.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(ob.data()), std::streamsize(ob.size() * 2));
+    std::ofstream(base + "lse.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(m.lse.data()), std::streamsize(m.lse.size() * 4));
+    runs.push_back({{"id", std::to_string(i)}, {"ok", true}, {"tile", {t.block_m, t.block_n}}});
+  }
+  std::ofstream(dir + "/manifest.json") << upstream_check_manifest(o, dir).dump();
+  std::ofstream(dir + "/driver.json")
+      << json{{"env", {{"device", "saved"}}}, {"runs", runs}}.dump();
+  return dir;
+}
+
+UpstreamCheckOptions small_check() {
+  UpstreamCheckOptions o;
+  UpstreamRunConfig c;
+  c.shape = GpuAttnShape{1, 2, 1, 150, 170, 64, true, true};
+  c.dtype = GpuAttnDtype::fp16;
+  c.seed = 9;
+  c.label = "small";
+  o.runs = {c};
+  o.threads = 2;
+  return o;
+}
+
+}  // namespace
+
+// --from: a saved run is read back without a GPU; the sm90 model with the MUFU models is
+// bit-identical to itself on every O element and LSE value, and --compare-models reports the
+// four models' shares (the correctly rounded ones and the wgmma one below 100 %).
+TEST(GpuUpstream, FromASavedRunMeasuresTheIdentityShares) {
+  UpstreamCheckOptions o = small_check();
+  o.from_dir = fake_saved_run(o, GpuAttnCpuModel::sm90_mufu, "same");
+  o.compare_models = true;
+  const UpstreamCheckResult res = compute_upstream_check(o);
+  ASSERT_EQ(res.runs.size(), 1u);
+  const UpstreamRunResult& r = res.runs[0];
+  EXPECT_EQ(res.env.at("device"), "saved");
+  EXPECT_EQ(r.o_equal_to_model, r.o_elements);
+  EXPECT_EQ(r.lse_equal_to_model, r.lse_values);
+  EXPECT_EQ(r.lse_values, 2u * 150u);
+  EXPECT_TRUE(r.first_mismatches.empty());
+  EXPECT_TRUE(r.pass);
+  ASSERT_EQ(r.model_shares.size(), 4u);
+  EXPECT_EQ(r.model_shares[0].model, "rowblock-cr");
+  EXPECT_EQ(r.model_shares[2].model, "sm90-mufu");
+  EXPECT_EQ(r.model_shares[3].model, "sm90-wgmma");
+  EXPECT_LT(r.model_shares[3].o_equal, r.o_elements);  // the tensor core model moves O
+  EXPECT_EQ(r.model_shares[2].o_equal, r.o_elements);
+  EXPECT_LT(r.model_shares[0].lse_equal, r.lse_values);
+  EXPECT_LT(r.model_shares[1].lse_equal, r.lse_values);
+  const Report rep = upstream_check_report(o, res);
+  ASSERT_EQ(rep.tables.size(), 2u);
+  EXPECT_EQ(rep.results.at("runs")[0].at("o_identical_pct"), 100.0);
+  EXPECT_EQ(rep.results.at("runs")[0].at("lse_identical_pct"), 100.0);
+}
+
+// One O element one bit off: counted, and listed first with its position and distance.
+TEST(GpuUpstream, FirstMismatchesNameTheElement) {
+  UpstreamCheckOptions o = small_check();
+  o.from_dir = fake_saved_run(o, GpuAttnCpuModel::sm90_mufu, "flip", true);
+  const UpstreamRunResult r = compute_upstream_check(o).runs.at(0);
+  EXPECT_EQ(r.o_equal_to_model, r.o_elements - 1);
+  ASSERT_EQ(r.first_mismatches.size(), 1u);
+  EXPECT_EQ(r.first_mismatches[0].what, "O");
+  EXPECT_EQ(r.first_mismatches[0].bh, 0);
+  EXPECT_EQ(r.first_mismatches[0].row, 0);
+  EXPECT_EQ(r.first_mismatches[0].col, 5);
+  EXPECT_EQ(r.first_mismatches[0].ulps, 1.0);
+}
+
+// Bad --from / --save: a folder without a saved run, a saved run of other runs, both at once.
+TEST(GpuUpstream, BadSavedRunsAreRefused) {
+  UpstreamCheckOptions o = small_check();
+  std::string msg;
+  o.from_dir = std::string(::testing::TempDir()) + "/fa4sim-upstream-none";
+  std::filesystem::remove_all(o.from_dir);
+  EXPECT_EQ(exit_code_of([&] { compute_upstream_check(o); }, &msg), kExitUsage);
+  EXPECT_NE(msg.find("manifest.json"), std::string::npos) << msg;
+  o.from_dir = fake_saved_run(o, GpuAttnCpuModel::sm90_mufu, "other");
+  o.runs[0].seed = 10;
+  EXPECT_EQ(exit_code_of([&] { compute_upstream_check(o); }, &msg), kExitUsage);
+  EXPECT_NE(msg.find("run 0 differs"), std::string::npos) << msg;
+  o.runs[0].seed = 9;
+  o.save_dir = o.from_dir + "-save";
+  EXPECT_EQ(exit_code_of([&] { compute_upstream_check(o); }, &msg), kExitUsage);
+  EXPECT_NE(msg.find("exclude each other"), std::string::npos) << msg;
+}
+
+// The ulps of Note [LSE ulps], at max(|LSE|, 1).
+TEST(GpuUpstream, LseErrorUlps) {
+  EXPECT_DOUBLE_EQ(lse_error_ulps(1.0 + std::ldexp(1.0, -23), 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(lse_error_ulps(std::ldexp(1.0, -23), 0.0), 1.0);  // near 0: ulps of 1
+  EXPECT_DOUBLE_EQ(lse_error_ulps(40.0 + std::ldexp(1.0, -17), 40.0), 2.0);
+}
+
+// How far the sm90 order and the MUFU models move the CPU model, on two of the suite's full MHA
+// s1024 runs (bf16 d64, fp16 d128): the old model (rowblock-cr) and the new one (sm90-mufu) give the same O bits on more
+// than 99 % of the elements but the same LSE on fewer than 90 % of the rows (lg2.approx and the
+// quad's row sums move the LSE; O moves only where a 1-ulp change of 1 / row_sum or of P crosses a
+// rounding boundary of the 16-bit output). Printed: the identity shares, docs/divergences.md.
+TEST(GpuUpstream, ModelsDifferMostlyInTheLse) {
+  for (const auto& c : upstream_suite()) {
+    if (c.shape.seq_q != 1024 || c.shape.causal ||
+        (c.dtype == GpuAttnDtype::bf16) != (c.shape.d == 64))  // bf16 d64 and fp16 d128
+      continue;
+    const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed);
+    GpuAttnSoftmax sm;
+    sm.dtype = c.dtype;
+    sm.tau = 0;
+    GpuAttnTiling t = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
+    std::vector<GpuAttnModel> m;
+    for (GpuAttnCpuModel id :
+         {GpuAttnCpuModel::row_block_cr, GpuAttnCpuModel::sm90_cr, GpuAttnCpuModel::sm90_mufu}) {
+      t.model = id;
+      m.push_back(gpu_attn_cpu_model(c.shape, sm, in, 2, t));
+    }
+    auto share = [&](const GpuAttnModel& a, const GpuAttnModel& b, bool lse) {
+      const auto& x = lse ? a.lse : a.o;
+      const auto& y = lse ? b.lse : b.o;
+      size_t eq = 0;
+      for (size_t i = 0; i < x.size(); ++i) eq += f32_bits(x[i]) == f32_bits(y[i]);
+      return 100.0 * double(eq) / double(x.size());
+    };
+    std::printf(
+        "%s: O identical rowblock-cr/sm90-cr %.3f %%, sm90-cr/sm90-mufu %.3f %%, "
+        "rowblock-cr/sm90-mufu %.3f %%; LSE %.3f / %.3f / %.3f %%\n",
+        c.label.c_str(), share(m[0], m[1], false), share(m[1], m[2], false),
+        share(m[0], m[2], false), share(m[0], m[1], true), share(m[1], m[2], true),
+        share(m[0], m[2], true));
+    EXPECT_GT(share(m[0], m[2], false), 99.0) << c.label;
+    EXPECT_LT(share(m[0], m[2], false), 100.0) << c.label;
+    EXPECT_LT(share(m[0], m[2], true), 90.0) << c.label;
+  }
+}
+
+// Indirect evidence, before upstream's outputs are saved: on the 2026-12-01 H200 suite upstream's
+// O equalled the old CPU model (rowblock-cr) on o_equal_to_model elements per run
+// (data/gpu/upstream/upstream_check_suite.json, value equality as counted then). The new model
+// with the tensor core (sm90-wgmma) equals the old model on exactly as many elements in every run
+// of seq <= 1024, which a model that differs from upstream would only do by chance. (The same
+// count is not the same elements: the proof is `check --from` on saved outputs.) Slow: the wgmma
+// model's GEMMs, about 3 minutes on 2 threads.
+TEST(GpuUpstream, SlowWgmmaModelAgreesWithTheOldModelAsOftenAsUpstreamDid) {
+  const json rec = recorded_upstream("upstream_check_suite.json");
+  const json& runs = rec.at("results").at("runs");
+  size_t checked = 0;
+  for (const auto& c : upstream_suite()) {
+    if (c.shape.seq_q > 1024) continue;
+    json want;
+    for (const auto& r : runs)
+      if (r.at("label") == c.label) want = r;
+    ASSERT_FALSE(want.is_null()) << c.label;
+    const GpuAttnInputs in = gpu_attn_make_inputs(c.shape, c.dtype, c.q_scale, c.seed);
+    GpuAttnSoftmax sm;
+    sm.dtype = c.dtype;
+    sm.tau = 0;
+    GpuAttnTiling t = upstream_sm90_tiling(c.shape.d, c.shape.causal, c.dtype);
+    t.model = GpuAttnCpuModel::row_block_cr;
+    const GpuAttnModel old_model = gpu_attn_cpu_model(c.shape, sm, in, 0, t);
+    t.model = GpuAttnCpuModel::sm90_wgmma;
+    const GpuAttnModel wgmma = gpu_attn_cpu_model(c.shape, sm, in, 0, t);
+    uint64_t equal = 0;
+    for (size_t i = 0; i < old_model.o.size(); ++i) equal += old_model.o[i] == wgmma.o[i] ? 1 : 0;
+    std::printf(
+        "%s: rowblock-cr = sm90-wgmma on %llu of %zu O elements; upstream = rowblock-cr on %llu\n",
+        c.label.c_str(), static_cast<unsigned long long>(equal), old_model.o.size(),
+        static_cast<unsigned long long>(want.at("o_equal_to_model").get<uint64_t>()));
+    EXPECT_EQ(equal, want.at("o_equal_to_model").get<uint64_t>()) << c.label;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 16u);
 }

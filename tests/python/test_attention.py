@@ -68,6 +68,21 @@ def test_outputs_against_float64_reference():
     assert rel_l2 < 1e-2
 
 
+def test_exp_mufu_is_the_hardware_and_cr_the_fast_mode():
+    """exp="mufu" (the default) runs the MUFU's steps through the H200's models, exp="cr" through
+    correctly rounded functions: the LSE (lg2.approx vs log2) differs on some rows, both stay
+    within float32 noise of each other, and exp2's name is reported back."""
+    q, k, v = qkv(batch=1, seq_q=64, seq_k=64, heads=2, kv_heads=2, d=16)
+    o_hw, lse_hw, s_hw = fa4sim.attention(q, k, v, "bf16", split=False)
+    o_cr, lse_cr, s_cr = fa4sim.attention(q, k, v, "bf16", split=False, exp="cr")
+    assert s_hw["exp2"] == "mufu" and s_cr["exp2"] == "cr"
+    assert (lse_hw != lse_cr).any()
+    assert np.abs(lse_hw - lse_cr).max() < 1e-5
+    assert np.abs(o_hw.astype(np.float64) - o_cr).max() < 1e-2
+    with pytest.raises(ValueError, match="unknown exp 'fast'.*cr"):
+        fa4sim.attention(q, k, v, "bf16", exp="fast")
+
+
 def test_torch_tensors_and_layouts():
     q, k, v = qkv(seq_q=32, seq_k=32)
     o, lse, stats = fa4sim.attention(q, k, v, "fp16")

@@ -13,8 +13,14 @@
 
 namespace fa4sim {
 
-// Parses "exact", "mufu", "emuN" (N = 0..5), "schedule:FREQ[,RES[,START_FRG]]". Throws Error.
+// Parses "exact", "mufu", "cr", "emuN" (N = 0..5), "schedule:FREQ[,RES[,START_FRG]]". Throws
+// Error. mufu, emuN and schedule run the MUFU's functions (exp2 where not emulated, acc_scale,
+// 1 / row_sum, log2) through the H200's bit-exact models (Exp2Choice::hardware; the tables load
+// once, about 1.5 s); cr is the fast mode: the same steps with correctly rounded float32
+// functions, not bit-exact with the hardware (no tables loaded).
 Exp2Choice parse_exp2_choice(const std::string& s);
+inline constexpr const char* kExp2ChoiceHint =
+    "valid: exact, mufu, cr, emu0..emu5, schedule:FREQ[,RES[,START_FRG]]";
 
 // The one grammar of an emulation schedule (roofline --schedule, --exp schedule:):
 // FREQ[,RES[,START_FRG]], integers 0..2^20, RES defaults to 4 and START_FRG to 0; RES < FREQ,

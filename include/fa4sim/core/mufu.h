@@ -233,4 +233,16 @@ Lg2ApproxTable lg2_approx_table();
 float ex2_approx_ftz(float x);
 float lg2_approx_ftz(float x);
 
+// The three measured tables together, as the softmax models take them (core/online_softmax.h's
+// SoftmaxParams::mufu): all null = no hardware model (the correctly rounded functions instead).
+// mufu_hardware() loads all three once per process (each as above: a missing or damaged table
+// throws Error, exit 2, naming the file and kMufuTableRebuild).
+struct MufuHardware {
+  Ex2ApproxTable ex2;
+  Lg2ApproxTable lg2;
+  const uint8_t* rcp = nullptr;
+  FA4_HD bool loaded() const { return ex2.pos != nullptr && lg2.y0 != nullptr && rcp != nullptr; }
+};
+MufuHardware mufu_hardware();
+
 }  // namespace fa4sim

@@ -33,10 +33,10 @@
 //   * the order of the float32 additions inside the tensor-core MMA and inside the row-sum
 //     reduction: P_cast @ V is accumulated in key order with one fma per product (one rounding
 //     per key), the per-tile sum of P in 8 interleaved partial sums combined pairwise;
-//   * MUFU ex2.approx's own error (within 2 ulp on the hardware): Exp2Mode::rounded_fp32 is a
-//     correctly rounded float32 exp2 of the float32 argument; the GPU backend runs the real
-//     instruction;
-//   * the final normalisation's rcp.approx: O * (1 / row_sum) with a correctly rounded reciprocal;
+//   (The MUFU's functions, ex2.approx for P and acc_scale, rcp.approx for 1 / row_sum and
+//   lg2.approx for the LSE, are the H200's bit-exact models of core/mufu.h when
+//   Exp2Choice::hardware is set (`--exp mufu`, emuN, schedule), correctly rounded float32
+//   functions otherwise (`--exp cr`, the fast mode; docs/mufu.md).)
 //   * whether `max_offset - row_max * scale_log2` is itself fused: it is computed as a float32
 //     multiply then subtract (identical when scale_log2 = 1, the default of `fa4sim rescale`).
 //
@@ -52,6 +52,7 @@
 #include "fa4sim/core/exp2_emu.h"
 #include "fa4sim/core/formats.h"
 #include "fa4sim/core/hd.h"
+#include "fa4sim/core/mufu.h"
 
 namespace fa4sim {
 
@@ -85,15 +86,22 @@ enum class Exp2Mode : uint8_t {
   exact,         // exp2 of the argument computed in float64 from the float32 scores, rounded once
                  // to float32 (the seed article's NumPy model; no float32 FMA rounding)
   rounded_fp32,  // correctly rounded float32 exp2 of the kernel's float32 argument: what the
-                 // MUFU's ex2.approx aims at (it is within 2 ulp of this on the hardware); the
-                 // `--exp mufu` of the commands
+                 // MUFU's ex2.approx aims at (within 2 ulp of it on the H200); `--exp cr`, the
+                 // fast mode
+  ex2_approx,    // ex2.approx.ftz.f32 of the kernel's float32 argument, bit for bit: the H200's
+                 // measured model (mufu.h, SoftmaxParams::mufu); `--exp mufu`
   emu,           // ex2_emu(argument, degree) for every element (exp2_emu.h, bit-exact)
   schedule,      // upstream's mixed schedule: emulated columns use ex2_emu(degree), the rest
-                 // rounded_fp32
+                 // the MUFU (ex2_approx when Exp2Choice::hardware, else rounded_fp32)
 };
 
 struct Exp2Choice {
   Exp2Mode mode = Exp2Mode::rounded_fp32;
+  // The MUFU's functions (every exp2 not emulated, acc_scale, 1 / row_sum, log2 of the LSE) by the
+  // H200's measured models (mufu.h) instead of correctly rounded float32 functions. Set by
+  // parse_exp2_choice for mufu (ex2_approx), emuN and schedule (the kernel runs them on the MUFU);
+  // off for cr and exact, and by default (the tables are then never loaded).
+  bool hardware = false;
   int degree = 3;  // emu, and the emulated columns of schedule (upstream uses 3)
   int freq = 0;    // schedule (freq, res, start_frg): see exp2_schedule.h
   int res = 4;
@@ -113,6 +121,9 @@ struct SoftmaxParams {
   Format p_format = kBF16;  // the MMA input type P is converted to (kFP32: no cast)
   Overflow p_overflow = Overflow::satfinite;  // cvt.rn.satfinite, as the kernel
   int warp_rows = 32;  // rows per warp for the correction warp's vote (sm100: 32)
+  // The measured tables when exp2.hardware (RowBlockSim loads them, mufu_hardware()); not loaded:
+  // the correctly rounded functions.
+  MufuHardware mufu{};
 };
 
 // ---- core: per-row steps (FA4_HD, no allocation, no I/O)
@@ -130,6 +141,19 @@ FA4_HD float exp2_mufu_like(float x) {
   return static_cast<float>(std::exp2(static_cast<double>(x)));
 }
 
+// The MUFU's exp2, rcp and log2: the hardware models when `hw` is loaded, else correctly rounded
+// float32 (exp2 and log2 in double rounded once, 1.0f / x).
+FA4_HD float mufu_exp2(float x, const MufuHardware& hw) {
+  return hw.loaded() ? ex2_approx_ftz(x, hw.ex2) : exp2_mufu_like(x);
+}
+FA4_HD float mufu_rcp(float x, const MufuHardware& hw) {
+  return hw.loaded() ? rcp_approx_ftz(x, hw.rcp) : 1.0f / x;
+}
+FA4_HD float mufu_log2(float x, const MufuHardware& hw) {
+  return hw.loaded() ? lg2_approx_ftz(x, hw.lg2)
+                     : static_cast<float>(std::log2(static_cast<double>(x)));
+}
+
 struct RowUpdate {
   float row_max;    // the max P is measured against from now on (may be stale)
   float acc_scale;  // factor applied to O and row_sum (1 = no rescale)
@@ -140,10 +164,11 @@ struct RowUpdate {
 // Inputs:   row_max_old, block_max: float32 maxima (-inf allowed, NaN not); scale_log2 > 0;
 //           tau >= 0 (0 = no threshold logic); first = this is the row's first tile.
 // Output:   the kernel's update_row_max: the new (possibly stale) row_max and acc_scale.
-//           acc_scale = exp2(a) rounded to float32 (a in float32; exact_exp2 = float64 a).
+//           acc_scale = exp2(a) rounded to float32 (a in float32; exact_exp2 = float64 a), or the
+//           MUFU's ex2.approx of a when `hw` is loaded (mufu.h).
 // Invariant: true running max - row_max <= tau / scale_log2 after every call (Note [Lazy rescale]).
 FA4_HD RowUpdate update_row_max(float row_max_old, float block_max, float scale_log2, float tau,
-                                bool first, bool exact_exp2) {
+                                bool first, bool exact_exp2, const MufuHardware& hw = {}) {
   if (first) return {block_max, 1.0f, false};
   const float m_new = row_max_old > block_max ? row_max_old : block_max;
   const float m_safe = row_max_safe(m_new);
@@ -154,7 +179,7 @@ FA4_HD RowUpdate update_row_max(float row_max_old, float block_max, float scale_
   const float acc_scale =
       exact_exp2 ? static_cast<float>(std::exp2((static_cast<double>(row_max_old) - m_safe) *
                                                 static_cast<double>(scale_log2)))
-                 : exp2_mufu_like(a);
+                 : mufu_exp2(a, hw);
   return {m_new, acc_scale, acc_scale < 1.0f};
 }
 
@@ -180,11 +205,16 @@ FA4_HD float p_exp2(float s, float row_max, const SoftmaxParams& p, bool emulate
     case Exp2Mode::emu:
       return ex2_emu(p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset)),
                      p.exp2.degree);
-    case Exp2Mode::schedule:
+    case Exp2Mode::ex2_approx:  // needs p.mufu loaded (RowBlockSim loads it)
+      return ex2_approx_ftz(
+          p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset)), p.mufu.ex2);
     case Exp2Mode::rounded_fp32:
+      return exp2_mufu_like(
+          p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset)));
+    case Exp2Mode::schedule:
     default: {
       const float x = p_argument(s, p.scale_log2, p_bias(row_max, p.scale_log2, p.max_offset));
-      return emulated ? ex2_emu(x, p.exp2.degree) : exp2_mufu_like(x);
+      return emulated ? ex2_emu(x, p.exp2.degree) : mufu_exp2(x, p.mufu);
     }
   }
 }

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "fa4sim/analysis/sm90_forward.h"
 #include "fa4sim/util/seed.h"
 #include "fa4sim/util/report.h"
 
@@ -150,17 +151,28 @@ double gpu_attn_rel_l2(const std::vector<float>& o, const std::vector<double>& r
 // per warp (the rescale vote's group), and O's storage type. The defaults are fa4sim's kernel;
 // upstream's sm90 forward uses (192 or 128, 128, 16) and stores O in the input dtype
 // (gpu_upstream.h).
+// Which CPU model runs: row_block_cr, RowBlockSim (the sm100 softmax's steps, as fa4sim's own
+// kernel; correctly rounded MUFU functions); sm90_mufu, upstream's sm90 forward operation for
+// operation (analysis/sm90_forward.h) with the H200's MUFU models (mufu.h: the tables load once);
+// sm90_cr, the same order with correctly rounded exp2 / rcp / log2 (no tables); sm90_wgmma,
+// sm90_mufu with both GEMMs through the wgmma model (Sm90WgmmaGemm, core/wgmma_model.h; slower).
+enum class GpuAttnCpuModel { row_block_cr, sm90_cr, sm90_mufu, sm90_wgmma };
+const char* gpu_attn_cpu_model_name(GpuAttnCpuModel m);
+
 struct GpuAttnTiling {
   int block_m = kGpuAttnBlockM, block_n = kGpuAttnBlockN, warp_rows = kGpuAttnWarpRows;
   bool out_fp16 = false;  // O rounded to fp16 (else bf16)
+  GpuAttnCpuModel model = GpuAttnCpuModel::row_block_cr;
+  Sm90Contraction fma{};  // the sm90 models' contraction choices (sm90_forward.h [C1]-[C3])
 };
 
 // The CPU model of the same kernel: online_softmax.h's RowBlockSim fed tile by tile in the
 // kernel's order and granularity (by default 128-row CTA tiles, 64-key blocks, 16-row warps), S =
 // the float32 rounding of the exact dot product, V decoded. Exp2: MUFU columns -> correctly
-// rounded exp2 (Exp2Mode::rounded_fp32); with emu_tiles = k > 0, the columns of 8-column tile t of a key
-// block go through ex2_emu (degree 3) iff bit t % 8 of gpu_attn_emu_mask(k) is set (RowBlockSim's
-// tile_mask schedule).
+// rounded exp2 (Exp2Mode::rounded_fp32); with emu_tiles = k > 0, the columns of 8-column tile t of
+// a key block go through ex2_emu (degree 3) iff bit t % 8 of gpu_attn_emu_mask(k) is set
+// (RowBlockSim's tile_mask schedule). tiling.model = sm90_mufu / sm90_cr runs Sm90RowBlock instead
+// (upstream's sm90 order; `gpu upstream check`), the same tiles, blocks and emulated tiles.
 struct GpuAttnModel {
   std::vector<float> o;    // [batch, heads, seq_q, d] after the V descale, rounded to bf16/fp16
   std::vector<float> lse;  // [batch, heads, seq_q], natural log (-inf: no visible key)

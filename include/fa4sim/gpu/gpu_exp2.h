@@ -15,24 +15,13 @@
 
 #include <vector>
 
-#include "fa4sim/analysis/exp2_analysis.h"
+#include "fa4sim/analysis/exp2_vs_mufu.h"
 #include "fa4sim/gpu/gpu.h"
 
 namespace fa4sim {
 
-struct Exp2VsMufu {
-  int degree = 3;
-  double n = 0, identical = 0, within_1ulp = 0;     // counts
-  double wn = 0, widentical = 0, wwithin_1ulp = 0;  // value weights (exhaustive only)
-  double max_ulp_out = 0;                           // largest out-dtype ULP distance
-  double max_ulp_f32 = 0;                           // largest fp32 ULP distance
-  float max_ulp_f32_at = 0;                         // an input where it occurs
-};
-
-struct Exp2HardwareResult {
-  Exp2Result mufu;                  // MUFU vs exact (one "degree" entry, label -1)
-  std::vector<Exp2VsMufu> vs_mufu;  // per cfg degree
-};
+// The MUFU on the device as run_exp2_vs_mufu's source (exp2_vs_mufu.h).
+using Exp2HardwareResult = Exp2MufuResult;
 
 // Needs a device (Error exit 3 otherwise). Validates cfg first (exit 2).
 Exp2HardwareResult run_exp2_hardware(const Exp2Config& cfg);

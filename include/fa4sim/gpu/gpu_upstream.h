@@ -9,13 +9,21 @@
 //   check   upstream's `flash_attn.cute.interface.flash_attn_func` (sm90: FlashAttentionForwardSm90
 //           in flash_fwd_sm90.py, softmax.py's `Softmax`) on seeded inputs, against the float64
 //           reference and the CPU model configured as that kernel (upstream_sm90_tiling below):
-//           tau 0 (the sm90 softmax rescales on every block), max_offset 0, correctly rounded
-//           float32 exp2 for the MUFU, P in the input dtype, key blocks last to first, causal
-//           aligned bottom-right, O stored in the input dtype.
+//           upstream's sm90 softmax operation for operation (analysis/sm90_forward.h: tau 0, max
+//           offset 0, the quad's row sums, rcp and lg2 in finalize) with the H200's MUFU models
+//           (core/mufu.h), P in the input dtype, key blocks last to first, causal aligned
+//           bottom-right, O stored in the input dtype. Its bit identity with upstream: the share
+//           of O elements and of LSE values equal bit for bit, and the first mismatches.
 // Criteria of `check` (per run): upstream's rel-L2 vs float64 over the CPU model's within 1 %
-// (ratio in [0.99, 1.01]); upstream's LSE within kUpstreamLseTol of the float64 LSE (natural
-// log) on every row; the same rows without any visible key (LSE -inf) on both sides.
-// What the CPU model cannot follow in upstream's sm90 softmax: README "Divergences".
+// (ratio in [0.99, 1.01]); upstream's LSE error vs float64, in float32 ulps (Note [LSE ulps]),
+// at most the CPU model's own plus kUpstreamLseUlpSlack; the same rows without any visible key
+// (LSE -inf) on both sides.
+// Note [LSE ulps]: an LSE error is counted in float32 ulps at max(|LSE|, 1): the LSE is
+// row_max * scale_log2 + log2(row_sum) scaled by ln 2, whose rounding is that of its larger term,
+// and log2's error is absolute near row_sum = 1 (docs/mufu.md), so ulps of an LSE near 0 would
+// count an absolute error as thousands of ulps; at |LSE| >= 1 this is the float32 ulp of the LSE
+// (an absolute 2e-6 is below one ulp once |LSE| >= 16).
+// What the CPU model cannot follow in upstream's sm90 softmax: docs/divergences.md.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +43,9 @@ inline constexpr const char* kUpstreamInstallHint =
     "install it on the GPU machine with scripts/gpu/upstream_install.sh; the wheels come from "
     "scripts/gpu/upstream_fetch.sh (README 'Upstream FA4')";
 inline constexpr double kUpstreamL2RatioTol = 0.01;
-inline constexpr double kUpstreamLseTol = 2e-6;
+inline constexpr double kUpstreamLseUlpSlack = 4.0;  // Note [LSE ulps]
+// float32 ulps between x and the float64 ref, at max(|ref|, 1) (Note [LSE ulps]).
+double lse_error_ulps(double x, double ref);
 
 // scripts/drivers/fa4_upstream.py (from the source tree compiled in).
 std::string upstream_script_path();
@@ -108,6 +118,27 @@ struct UpstreamRunResult {
   uint64_t empty_rows_upstream = 0, empty_rows_ref = 0;  // rows with LSE -inf
   uint64_t o_elements = 0, o_equal_to_model = 0;         // O bits equal to the CPU model's
   double max_abs_o_vs_model = 0;
+  // LSE bit identity with the CPU model: values equal bit for bit (of lse_values, -inf rows
+  // included), and over the lse_rows rows where both are finite the largest distance in float32
+  // ulps (ordered bit distance).
+  uint64_t lse_values = 0, lse_rows = 0, lse_equal_to_model = 0;
+  double lse_max_ulp_upstream_vs_model = 0;
+  // The first mismatches (at most kUpstreamFirstMismatches of O, then of the LSE), with the
+  // element's position; ulps: O in the output dtype's, the LSE in float32's (bit distance).
+  struct Mismatch {
+    std::string what;      // "O" or "LSE"
+    int64_t bh = 0;        // batch * heads + head
+    int row = 0, col = 0;  // query row; O's column (the LSE: -1)
+    double upstream = 0, model = 0, ulps = 0;
+  };
+  std::vector<Mismatch> first_mismatches;
+  // --compare-models: the identity shares of every CPU model (gpu_attn_cpu_model_name), in
+  // order rowblock-cr, sm90-cr, sm90-mufu, sm90-wgmma.
+  struct ModelShare {
+    std::string model;
+    uint64_t o_equal = 0, lse_equal = 0;
+  };
+  std::vector<ModelShare> model_shares;
   bool pass = false;
   double first_call_s = 0;  // upstream's first call (includes its JIT compile)
   // The CPU model's rescale decisions on these inputs, and (tricks.count) the GPU's.
@@ -117,24 +148,40 @@ struct UpstreamRunResult {
   double rows_tol_pp = 0, warps_tol_pp = 0;
 };
 
+inline constexpr size_t kUpstreamFirstMismatches = 8;
+
 // The analysis of one run once upstream's O (bits, [batch, heads, seq_q, d]) and LSE
-// ([batch, heads, seq_q]) are known. Needs no GPU.
+// ([batch, heads, seq_q]) are known, against the CPU model tiling.model. compare_models: also
+// the identity shares of the four CPU models (four more model runs). Needs no GPU.
 UpstreamRunResult upstream_analyse(const UpstreamRunConfig& c, const GpuAttnInputs& in,
                                    const std::vector<uint16_t>& o_bits,
                                    const std::vector<float>& lse, const GpuAttnTiling& tiling,
-                                   int threads);
+                                   int threads, bool compare_models = false);
 
 struct UpstreamCheckOptions {
   std::vector<UpstreamRunConfig> runs;
   std::string python = "python3";
   int threads = 0;
+  // Keep the inputs, the driver's answer and upstream's outputs in this folder (created; must
+  // not hold a previous run's manifest), for a later --from.
+  std::string save_dir;
+  // Read upstream's outputs from a folder a --save run wrote, instead of running upstream: needs
+  // no GPU. The runs must be the same (checked against its manifest, exit 2 otherwise).
+  std::string from_dir;
+  bool compare_models = false;  // upstream_analyse's compare_models
+  GpuAttnCpuModel model = GpuAttnCpuModel::sm90_mufu;
+  Sm90Contraction fma{};  // the sm90 models' contraction choices (sm90_forward.h [C1]-[C3])
 };
 struct UpstreamCheckResult {
   json env;                             // the driver's report of versions and the device
   std::vector<UpstreamRunResult> runs;  // one per UpstreamCheckOptions::runs, in order
 };
-// Validates every run, requires the GPU and upstream, runs upstream once for all runs, analyses
-// each.
+// The driver's manifest of these runs (a JSON array, one object per run: id, dtype, tricks, the
+// shape, q_scale, seed, and the paths of q/k/v/o/lse under `dir`): what --save writes and --from
+// checks (paths aside).
+json upstream_check_manifest(const UpstreamCheckOptions& o, const std::string& dir);
+// Validates every run, requires the GPU and upstream, runs upstream once for all runs (or reads
+// a saved run: from_dir), analyses each.
 UpstreamCheckResult compute_upstream_check(const UpstreamCheckOptions& o);
 // The table and the JSON of `gpu upstream check`; results.pass = every run ran and passed. Needs
 // no GPU.

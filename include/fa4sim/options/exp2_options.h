@@ -21,6 +21,7 @@ struct Exp2Options {
   std::string seed = default_seed_text();
   std::string reference = "f64";
   bool hardware = false;
+  bool mufu_model = false;    // --mufu-model: the emulation vs the H200's MUFU model (no GPU)
   std::string coeffs;         // --coeffs FILE|c0,c1,... (empty: upstream's POLY_EX2)
   bool coeffs_given = false;  // --coeffs was on the command line (even as an empty value)
   bool degree_given = false;  // --degree was on the command line (an error with --coeffs)
