@@ -15,13 +15,16 @@ import pytest
 # cosine, max_abs, error_split, exp2 means) are sums whose order follows the native build's
 # AVX2 loops and Eigen's vector width, so they may differ in the last bits there (seen: up to
 # 2e-14 relative). report_equal compares those within 1e-12 relative in that mode, exactly
-# otherwise.
+# otherwise. An error statistic of a float32 value against the float64 reference (lse_max_err:
+# |LSE - LSE_ref| near 1e-6 for LSE values near 5) inherits the reference's absolute rounding,
+# ~1e-15, which is ~1e-9 of the error itself (seen: 1.1082930431e-06 against 1.1082930440e-06 with
+# the wheel against the native build): in that mode a difference within 1e-14 absolute passes too.
 BASELINE_PARITY = os.environ.get("FA4SIM_PARITY") == "baseline"
 
 
 def report_equal(got, want, path="results"):
     """Asserts two JSON results are equal: exactly, or (FA4SIM_PARITY=baseline) with floats
-    within 1e-12 relative. Names the first differing path."""
+    within 1e-12 relative or 1e-14 absolute. Names the first differing path."""
     if isinstance(want, dict):
         assert isinstance(got, dict) and got.keys() == want.keys(), (path, got, want)
         for k in want:
@@ -31,7 +34,7 @@ def report_equal(got, want, path="results"):
         for i, (g, w) in enumerate(zip(got, want)):
             report_equal(g, w, f"{path}[{i}]")
     elif BASELINE_PARITY and isinstance(want, float) and isinstance(got, float):
-        assert got == want or math.isclose(got, want, rel_tol=1e-12), (path, got, want)
+        assert got == want or math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-14), (path, got, want)
     else:
         assert got == want, (path, got, want)
 
