@@ -415,9 +415,8 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
 }
 
 struct CtaTime {
-  double cycles = 0, period = 0;  // with the load bound (bounded())
-  double sim_period = 0;          // the period of the simulated warps alone (before the load bound)
-  double fixed = 0;               // a CTA's fixed clocks
+  double sim_period = 0;  // the period of the simulated warps alone (before the load bound)
+  double fixed = 0;       // a CTA's fixed clocks
   sched::SimResult sim;
   int sim_iters = 0;
 };
@@ -462,24 +461,25 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   t.sim = sched::simulate(c, iters, work);
   t.sim_iters = iters;
   const int lo = std::max(masked, iters / 2), hi = iters - 1;
-  t.period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo)
-                     : t.sim.end / std::max(1, iters);
-  t.sim_period = t.period;
+  t.sim_period = hi > lo ? (t.sim.iter_start[hi] - t.sim.iter_start[lo]) / (hi - lo)
+                         : t.sim.end / std::max(1, iters);
   t.fixed = s.cta_fixed_cycles + s.cta_fixed_cycles_per_d * k.d;
   return t;
 }
 
-// The loads bound the period from below: TMA streams K and V ahead of the consumers, `tma_clocks`
-// per iteration at the kernel's clock.
-CtaTime bounded(const CtaTime& raw, double tma_clocks) {
-  CtaTime t = raw;
-  t.period = std::max(raw.sim_period, tma_clocks);
-  // of `sim_iters` iterations; cta_cycles() extends it
-  t.cycles = std::max(raw.sim.end, raw.sim_iters * tma_clocks) + raw.fixed;
-  return t;
-}
+// A simulated CTA under the load bound: TMA streams K and V ahead of the consumers, `tma_clocks`
+// per iteration at the kernel's clock, which bounds the period from below.
+struct BoundCta {
+  const CtaTime* sim = nullptr;
+  double period = 0, cycles = 0;  // cycles: of the simulated iterations, fixed clocks included
+  // a CTA of n iterations: the simulated ones, then the steady-state period for the rest
+  double cycles_for(int n) const { return cycles + (n - sim->sim_iters) * period; }
+};
 
-double cta_cycles(const CtaTime& t, int n) { return t.cycles + (n - t.sim_iters) * t.period; }
+BoundCta bounded(const CtaTime& raw, double tma_clocks) {
+  return {&raw, std::max(raw.sim_period, tma_clocks),
+          std::max(raw.sim.end, raw.sim_iters * tma_clocks) + raw.fixed};
+}
 
 // The grid's makespan: CTAs list-scheduled on `sms` SMs, longest first (upstream's causal LPT
 // order; non-causal CTAs are all equal, so the order does not matter).
@@ -560,15 +560,15 @@ SchedulePrediction finish_grid(const ArchSpec& a, const ScheduleSpec& s, const G
   const Kernel& k = g.k;
   const AttnShape& sh = g.shape;
   const double tma = tma_clocks_at(s, k, clock_mhz);
-  std::map<std::pair<int, int>, CtaTime> cta;
+  std::map<std::pair<int, int>, BoundCta> cta;
   for (const auto& [key, raw] : g.cache) cta.emplace(key, bounded(raw, tma));
   std::vector<double> ctas;
-  const CtaTime* longest = nullptr;
+  const BoundCta* longest = nullptr;
   double longest_cycles = 0;
   for (const auto& [key, n] : g.blocks) {
-    const CtaTime& t = cta.at(key);
-    const double cycles = cta_cycles(t, n);
-    if (cycles > longest_cycles) longest = &t, longest_cycles = cycles;
+    const BoundCta& b = cta.at(key);
+    const double cycles = b.cycles_for(n);
+    if (cycles > longest_cycles) longest = &b, longest_cycles = cycles;
     for (long r = 0; r < static_cast<long>(sh.batch) * sh.heads_kv; ++r) ctas.push_back(cycles);
   }
   SchedulePrediction p;
@@ -582,11 +582,11 @@ SchedulePrediction finish_grid(const ArchSpec& a, const ScheduleSpec& s, const G
   p.flops = 4.0 * sh.batch * sh.heads * static_cast<double>(sh.seq_q) * sh.seq_k * sh.d;
   if (sh.causal) p.flops /= 2;  // the convention of upstream's benchmarks
   if (!longest) return p;
-  const CtaTime& t = *longest;
-  p.iter_cycles = t.period;
+  const CtaTime& t = *longest->sim;
+  p.iter_cycles = longest->period;
   p.cta_cycles = longest_cycles;
-  const double span =
-      t.sim.end * (t.period / std::max(t.sim_period, 1e-9));  // stretched when the loads bind
+  const double span =  // stretched when the loads bind
+      t.sim.end * (longest->period / std::max(t.sim_period, 1e-9));
   p.util_tensor = t.sim.tensor_busy / span;
   p.util_fma = t.sim.pipe_busy[sched::kFma] / span;
   p.util_alu = t.sim.pipe_busy[sched::kAlu] / span;
@@ -594,7 +594,7 @@ SchedulePrediction finish_grid(const ArchSpec& a, const ScheduleSpec& s, const G
   p.util_issue = t.sim.issued / span;
   p.instructions_per_iteration = t.sim.issued / (k.warps * static_cast<double>(t.sim_iters));
   p.tensor_share_grid = p.flops / (p.total_cycles * a.sm_count * a.mma_bf16_flop_per_clk_sm);
-  p.util_tma = t.period > 0 ? tma / t.period : 0;
+  p.util_tma = longest->period > 0 ? tma / longest->period : 0;
   const std::pair<const char*, double> res[] = {{"tensor", p.util_tensor}, {"mufu", p.util_mufu},
                                                 {"fma", p.util_fma},       {"alu", p.util_alu},
                                                 {"issue", p.util_issue},   {"tma", p.util_tma}};
