@@ -298,19 +298,10 @@ struct WgmmaCandidate {
 };
 
 namespace wgmma_detail {
-constexpr WgmmaModel with(WgmmaModel m, int field, int v) {
-  switch (field) {
-    case 0: m.frac_bits = v; break;
-    case 1: m.group = v; break;
-    case 2: m.zero_exp = v; break;
-    case 3: m.out_frac_bits = v; break;
-    case 4: m.out_round = WgmmaRounding(v); break;
-    case 5: m.align = WgmmaAlign(v); break;
-    case 6: m.renormalize_products = v != 0; break;
-    case 7: m.overflow_to_inf = v != 0; break;
-    case 8: m.zero_positive = v != 0; break;
-    default: break;
-  }
+// m with one choice changed by `f` (a candidate set: set 0 and one alternative)
+template <class F>
+constexpr WgmmaModel with(WgmmaModel m, F f) {
+  f(m);
   return m;
 }
 constexpr WgmmaModel kH16 = wgmma_model_hopper(WgmmaInput::bf16);
@@ -325,35 +316,49 @@ inline constexpr WgmmaCandidate kWgmmaCandidates16[kWgmmaCandidateSets] = {
     {"mmasim", "MMA-Sim 2.1.1 Hopper: F 25, one step of 16, zero at 2^-133, RZ, +0",
      wgmma_detail::kH16},
     {"zero-exp-126", "a zero aligns at 2^-126 (microsoft/MMA-Sim@c785138)",
-     wgmma_detail::with(wgmma_detail::kH16, 2, -126)},
-    {"frac-24", "24 fraction bits kept", wgmma_detail::with(wgmma_detail::kH16, 0, 24)},
-    {"frac-26", "26 fraction bits kept", wgmma_detail::with(wgmma_detail::kH16, 0, 26)},
-    {"group-8", "two steps of 8 products", wgmma_detail::with(wgmma_detail::kH16, 1, 8)},
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.zero_exp = -126; })},
+    {"frac-24", "24 fraction bits kept",
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.frac_bits = 24; })},
+    {"frac-26", "26 fraction bits kept",
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.frac_bits = 26; })},
+    {"group-8", "two steps of 8 products",
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.group = 8; })},
     {"align-floor", "terms floored (two's complement)",
-     wgmma_detail::with(wgmma_detail::kH16, 5, 1)},
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.align = WgmmaAlign::floor; })},
     {"renorm", "products renormalised before alignment",
-     wgmma_detail::with(wgmma_detail::kH16, 6, 1)},
-    {"signed-zero", "IEEE sign of an exact zero", wgmma_detail::with(wgmma_detail::kH16, 8, 0)},
-    {"out-rne", "result rounded to nearest even", wgmma_detail::with(wgmma_detail::kH16, 4, 1)},
-    {"sat-overflow", "overflow to max finite", wgmma_detail::with(wgmma_detail::kH16, 7, 0)},
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.renormalize_products = true; })},
+    {"signed-zero", "IEEE sign of an exact zero",
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.zero_positive = false; })},
+    {"out-rne", "result rounded to nearest even",
+     wgmma_detail::with(wgmma_detail::kH16,
+                        [](WgmmaModel& m) { m.out_round = WgmmaRounding::nearest_even; })},
+    {"sat-overflow", "overflow to max finite",
+     wgmma_detail::with(wgmma_detail::kH16, [](WgmmaModel& m) { m.overflow_to_inf = false; })},
 };
 // E4M3 / E5M2 (K = 32). The zero exponent cannot show here (products >= 2^-32, C's exponent
 // >= -126), nor can overflow (|products| < 2^18): those two questions are bf16's.
 inline constexpr WgmmaCandidate kWgmmaCandidates8[kWgmmaCandidateSets] = {
     {"mmasim", "MMA-Sim 2.1.1 Hopper: F 13, one step of 32, zero at 2^-133, RZ to E8M13, +0",
      wgmma_detail::kH8},
-    {"group-8", "four steps of 8 products", wgmma_detail::with(wgmma_detail::kH8, 1, 8)},
-    {"frac-12", "12 fraction bits kept", wgmma_detail::with(wgmma_detail::kH8, 0, 12)},
-    {"frac-14", "14 fraction bits kept", wgmma_detail::with(wgmma_detail::kH8, 0, 14)},
-    {"group-16", "two steps of 16 products", wgmma_detail::with(wgmma_detail::kH8, 1, 16)},
+    {"group-8", "four steps of 8 products",
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.group = 8; })},
+    {"frac-12", "12 fraction bits kept",
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.frac_bits = 12; })},
+    {"frac-14", "14 fraction bits kept",
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.frac_bits = 14; })},
+    {"group-16", "two steps of 16 products",
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.group = 16; })},
     {"align-floor", "terms floored (two's complement)",
-     wgmma_detail::with(wgmma_detail::kH8, 5, 1)},
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.align = WgmmaAlign::floor; })},
     {"renorm", "products renormalised before alignment",
-     wgmma_detail::with(wgmma_detail::kH8, 6, 1)},
-    {"signed-zero", "IEEE sign of an exact zero", wgmma_detail::with(wgmma_detail::kH8, 8, 0)},
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.renormalize_products = true; })},
+    {"signed-zero", "IEEE sign of an exact zero",
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.zero_positive = false; })},
     {"out-23", "result truncated to float32's 23 bits, not 13",
-     wgmma_detail::with(wgmma_detail::kH8, 3, 23)},
-    {"out-rne", "result rounded to nearest even", wgmma_detail::with(wgmma_detail::kH8, 4, 1)},
+     wgmma_detail::with(wgmma_detail::kH8, [](WgmmaModel& m) { m.out_frac_bits = 23; })},
+    {"out-rne", "result rounded to nearest even",
+     wgmma_detail::with(wgmma_detail::kH8,
+                        [](WgmmaModel& m) { m.out_round = WgmmaRounding::nearest_even; })},
 };
 
 FA4_HD constexpr const char* wgmma_input_name(WgmmaInput in) {
