@@ -125,7 +125,7 @@ std::string fmt_e(double x) {
   return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan");
 }
 
-// a / b in percent (0 when b = 0): a share of rescale decisions.
+// a / b in percent (0 when b = 0): a share of rescale decisions, elements or rows.
 double share_pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
 
 }  // namespace
@@ -535,9 +535,6 @@ json driver_answer(const UpstreamCheckOptions& o, const std::string& dir,
   return drv;
 }
 
-// a / n in percent (0 when n = 0): a share of elements or rows.
-double pct_of(uint64_t a, uint64_t n) { return share_pct(a, n); }
-
 json mismatches_json(const UpstreamRunResult& r) {
   json m = json::array();
   for (const auto& x : r.first_mismatches)
@@ -586,12 +583,12 @@ json check_run_json(const UpstreamRunResult& r) {
                 {"empty_rows_f64", r.empty_rows_ref},
                 {"o_elements", r.o_elements},
                 {"o_equal_to_model", r.o_equal_to_model},
-                {"o_identical_pct", pct_of(r.o_equal_to_model, r.o_elements)},
+                {"o_identical_pct", share_pct(r.o_equal_to_model, r.o_elements)},
                 {"o_max_abs_upstream_vs_model", r.max_abs_o_vs_model},
                 {"lse_values", r.lse_values},
                 {"lse_finite_rows", r.lse_rows},
                 {"lse_equal_to_model", r.lse_equal_to_model},
-                {"lse_identical_pct", pct_of(r.lse_equal_to_model, r.lse_values)},
+                {"lse_identical_pct", share_pct(r.lse_equal_to_model, r.lse_values)},
                 {"lse_max_ulp_upstream_vs_model", r.lse_max_ulp_upstream_vs_model},
                 {"cpu_model", gpu_attn_cpu_model_name(r.tiling.model)},
                 {"first_mismatches", mismatches_json(r)},
@@ -607,9 +604,9 @@ json check_run_json(const UpstreamRunResult& r) {
     for (const auto& x : r.model_shares)
       m.push_back({{"model", x.model},
                    {"o_equal", x.o_equal},
-                   {"o_identical_pct", pct_of(x.o_equal, r.o_elements)},
+                   {"o_identical_pct", share_pct(x.o_equal, r.o_elements)},
                    {"lse_equal", x.lse_equal},
-                   {"lse_identical_pct", pct_of(x.lse_equal, r.lse_values)}});
+                   {"lse_identical_pct", share_pct(x.lse_equal, r.lse_values)}});
     j["model_shares"] = m;
   }
   if (r.counted) {
@@ -641,9 +638,9 @@ std::vector<std::string> check_run_cells(const UpstreamRunResult& r) {
           r.counted
               ? std::string("-")
               : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
-          fmt::format("{:.3f}", pct_of(r.o_equal_to_model, r.o_elements)),
+          fmt::format("{:.3f}", share_pct(r.o_equal_to_model, r.o_elements)),
           r.counted ? std::string("-")
-                    : fmt::format("{:.3f} ({:.0f})", pct_of(r.lse_equal_to_model, r.lse_values),
+                    : fmt::format("{:.3f} ({:.0f})", share_pct(r.lse_equal_to_model, r.lse_values),
                                   r.lse_max_ulp_upstream_vs_model),
           r.counted ? fmt::format("{} (GPU {:.2f}/{:.2f})", model_shares,
                                   share_pct(r.gpu_row_rescales, r.row_decisions),
@@ -753,8 +750,8 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
     if (!r.model_shares.empty()) {
       std::vector<std::string> row{r.config.label};
       for (const auto& m : r.model_shares)
-        row.push_back(fmt::format("{:.3f} / {:.3f}", pct_of(m.o_equal, r.o_elements),
-                                  pct_of(m.lse_equal, r.lse_values)));
+        row.push_back(fmt::format("{:.3f} / {:.3f}", share_pct(m.o_equal, r.o_elements),
+                                  share_pct(m.lse_equal, r.lse_values)));
       shares.rows.push_back(row);
     }
   }
