@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+from mufu_table import write_atomic  # same folder
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = r'''
@@ -177,11 +179,7 @@ def main():
                          "WARPGROUP.DEPBAR.LE gsb0, 0x1 (S ready) and gsb0, 0x0 (O += PV done), and after the "
                          "latter to the loop's end (at d <= 128 that includes O's rescale FMULs and P's F2FP)",
               "rows": rows}
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
+    write_atomic(a.out, (json.dumps(report, indent=1) + "\n").encode())
     print(f"wrote {a.out}")
 
 
