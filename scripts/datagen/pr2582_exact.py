@@ -107,6 +107,19 @@ def draws(wanted):
     return out
 
 
+def flip_uncertain(x, rel):
+    """x (float32) rounded to bf16, except that the draws within `rel` (in units of their binade)
+    of a bf16 rounding boundary take the other neighbour: the worst the GPU's last-bits
+    differences in logf / __sincosf could do to them (--flip-uncertain)."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.int64)
+    near = np.abs((bits & 0xFFFF) - 0x8000) < int(rel * 2.0 ** 23)
+    y = x.astype(ml_dtypes.bfloat16).astype(np.float32).view(np.uint32).astype(np.int64)
+    lo = bits & ~0xFFFF
+    other = np.where(y == lo, lo + 0x10000, lo)
+    out = np.where(near, other, y).astype(np.uint32).view(np.float32)
+    return out, int(np.count_nonzero(near))
+
+
 def run_fa4sim(fa4sim, paths, opts, o_path):
     cmd = [fa4sim, "attention", "--q", paths[0], "--k", paths[1], "--v", paths[2], *opts,
            "--no-split", "--save-o", o_path, "--json", "-"]
@@ -181,6 +194,8 @@ def main():
     ap.add_argument("--shapes", default="1x256x16x128,1x1024x16x128",
                     help="comma-separated BxSxHxD of the benchmark's list")
     ap.add_argument("--variant", default="", help="comma list of: " + ", ".join(VARIANTS))
+    ap.add_argument("--flip-uncertain", type=float, default=0.0, metavar="REL",
+                    help="round the draws within REL (of their binade) of a bf16 boundary the other way")
     a = ap.parse_args()
     wanted = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     for w in wanted:
@@ -199,6 +214,10 @@ def main():
         for cfg in wanted:
             qkv = qkv_all[cfg]
             meta.setdefault("uncertain_bf16_draws", {})[str(cfg)] = [trandn.uncertain_bf16(x) for x in qkv]
+            if a.flip_uncertain > 0:
+                flipped = [flip_uncertain(x, a.flip_uncertain) for x in qkv]
+                qkv = [f[0] for f in flipped]
+                meta.setdefault("flipped_draws", {})[str(cfg)] = [f[1] for f in flipped]
             r, ref_cmd, secs = one_config(a.fa4sim, tmp, cfg, [x.astype(np.float32) for x in qkv], variants)
             rows += r
             refs[str(cfg)] = {"reference_command": ref_cmd, "seconds": round(secs, 1)}
