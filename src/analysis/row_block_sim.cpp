@@ -111,9 +111,6 @@ bool masked_tile(const float* S, size_t lds, int rows, int n, bool first) {
       if (S[size_t(r) * lds + size_t(k)] == -std::numeric_limits<float>::infinity()) return true;
   return false;
 }
-}  // namespace
-
-namespace {
 
 // Sum of P over one tile: 8 interleaved float32 partial sums (lane k % 8), combined pairwise
 // ((0+4)+(2+6)) + ((1+5)+(3+7)). A fixed order, independent of threads (simulator choice: the
