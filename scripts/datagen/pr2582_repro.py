@@ -9,8 +9,9 @@ flash_attn/cute/benchmarks/bench_fp4.py at the PR's head 6cb6f160, makes them so
   * NVFP4 Q/K: flashinfer's nvfp4_quantize of the bf16 tensor with global scale 1.0 (`one`):
     E4M3 scale = amax / 6 per 16, no tensor scale; MXFP8 Q/K: flashinfer's mxfp8_quantize, whose
     E8M0 scale rounds amax / 448 up (TensorRT-LLM's cvt_warp_fp16_to_mxfp8: the rceil rule);
-  * V: bf16, or `v.to(bf16).to(float8_e4m3fn)`, a plain cast with no scale; P follows V's type,
-    FP8 P with log2 offset 8 at d 128 (FA4_FP8_PV_P_LOG2_OFFSET's default);
+  * V: bf16, or `v.to(bf16).to(float8_e4m3fn)`, a plain cast with no scale; P follows V's type;
+    the model here stores FP8 P as E4M3 of P x 2^8 (FA4_FP8_PV_P_LOG2_OFFSET's default), which the
+    kernel does not do (it passes no offset to this P path; pr2582_exact.py models the kernel);
   * the reference is FA4's BF16 kernel on the bf16 Q/K/V; cos_sim is over the flattened outputs.
 
 This script runs `fa4sim attention` so: seeded N(0, 1) float32 rounded to bf16 and passed as .npy

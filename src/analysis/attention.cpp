@@ -645,14 +645,15 @@ Stored quantize_inputs(const Inputs& in, const Format& f, bool descale_one) {
 // quantize_inputs makes it (FP8 with its descales), a block format quantise-dequantised with unit
 // descales (Q and K per block of d, V per block of keys down each column).
 Stored block_stored(const Inputs& in, const OperandFormat& qk, const OperandFormat& v,
-                    bool descale_one) {
+                    bool descale_one, bool tensor_scale_one) {
   Stored st;
   if (qk.plain != nullptr) st = quantize_inputs(in, *qk.plain, descale_one);
   const size_t nbg = size_t(in.batch) * size_t(in.kv_heads);
-  auto rows = [](const BlockFormat& f0, const std::vector<float>& x, std::vector<float>& out,
-                 uint64_t& sat) {
+  const bool amax_scale = !tensor_scale_one;
+  auto rows = [amax_scale](const BlockFormat& f0, const std::vector<float>& x,
+                           std::vector<float>& out, uint64_t& sat) {
     BlockFormat f = f0;
-    if (f.rule == ScaleRule::nearest) f.tensor_scale = tensor_scale_from_amax(f, x);
+    if (f.rule == ScaleRule::nearest && amax_scale) f.tensor_scale = tensor_scale_from_amax(f, x);
     out.resize(x.size());
     sat = block_round(f, x.data(), x.size(), out.data());
   };
@@ -667,7 +668,7 @@ Stored block_stored(const Inputs& in, const OperandFormat& qk, const OperandForm
     return st;
   }
   BlockFormat f = *v.block;
-  if (f.rule == ScaleRule::nearest) f.tensor_scale = tensor_scale_from_amax(f, in.v);
+  if (f.rule == ScaleRule::nearest && amax_scale) f.tensor_scale = tensor_scale_from_amax(f, in.v);
   st.vd.assign(nbg, 1.0f);
   st.v.resize(in.v.size());
   std::vector<float> col(size_t(in.seq_k));
@@ -1114,7 +1115,7 @@ AttentionRun make_run(const AttentionConfig& c, const Inputs& in, const Format& 
   r.batch = in.batch, r.heads = in.heads, r.kv_heads = in.kv_heads;
   r.seq_q = in.seq_q, r.seq_k = in.seq_k, r.d = in.d, r.causal = c.causal;
   r.q_scale = c.q_scale, r.seed = c.seed;
-  r.exp2 = exp2_choice_name(c.exp2);
+  r.exp2 = exp2_choice_name(c.exp2) + (c.exp2.masked_tiles_mufu ? " (masked tiles: mufu)" : "");
   r.rel_l2_unquantized = std::sqrt(safe_div(m.d2_a, m.ref2_a));
   r.rel_l2_dequantized = std::sqrt(safe_div(m.d2_b, m.ref2_b));
   r.max_abs = m.max_abs;
@@ -1167,9 +1168,15 @@ std::string block_note(const AttentionConfig& c) {
                        o.block->elem->name, o.block->scale->name, o.block->block_size,
                        scale_rule_name(o.block->rule));
   };
-  return fmt::format("block-scaled operands: {}; {}{}; {}", one("Q/K", ops.qk), one("P", ops.p),
+  auto nv = [](const OperandFormat& o) { return o.block && o.block->rule == ScaleRule::nearest; };
+  const std::string ts =
+      nv(ops.qk) || nv(ops.v)
+          ? (c.tensor_scale_one ? "; NVFP4 Q/K/V tensor scale 1 (--tensor-scale one)"
+                                : "; NVFP4 Q/K/V tensor scale amax / 2688 per tensor")
+          : "";
+  return fmt::format("block-scaled operands: {}; {}{}; {}{}", one("Q/K", ops.qk), one("P", ops.p),
                      ops.p.block ? fmt::format(", P rule {}", p_rule_name(c.p_rule)) : "",
-                     one("V", ops.v));
+                     one("V", ops.v), ts);
 }
 
 // One (seq, dtype, tau) run: every (batch, head) unit in parallel; appends the run and its
@@ -1303,6 +1310,7 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"block_m", c.block_m},
           {"warp_rows", c.warp_rows},
           {"exp", exp2_choice_name(c.exp2)},
+          {"masked_exp", c.exp2.masked_tiles_mufu ? "mufu" : "schedule"},
           {"order", block_order_name(c.order)},
           {"allow_saturation", c.allow_saturation},
           {"split", c.split},
@@ -1311,7 +1319,8 @@ json attention_params(const AttentionConfig& c, const AttentionPreset& preset) {
           {"v_format", c.v_format},
           {"scale_rule", c.scale_rule ? json(scale_rule_name(*c.scale_rule)) : json(nullptr)},
           {"block", c.block ? json(*c.block) : json(nullptr)},
-          {"p_rule", p_rule_name(c.p_rule)}};
+          {"p_rule", p_rule_name(c.p_rule)},
+          {"tensor_scale", c.tensor_scale_one ? "one" : "amax"}};
 }
 
 // The reference cache for the runs of one seq (Note [Shared references]), when more than one run
@@ -1341,7 +1350,7 @@ AttentionMetrics compute_attention(const AttentionConfig& c) {
     if (c.block_mode()) {
       const BlockOperands ops = block_operands(c);
       check_qk_block(c, ops.qk, in.d);
-      const Stored st = block_stored(in, ops.qk, ops.v, c.descale_one);
+      const Stored st = block_stored(in, ops.qk, ops.v, c.descale_one, c.tensor_scale_one);
       const double mo = block_p_max_offset(c, preset, ops.p);
       const Format& pf = ops.p.plain != nullptr ? *ops.p.plain : kFP32;
       const std::vector<double> taus = block_p_taus(c, preset, ops.p);

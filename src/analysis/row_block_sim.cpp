@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -101,6 +102,15 @@ RowBlockSim::RowBlockSim(const SoftmaxParams& params, int rows, int d, bool coun
 }
 
 namespace {
+// A tile the kernel processes with a mask function (Exp2Choice::masked_tiles_mufu): the row's
+// first tile, or one that holds a masked (-inf) score in any of its rows.
+bool masked_tile(const float* S, size_t lds, int rows, int n, bool first) {
+  if (first) return true;
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < n; ++k)
+      if (S[size_t(r) * lds + size_t(k)] == -std::numeric_limits<float>::infinity()) return true;
+  return false;
+}
 
 // Sum of P over one tile: 8 interleaved float32 partial sums (lane k % 8), combined pairwise
 // ((0+4)+(2+6)) + ((1+5)+(3+7)). A fixed order, independent of threads (simulator choice: the
@@ -294,11 +304,13 @@ void RowBlockSim::process_tile(const float* S, size_t lds, const float* V, size_
       counts_.warp_rescales += any ? 1 : 0;
     }
   }
+  const bool first_tile = first_;
   first_ = false;
 
   // ---- P, row_sum, P_cast @ V
   std::vector<char> emu_col(size_t(n), 0);
-  if (p_.exp2.mode == Exp2Mode::schedule)
+  if (p_.exp2.mode == Exp2Mode::schedule &&
+      !(p_.exp2.masked_tiles_mufu && masked_tile(S, lds, rows_, n, first_tile)))
     for (int k = 0; k < n; ++k)
       emu_col[size_t(k)] = p_.exp2.tile_mask != 0
                                ? char((p_.exp2.tile_mask >> ((k / 8) % 32)) & 1u)

@@ -7,6 +7,7 @@ namespace fa4sim::cli {
 
 namespace {
 constexpr int64_t kMaxDim = kAttentionMaxDim;
+void add_exp_options(CLI::App* sub, AttentionCliOptions& o);
 void add_run_flags(CLI::App* sub, AttentionCliOptions& o);
 void add_block_operand_options(CLI::App* sub, AttentionCliOptions& o);
 }  // namespace
@@ -115,6 +116,14 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
       ->type_name("N")
       ->capture_default_str()
       ->group("Kernel");
+  add_exp_options(sub, o);
+  add_run_flags(sub, o);
+  add_block_operand_options(sub, o);
+}
+
+namespace {
+// --exp, --masked-exp, --order
+void add_exp_options(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_option("--exp", o.exp,
                   "exp2: mufu (the H200's ex2/rcp/lg2.approx, bit-exact models; loads data/mufu/ "
                   "once), cr (fast mode: correctly rounded float32, not bit-exact with hardware), "
@@ -123,20 +132,30 @@ void add_attention_options(CLI::App* sub, AttentionCliOptions& o) {
       ->type_name("MODE")
       ->capture_default_str()
       ->group("Kernel");
+  sub->add_option(
+         "--masked-exp", o.masked_exp,
+         "With --exp schedule: the exp2 of the tiles the kernel masks (a row's first tile, "
+         "tiles holding a masked score): schedule (as every tile) or mufu (upstream's "
+         "sm100 forward: no emulation under a mask function)")
+      ->type_name("schedule|mufu")
+      ->capture_default_str()
+      ->group("Kernel");
   sub->add_option("--order", o.order,
                   "Key-tile order: reverse (the kernel's) or forward (the article's)")
       ->type_name("reverse|forward")
       ->capture_default_str()
       ->group("Kernel");
-  add_run_flags(sub, o);
-  add_block_operand_options(sub, o);
 }
 
-namespace {
 // --allow-saturation, --no-split
 void add_run_flags(CLI::App* sub, AttentionCliOptions& o) {
   sub->add_flag("--allow-saturation", o.allow_saturation,
                 "Run a configuration that fails the kernel's safety check (see fa4sim check)")
+      ->group("Kernel");
+  sub->add_option("--save-o", o.save_o,
+                  "Write the kernel model's bf16 output as float32 .npy (batch, seq_q, heads, d); "
+                  "one run only (one --seq, --dtype, --tau)")
+      ->type_name("FILE.npy")
       ->group("Kernel");
   sub->add_flag("--no-split", o.no_split,
                 "Skip the error split (its extra model runs); the references still run")
@@ -175,6 +194,12 @@ void add_block_operand_options(CLI::App* sub, AttentionCliOptions& o) {
                   "P into a block format: max-offset (FA4's P with max_offset) or two-level "
                   "(SageAttention3: row max to 448 x 6, then 1x16 E4M3 scales; nvfp4 only)")
       ->type_name("max-offset|two-level")
+      ->capture_default_str()
+      ->group("Block-scaled operands");
+  sub->add_option("--tensor-scale", o.tensor_scale,
+                  "NVFP4 Q/K/V's FP32 tensor scale: amax (amax / 2688 per tensor) or one (none: "
+                  "flashinfer's nvfp4_quantize with global scale 1.0)")
+      ->type_name("amax|one")
       ->capture_default_str()
       ->group("Block-scaled operands");
 }

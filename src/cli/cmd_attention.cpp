@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "fa4sim/analysis/attention.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/npy.h"
+#include "fa4sim/util/report.h"
 #include "fa4sim/analysis/rescale.h"
 
 namespace fa4sim::cli {
@@ -27,10 +29,23 @@ void add_attention(CLI::App& root) {
   sub->callback([sub] {
     AttentionConfig c = parse_attention_options(o, given_in(sub));
     c.threads = resolved_threads(common);
+    if (!o.save_o.empty()) {
+      if (c.seq_q.size() != 1 || c.dtypes.size() != 1 || c.taus.size() > 1)
+        throw Error("--save-o writes one run's output",
+                    "give one --seq, one --dtype and at most one --tau");
+      c.keep_outputs = true;
+    }
     validate_attention_config(c);
     check_report_path(common.json_path);
+    if (!o.save_o.empty()) check_output_path(o.save_o, "--save-o");
     Stopwatch sw;
     const AttentionResult r = run_attention(c);
+    if (!o.save_o.empty()) {
+      const AttentionRun& run = r.runs.front();
+      write_npy_f32(
+          o.save_o,
+          {uint64_t(run.batch), uint64_t(run.seq_q), uint64_t(run.heads), uint64_t(run.d)}, run.o);
+    }
     emit(r.report, common.json_path, sw.seconds());
   });
 }

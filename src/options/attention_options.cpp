@@ -53,6 +53,12 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const Opti
   c.block_m = int(parse_int("--block-m", o.block_m, 1, 4096));
   c.warp_rows = int(parse_int("--warp-rows", o.warp_rows, 1, 4096));
   c.exp2 = parse_exp2_choice(o.exp);
+  if (parse_choice("--masked-exp", o.masked_exp, {"schedule", "mufu"}) == "mufu") {
+    if (c.exp2.mode != Exp2Mode::schedule)
+      throw Error("--masked-exp mufu applies to --exp schedule:FREQ[,RES[,START_FRG]]",
+                  "the other --exp modes use one exp2 for every tile");
+    c.exp2.masked_tiles_mufu = true;
+  }
   c.order = parse_choice("--order", o.order, {"reverse", "forward"}) == "reverse"
                 ? BlockOrder::reverse
                 : BlockOrder::forward;
@@ -66,8 +72,9 @@ AttentionConfig parse_attention_options(const AttentionCliOptions& o, const Opti
   c.p_rule = parse_choice("--p-rule", o.p_rule, {"max-offset", "two-level"}) == "two-level"
                  ? PRule::two_level
                  : PRule::max_offset;
+  c.tensor_scale_one = parse_choice("--tensor-scale", o.tensor_scale, {"amax", "one"}) == "one";
   if (!c.block_mode())
-    for (const char* opt : {"--scale-rule", "--scale-block", "--p-rule"})
+    for (const char* opt : {"--scale-rule", "--scale-block", "--p-rule", "--tensor-scale"})
       if (given(opt))
         throw Error(fmt::format("{} applies to block-scaled operands", opt),
                     "give --qk-format, --p-format or --v-format (e.g. --p-format nvfp4)");

@@ -3,6 +3,8 @@
 // codes (0 safe, 1 unsafe), and the JSON fields.
 #include <cmath>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -352,6 +354,52 @@ TEST(CliAttention, BlockOperandsRunAndSplit) {
   for (const char* k : {"qk_quantization", "v_quantization", "p_quantization", "exp2", "rescaling"})
     EXPECT_TRUE(run["error_split"].contains(k)) << k;
   EXPECT_GT(run["error_split"]["p_quantization"].get<double>(), 0.0);
+}
+
+// --tensor-scale (NVFP4 Q/K/V's FP32 tensor scale), --save-o (the output as .npy) and --masked-exp
+// (the masked tiles' exp2): bad values exit 2 naming the option.
+TEST(CliAttention, TensorScaleSaveOMaskedExpRefusals) {
+  const std::string never = " --save-o /tmp/fa4sim-never.npy";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kSmall + " --qk-format nvfp4 --tensor-scale two", "unknown --tensor-scale 'two'"},
+      {kSmall + " --tensor-scale one", "--tensor-scale applies to block-scaled operands"},
+      {"attention --heads 2 --d 16 --seq 64,128" + never, "--save-o writes one run's output"},
+      {kSmall + " --dtype bf16,e4m3" + never, "--save-o writes one run's output"},
+      {kSmall + " --tau 0,8" + never, "--save-o writes one run's output"},
+      {kSmall + " --save-o /nonexistent-dir/o.npy", "--save-o"},
+      {kSmall + " --exp schedule:10 --masked-exp never", "unknown --masked-exp 'never'"},
+      {kSmall + " --exp mufu --masked-exp mufu", "--masked-exp mufu applies to --exp schedule"}};
+  for (const auto& [args, needle] : cases) expect_usage_error(run_cli(args), needle);
+}
+
+// The saved output is the run's: (batch, seq, heads, d), bf16 values. --tensor-scale one changes
+// the NVFP4 operands (the scales are rounded relative to 1, not to amax / 2688). With one key tile
+// (seq 128 = --block-n) every tile is the row's first, so --masked-exp mufu runs the whole pass on
+// the MUFU: the output equals --exp mufu's bit for bit, and differs from the schedule's.
+TEST(CliAttention, SaveOTensorScaleAndMaskedExp) {
+  const auto dir = temp_dir("cli-attn-save-o");
+  const std::string base = "attention --batch 1 --heads 2 --d 64 --seq 128 --threads 2";
+  auto out = [&](const std::string& opts, const std::string& name) {
+    const std::string path = (dir / name).string();
+    const auto r = run_cli(base + " " + opts + " --no-split --save-o " + path);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const NpyArray a = read_npy(path);
+    EXPECT_EQ(a.shape, (std::vector<uint64_t>{1, 128, 2, 64})) << opts;
+    return a.to_float32();
+  };
+  const std::vector<float> mufu = out("--exp mufu", "mufu.npy");
+  ASSERT_EQ(mufu.size(), size_t(128 * 2 * 64));
+  for (float x : mufu) ASSERT_EQ(x, quantize(kBF16, x, Overflow::satfinite)) << "not a bf16 value";
+  const std::vector<float> masked = out("--exp schedule:10,4,1 --masked-exp mufu", "masked.npy");
+  const std::vector<float> sched = out("--exp schedule:10,4,1", "sched.npy");
+  EXPECT_EQ(masked, mufu);
+  EXPECT_NE(sched, mufu);
+  EXPECT_NE(out("--qk-format nvfp4", "amax.npy"),
+            out("--qk-format nvfp4 --tensor-scale one", "one.npy"));
+  const auto r = run_cli(base + " --qk-format nvfp4 --tensor-scale one --no-split --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["params"]["tensor_scale"], "one");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliCheck, BlockScaledP) {

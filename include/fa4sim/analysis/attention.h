@@ -221,6 +221,9 @@ struct AttentionConfig {
   std::optional<ScaleRule> scale_rule;
   std::optional<int> block;
   PRule p_rule = PRule::max_offset;
+  // NVFP4 Q, K, V: the FP32 tensor scale amax / 2688 (false) or 1, no tensor scale (true:
+  // flashinfer's nvfp4_quantize with global scale 1.0, as flash-attention PR #2582 sets it up).
+  bool tensor_scale_one = false;
   bool block_mode() const { return !qk_format.empty() || !p_format.empty() || !v_format.empty(); }
 };
 

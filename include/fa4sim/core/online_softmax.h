@@ -111,6 +111,10 @@ struct Exp2Choice {
   // every n8 tile, so a warp-uniform choice is per 8-column tile (`fa4sim gpu upstream`'s variant
   // of upstream's sm90 forward, gpu_upstream.h).
   uint32_t tile_mask = 0;
+  // schedule: the tiles the kernel processes with a mask function (a row's first tile, and tiles
+  // holding a masked score) use the MUFU for every column, as upstream's sm100 softmax_step passes
+  // `ex2_emu_freq if mask_fn is None else 0` (flash_fwd_sm100.py); false: the schedule everywhere.
+  bool masked_tiles_mufu = false;
 };
 
 struct SoftmaxParams {

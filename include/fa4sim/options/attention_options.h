@@ -25,6 +25,8 @@ struct AttentionCliOptions {
   bool no_split = false;
   // block-scaled operands (Note [Block-scaled attention])
   std::string qk_format, p_format, v_format, scale_rule, block, p_rule = "max-offset";
+  std::string tensor_scale = "amax", masked_exp = "schedule";
+  std::string save_o;  // `fa4sim attention --save-o`: the CLI writes the output there
 };
 
 // `given` says which options were given explicitly (geometry options do not apply to .npy inputs).
