@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/datagen/
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
+PLAN_FILE = os.path.join(ROOT, "scripts", "gpu", "schedule_plan.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
           "clock_mhz_base", "clock_tensor_slowdown"]
 BOUNDS = {"tensor_efficiency": (0.3, 1.0), "wgmma_latency": (0, 3000), "cta_fixed_cycles": (0, 2e5),
@@ -121,7 +122,7 @@ def load_rows(path):
 
 
 NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
-PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "diag7", "heldout8")
 CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
 CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
 
@@ -209,12 +210,23 @@ def ncu_folder(a, plan):
 
 
 def plan_rows(a, plan):
-    """The plan's rows from its primary run (plan_path) merged with every other run that has it."""
+    """The plan's rows from its primary run (plan_path) merged with every other run that has it; a
+    shape of the plan (scripts/gpu/schedule_plan.json) that the primary run did not reach (its time
+    budget ran out) comes from the other runs, merged with those."""
     primary = plan_path(a, plan)
     root = os.path.dirname(os.path.dirname(primary))
-    others = sorted(os.path.join(root, d, plan + ".jsonl") for d in os.listdir(root)
-                    if os.path.exists(os.path.join(root, d, plan + ".jsonl")))
-    return merge_runs(load_rows(primary), [o for o in others if os.path.abspath(o) != os.path.abspath(primary)])
+    others = [o for o in sorted(os.path.join(root, d, plan + ".jsonl") for d in os.listdir(root)
+                                if os.path.exists(os.path.join(root, d, plan + ".jsonl")))
+              if os.path.abspath(o) != os.path.abspath(primary)]
+    rows = merge_runs(load_rows(primary), others)
+    with open(PLAN_FILE) as f:
+        planned = {json.dumps(e["shape"], sort_keys=True) for e in json.load(f).get(plan, [])}
+    have = {json.dumps(r["shape"], sort_keys=True) for r in rows}
+    for i, o in enumerate(others):
+        extra = [r for r in load_rows(o) if json.dumps(r["shape"], sort_keys=True) in planned - have]
+        have |= {json.dumps(r["shape"], sort_keys=True) for r in extra}
+        rows += merge_runs(extra, others[i + 1:])
+    return rows
 
 
 def plan_path(a, plan):

@@ -126,6 +126,9 @@ def plot_schedule(rep, out_dir):
               "h200_heldout4": ("o", "tab:orange", "H200, heldout4 (cycles, clock fitted in round 6)"),
               "h200_heldout5": ("o", "tab:brown", "H200, heldout5 (clock fitted in round 6)"),
               "h200_heldout6": ("D", "tab:red", "H200, heldout6 (held out)"),
+              "h200_heldout7": ("D", "tab:pink", "H200, heldout7 (held out)"),
+              "h200_heldout8": ("D", "darkred", "H200, heldout8 (held out)"),
+              "h200_diag7": ("x", "black", "H200, diag7 (tau x emulation, not fitted)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
               "blackwell_published_held_out": ("^", "tab:olive", "Blackwell, published")}
     lo, hi = 1e9, 0

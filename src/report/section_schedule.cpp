@@ -108,7 +108,7 @@ void report_schedule(ReportContext& ctx) {
                      {"items", c.items}};
   };
   for (const char* plan : {"calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4",
-                           "heldout5", "heldout6"})
+                           "heldout5", "heldout6", "heldout7", "diag7", "heldout8"})
     if (h200["plans"].contains(plan))
       add(fmt::format("h200_{}", plan),
           compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false));
@@ -117,8 +117,10 @@ void report_schedule(ReportContext& ctx) {
   t.notes.push_back(
       "H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged); the "
       "cycle constants are fitted on the Nsight Compute counts of calibration and heldout to heldout4, "
-      "the clock on the times of calibration to heldout5 (round 6); heldout6, planned and measured "
-      "before round 6's change and not used by it, is the held-out set (docs/schedule.md, round 6). "
+      "the clock on the times of calibration to heldout5 (round 6); heldout6, heldout7 and heldout8, "
+      "each planned and measured before a model change and not used by any fit, are the held-out "
+      "sets; diag7 (tau x emulation on three load-bound shapes) is a diagnostic, not fitted "
+      "(docs/schedule.md, rounds 6 and 7). "
       "Blackwell: published "
       "figures of data/published/fa4_speeds.json except PR #2109's rows, on which the sm100 MMA latency "
       "and issue window were fitted. docs/schedule.md has the misses and their reasons.");
@@ -126,7 +128,7 @@ void report_schedule(ReportContext& ctx) {
   r.tables.push_back(t);
   r.threads = 1;
   ctx.write(r, "schedule.json", sw.seconds());
-  for (const char* set : {"h200_heldout6"}) {
+  for (const char* set : {"h200_heldout6", "h200_heldout7", "h200_heldout8"}) {
     if (!results.contains(set)) continue;
     const json& h = results[set];
     ctx.add_finding({fmt::format("schedule model, H200 held-out ({}, twelve unseen shapes) within "
