@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/setup.sh: the README's first command. On a fresh Debian machine it installs what is
-# missing, configures and builds fa4sim (Release, CUDA backend when nvcc is found), then runs
-# the main job: `fa4sim report --out fa4sim-report`.
+# missing, configures and builds fa4sim and its Python module (Release, CUDA backend when nvcc is
+# found), then runs the main job: `fa4sim report --out fa4sim-report`.
 #   Environment: FA4SIM_BUILD_DIR (default build), FA4SIM_NO_REPORT=1 to skip the report,
 #                FA4SIM_CMAKE_ARGS for extra CMake arguments.
 set -euo pipefail
@@ -42,7 +42,10 @@ if ((${#py_missing[@]})); then
 fi
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${FA4SIM_CMAKE_ARGS:-}
-cmake --build "$build" -j"$(nproc)"
+# The CLI and the Python module (target fa4sim_setup); the test executables and benchmarks are
+# built by the test command's first test, build_tests (Note [Tests built by ctest] in
+# tests/CMakeLists.txt), or by `cmake --build "$build"`.
+cmake --build "$build" -j"$(nproc)" --target fa4sim_setup
 if [ "${FA4SIM_NO_REPORT:-0}" != 1 ]; then
   "$build/fa4sim" report --out fa4sim-report
 fi

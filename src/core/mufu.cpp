@@ -7,11 +7,11 @@
 #include "fa4sim/core/mufu.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
@@ -34,18 +34,30 @@ constexpr const char* kTableFormat = "fa4sim/mufu-table-v1";
 }  // namespace
 
 // CRC-32 of IEEE 802.3 (zlib's crc32, reflected polynomial 0xEDB88320), what mufu_table.py writes.
+// Slicing by 8 (eight bytes per step through eight derived tables; the same CRC as the byte-wise
+// loop, about 4x faster on the 13 MB of tables every process that loads them checks).
 uint32_t crc32_ieee(const uint8_t* data, size_t n) {
-  static const std::array<uint32_t, 256> kTable = [] {
-    std::array<uint32_t, 256> t{};
+  static const std::array<std::array<uint32_t, 256>, 8> kTable = [] {
+    std::array<std::array<uint32_t, 256>, 8> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
+      t[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (size_t s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFFu];
     return t;
   }();
   uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i) c = kTable[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint32_t lo = c ^ (uint32_t(data[i]) | uint32_t(data[i + 1]) << 8 |
+                             uint32_t(data[i + 2]) << 16 | uint32_t(data[i + 3]) << 24);
+    c = kTable[7][lo & 0xFFu] ^ kTable[6][(lo >> 8) & 0xFFu] ^ kTable[5][(lo >> 16) & 0xFFu] ^
+        kTable[4][lo >> 24] ^ kTable[3][data[i + 4]] ^ kTable[2][data[i + 5]] ^
+        kTable[1][data[i + 6]] ^ kTable[0][data[i + 7]];
+  }
+  for (; i < n; ++i) c = kTable[0][(c ^ data[i]) & 0xFFu] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 
@@ -64,9 +76,13 @@ TableFile read_table_file(const std::string& bin_path, size_t want_bytes) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(bin_path, ec)) refuse(bin_path, "missing");
   TableFile t;
-  std::ifstream f(bin_path, std::ios::binary);
-  t.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  if (!f.good() && !f.eof()) refuse(bin_path, "cannot be read");
+  std::ifstream f(bin_path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = f ? static_cast<std::streamoff>(f.tellg()) : -1;
+  if (size < 0) refuse(bin_path, "cannot be read");
+  t.bytes.resize(static_cast<size_t>(size));
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(t.bytes.data()), size);
+  if (f.gcount() != size) refuse(bin_path, "cannot be read");
   if (want_bytes != 0 && t.bytes.size() != want_bytes)
     refuse(bin_path, fmt::format("{} bytes, expected {}", t.bytes.size(), want_bytes));
   t.side = bin_path.substr(0, bin_path.size() - 4) + ".json";
@@ -145,23 +161,31 @@ uint64_t hardware_sum(const TableFile& t, const std::string& bin_path, const cha
   return sums.at(table).get<uint64_t>();
 }
 
-// Fills out[j] = f(j) for j < 2^23 on `threads` threads; returns the sum of the bit patterns
-// (mod 2^64, what the GPU summed).
+// Fills out[b, e) by fill(b, e, out.data()) in chunks of 2^18 on `threads` threads; returns the
+// sum of the bit patterns (mod 2^64, what the GPU summed). `nan` (when given) is set when an entry
+// is a NaN.
 template <typename F>
-uint64_t rebuild(std::vector<float>& out, int threads, F&& f) {
+uint64_t rebuild(std::vector<float>& out, int threads, F&& fill, bool* nan = nullptr) {
   out.assign(kMufuTableEntries, 0.0f);
   std::vector<uint64_t> sums(chunk_count(kMufuTableEntries, kRebuildChunk), 0);
+  std::vector<uint8_t> nans(sums.size(), 0);
   parallel_chunks(kMufuTableEntries, kRebuildChunk, threads,
                   [&](uint64_t c, uint64_t b, uint64_t e) {
+                    fill(b, e, out.data());
                     uint64_t s = 0;
+                    bool any_nan = false;
                     for (uint64_t j = b; j < e; ++j) {
-                      out[j] = f(static_cast<uint32_t>(j));
                       s += f32_bits(out[j]);
+                      any_nan |= std::isnan(out[j]);
                     }
                     sums[c] = s;
+                    nans[c] = any_nan;
                   });
   uint64_t total = 0;
-  for (uint64_t s : sums) total += s;
+  for (size_t c = 0; c < sums.size(); ++c) {
+    total += sums[c];
+    if (nan != nullptr && nans[c]) *nan = true;
+  }
   return total;
 }
 
@@ -180,29 +204,49 @@ int64_t ordered_of(uint32_t b) {
   return (b & 0x80000000u) ? -int64_t(b & 0x7FFFFFFFu) : int64_t(b);
 }
 
-// One lg2 table's block stream starting at byte `at` (see mufu_table.py): the zigzag-decoded
-// deltas; `at` moves past the stream. Refuses a width over 32 or a stream that runs past the end.
-std::vector<int64_t> decode_blocks(const std::vector<uint8_t>& bytes, size_t& at,
-                                   const std::string& bin_path, const char* table) {
-  constexpr uint32_t kBlock = 64;
-  std::vector<int64_t> d(kMufuTableEntries);
-  for (uint32_t blk = 0; blk < kMufuTableEntries / kBlock; ++blk) {
+// Whether finite v is a multiple of 2^-kLg2FixedBits (integer ops: v = sig 2^p, a multiple when p
+// >= -36 or sig's trailing zeros make up the difference).
+bool on_lg2_grid(float v) {
+  const uint32_t b = f32_bits(v) & 0x7FFFFFFFu, f = b >> 23;
+  const uint32_t sig = f ? (b & 0x007FFFFFu) | 0x00800000u : b;
+  const int p = (f ? int(f) : 1) - 150;
+  return sig == 0 || p + kLg2FixedBits >= 0 || std::countr_zero(sig) >= -(p + kLg2FixedBits);
+}
+
+constexpr uint32_t kLg2Block = 64;  // entries per block of the lg2 streams
+
+// One lg2 table's block stream starting at byte `at` (see mufu_table.py): the byte offset of each
+// block's width byte; `at` moves past the stream. Refuses a width over 32 or a stream that runs
+// past the end.
+std::vector<size_t> block_offsets(const std::vector<uint8_t>& bytes, size_t& at,
+                                  const std::string& bin_path, const char* table) {
+  std::vector<size_t> off(kMufuTableEntries / kLg2Block);
+  for (uint32_t blk = 0; blk < kMufuTableEntries / kLg2Block; ++blk) {
     if (at >= bytes.size()) refuse(bin_path, fmt::format("{} ends in block {}", table, blk));
+    off[blk] = at;
     const uint32_t w = bytes[at++];
     if (w > 32 || at + 8 * size_t(w) > bytes.size())
       refuse(bin_path,
              fmt::format("{} block {}: width {} (0..32, within the file)", table, blk, w));
-    for (uint32_t k = 0; k < kBlock; ++k) {
-      const uint64_t bit = uint64_t(k) * w;
-      uint64_t acc = 0;  // the field's bits from byte bit/8 on (at most 5 bytes)
-      for (uint64_t q = 0; q * 8 < (bit % 8) + w; ++q)
-        acc |= uint64_t(bytes[at + bit / 8 + q]) << (8 * q);
-      const uint64_t z = w ? (acc >> (bit % 8)) & ((uint64_t(1) << w) - 1) : 0;
-      d[size_t(blk) * kBlock + k] = (z & 1u) ? -int64_t((z + 1) / 2) : int64_t(z / 2);
-    }
     at += 8 * size_t(w);
   }
-  return d;
+  return off;
+}
+
+// The zigzag-decoded deltas of the block whose width byte is at `p` (checked by block_offsets):
+// 64 fields of w bits, from the low bits of each byte up. |delta| <= 2^31 fits int64_t.
+void decode_block(const uint8_t* p, int64_t* d) {
+  const uint32_t w = *p++;
+  const uint64_t mask = w ? (uint64_t(1) << w) - 1 : 0;
+  uint64_t buf = 0;  // the unread bits, lowest first (at most 39)
+  uint32_t have = 0;
+  for (uint32_t k = 0; k < kLg2Block; ++k) {
+    for (; have < w; have += 8) buf |= uint64_t(*p++) << have;
+    const uint64_t z = buf & mask;
+    buf >>= w;
+    have -= w;
+    d[k] = (z & 1u) ? -int64_t((z + 1) / 2) : int64_t(z / 2);
+  }
 }
 
 }  // namespace
@@ -225,16 +269,19 @@ void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
       refuse(bin_path, fmt::format("positive entry {} holds the unused code 3", j));
   // Entry j: (float)exp2(+-j 2^-23) (the argument exact in double) plus the delta in ulps (the
   // results are positive, so bit patterns are ordered).
+  // (j 2^-23 is exact in double: a multiplication by a power of two, no std::ldexp call.)
   const auto entry = [](uint32_t j, bool negative, int delta) {
-    const double x = std::ldexp(static_cast<double>(j), -23);
+    const double x = static_cast<double>(j) * 0x1p-23;
     const float r = static_cast<float>(std::exp2(negative ? -x : x));
     return f32_from_bits(static_cast<uint32_t>(static_cast<int32_t>(f32_bits(r)) + delta));
   };
-  const uint64_t sp = rebuild(out.a, threads, [&](uint32_t j) {
-    return entry(j, false, rcp_table_delta(pos, j));  // code - 1
+  const uint64_t sp = rebuild(out.a, threads, [&](uint64_t b, uint64_t e, float* o) {
+    for (uint64_t j = b; j < e; ++j)
+      o[j] = entry(uint32_t(j), false, rcp_table_delta(pos, uint32_t(j)));  // code - 1
   });
-  const uint64_t sn = rebuild(out.b, threads, [&](uint32_t j) {
-    return entry(j, true, rcp_table_delta(neg, j) - 1);  // code - 2
+  const uint64_t sn = rebuild(out.b, threads, [&](uint64_t b, uint64_t e, float* o) {
+    for (uint64_t j = b; j < e; ++j)
+      o[j] = entry(uint32_t(j), true, rcp_table_delta(neg, uint32_t(j)) - 1);  // code - 2
   });
   check_sum(bin_path, "positive ex2", "exp2", sp, hardware_sum(t, bin_path, "positive"));
   check_sum(bin_path, "negative ex2", "exp2", sn, hardware_sum(t, bin_path, "negative"));
@@ -250,8 +297,8 @@ void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
                                  t.bytes.size(), bytes.dump(), t.side));
   check_crc(t, bin_path);
   size_t at = 0;
-  const std::vector<int64_t> d0 = decode_blocks(t.bytes, at, bin_path, "y0");
-  const std::vector<int64_t> d1 = decode_blocks(t.bytes, at, bin_path, "y1");
+  const std::vector<size_t> b0 = block_offsets(t.bytes, at, bin_path, "y0");
+  const std::vector<size_t> b1 = block_offsets(t.bytes, at, bin_path, "y1");
   if (at != t.bytes.size())
     refuse(bin_path, fmt::format("{} bytes after the two tables", t.bytes.size() - at));
   // Entry j: (float)log2(x) for x = m or m / 2 (exact), as an ordered integer, plus the delta.
@@ -262,13 +309,27 @@ void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
     const int64_t y = o + delta;
     if (y < -int64_t(0x7F7FFFFF) || y > int64_t(0x7F7FFFFF)) return f32_from_bits(0x7FFFFFFFu);
     const float v = f32_from_bits(y < 0 ? uint32_t(-y) | 0x80000000u : uint32_t(y));
-    const double s = std::ldexp(static_cast<double>(v), kLg2FixedBits);
-    return s == std::floor(s) ? v : f32_from_bits(0x7FFFFFFFu);
+    return on_lg2_grid(v) ? v : f32_from_bits(0x7FFFFFFFu);
   };
-  const uint64_t s0 = rebuild(out.a, threads, [&](uint32_t j) { return entry(j, false, d0[j]); });
-  const uint64_t s1 = rebuild(out.b, threads, [&](uint32_t j) { return entry(j, true, d1[j]); });
+  static_assert(kLg2FixedBits == 36 && kRebuildChunk % kLg2Block == 0);
+  // Each chunk decodes its own blocks (whole blocks: the chunks are multiples of 64 entries).
+  const auto table = [&](const std::vector<size_t>& offsets, bool half) {
+    return [&, half](uint64_t b, uint64_t e, float* o) {
+      int64_t d[kLg2Block];
+      for (uint64_t blk = b / kLg2Block; blk < e / kLg2Block; ++blk) {
+        decode_block(t.bytes.data() + offsets[blk], d);
+        for (uint32_t k = 0; k < kLg2Block; ++k) {
+          const uint32_t j = uint32_t(blk * kLg2Block + k);
+          o[j] = entry(j, half, d[k]);
+        }
+      }
+    };
+  };
+  bool nan = false;
+  const uint64_t s0 = rebuild(out.a, threads, table(b0, false), &nan);
+  const uint64_t s1 = rebuild(out.b, threads, table(b1, true), &nan);
   for (const auto* v : {&out.a, &out.b})
-    for (uint32_t j = 0; j < kMufuTableEntries; ++j)
+    for (uint32_t j = 0; nan && j < kMufuTableEntries; ++j)
       if (std::isnan((*v)[j]))
         refuse(bin_path, fmt::format("{} entry {} is not a finite multiple of 2^-36",
                                      v == &out.a ? "y0" : "y1", j));
