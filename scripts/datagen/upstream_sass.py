@@ -36,6 +36,9 @@ from mufu_table import write_atomic  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu"))
+from sass_mix import parse as parse_sass  # noqa: E402
+
 GEN = r'''
 import os, sys, site, tempfile
 site.addsitedir(sys.argv[1]); out, d, kind = sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -55,19 +58,14 @@ with FakeTensorMode():
     fu.select_variant(tricks)
     fi.flash_attn_func(q, k, v, causal=False)
 '''
-INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 KIND = re.compile(r"^(stock|tau\d+(\.\d+)?_emu[0-8])$")
 
 
-def sass_instructions(text):
-    """(address, opcode with its HGMMA shape, operands) per SASS instruction."""
-    out = []
-    for m in INSN.finditer(text):
-        op, rest = m.group(3), m.group(4)
-        if op.startswith("HGMMA"):
-            op += rest.split()[0]
-        out.append((int(m.group(1), 16), op, rest))
-    return out
+def sass_instructions(path):
+    """(address, opcode with its HGMMA shape, operands) of every instruction of a cuobjdump -sass
+    listing, read by scripts/gpu/sass_mix.py's parser."""
+    return [(a, op + args.split()[0] if op.startswith("HGMMA") else op, args)
+            for insns in parse_sass(path).values() for a, op, args in insns]
 
 
 def main_loop(ins):
@@ -92,8 +90,8 @@ def classify(op):
     return "other"
 
 
-def analyse(sass):
-    body = main_loop(sass_instructions(sass))
+def analyse(sass_path):
+    body = main_loop(sass_instructions(sass_path))
     if body is None:
         return {"error": "no loop issuing and waiting for both GEMMs found"}
     ops = [x[1] for x in body]
@@ -129,7 +127,9 @@ def one(a, d, kind, work):
     regs = re.search(r"Used (\d+) registers", info)
     spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info)
     warnings = [ln.strip() for ln in info.splitlines() if "warning" in ln.lower()]
-    sass = subprocess.run([a.cuobjdump, "-sass", cubin], capture_output=True, text=True).stdout
+    sass = os.path.join(out, "k.sass")
+    with open(sass, "w") as f:
+        subprocess.run([a.cuobjdump, "-sass", cubin], stdout=f, text=True)
     res = analyse(sass)
     res.update({"registers": int(regs.group(1)) if regs else None,
                 "spill_store_bytes": int(spill.group(1)) if spill else None,
