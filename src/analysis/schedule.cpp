@@ -131,6 +131,9 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
     s.tma_clock_scale = num_field(j, origin, "calibrated.tma_clock_scale", 0.1, 10);
   if (cal.contains("cta_fixed_cycles_per_d"))
     s.cta_fixed_cycles_per_d = num_field(j, origin, "calibrated.cta_fixed_cycles_per_d", 0, 1e5);
+  if (j.contains("rescale_o_before_gemm_above_d"))
+    s.rescale_before_gemm_above_d =
+        static_cast<int>(num_field(j, origin, "rescale_o_before_gemm_above_d", 0, 512));
   if (j.contains("clock_from_stock")) {
     if (!j["clock_from_stock"].is_boolean())
       throw Error(
@@ -237,6 +240,19 @@ struct StreamSpec {
   double mask_instructions = 2;  // ALU instructions per masked score (a share spread evenly)
 };
 
+// O *= row_scale: one FMA-pipe instruction per O accumulator of a thread (sm100: per row element,
+// charged to the same sub-partition), the share of iterations that rescale with tau > 0.
+Program rescale_stream(const StreamSpec& s) {
+  Builder b;
+  const Tricks& tr = *s.tricks;
+  const double share = tr.tau > 0 ? tr.rescale_share : 1.0;
+  const double o_per_thread = s.tmem ? s.rows * s.d : s.rows * s.d / 4.0;
+  const int step = s.packed ? 2 : 1;
+  const int o_instr = static_cast<int>(std::lround(o_per_thread * share / step));
+  for (int i = 0; i < o_instr; ++i) b.add(sched::kFma, -1, -1, step);
+  return std::move(b.p);
+}
+
 // The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
 // fa4_tricks' update_row_max): mask, row max (+ quad shuffles), scale FMA, exp2, row sum.
 Program softmax_stream(const StreamSpec& s) {
@@ -284,10 +300,11 @@ Program softmax_stream(const StreamSpec& s) {
   return std::move(b.p);
 }
 
-// After GEMM1: P to 16 bits (cvt_f16, pairs), P to shared memory when not RS, O *= row_scale.
-// sm100: P converted and stored to tensor memory; O is rescaled by the correction warpgroup (on
-// the same sub-partition: its instructions are charged here).
-Program post_stream(const StreamSpec& s) {
+// After GEMM1: P to 16 bits (cvt_f16, pairs), P to shared memory when not RS, O *= row_scale
+// unless it comes before GEMM1 (rescale_stream). sm100: P converted and stored to tensor memory;
+// O is rescaled by the correction warpgroup (on the same sub-partition: its instructions are
+// charged here).
+Program post_stream(const StreamSpec& s, bool with_rescale) {
   Builder b;
   const int elems = s.rows * s.cols;
   for (int i = 0; i < elems / 2; ++i) b.add(sched::kAlu);
@@ -295,12 +312,8 @@ Program post_stream(const StreamSpec& s) {
     for (int i = 0; i < elems / 4; ++i) b.add(sched::kShfl);
   if (s.tmem)
     for (int i = 0; i < 2; ++i) b.add(sched::kShfl);  // tcgen05.st of P
-  const Tricks& tr = *s.tricks;
-  const double share = tr.tau > 0 ? tr.rescale_share : 1.0;
-  const double o_per_thread = s.tmem ? s.rows * s.d : s.rows * s.d / 4.0;
-  const int step = s.packed ? 2 : 1;
-  const int o_instr = static_cast<int>(std::lround(o_per_thread * share / step));
-  for (int i = 0; i < o_instr; ++i) b.add(sched::kFma, -1, -1, step);
+  if (with_rescale)
+    for (const sched::Instr& in : rescale_stream(s)) b.p.push_back(in);
   return std::move(b.p);
 }
 
@@ -320,6 +333,7 @@ struct Kernel {
   int tile_m = 0, tile_n = 0, warps = 0,
       d = 0;  // d: the tile's head dim (padded to a multiple of 16)
   bool rs = true, turn_barrier = true;
+  bool rescale_before_gemm = false;  // O *= row_scale between the issue of GEMM0 and of GEMM1
   double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
   double tma_clocks = 0;   // TMA's clocks for one iteration's K and V tiles (0: not modelled)
 };
@@ -392,6 +406,7 @@ Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInp
   const int wg_rows = s.kernel == "sm100" ? 128 : 64;
   k.warps = std::max(1, k.tile_m / wg_rows);
   k.turn_barrier = s.kernel == "sm90" && k.warps >= 2 && k.d <= 128;
+  k.rescale_before_gemm = s.rescale_before_gemm_above_d > 0 && k.d > s.rescale_before_gemm_above_d;
   const double rate_smsp = a.mma_bf16_flop_per_clk_sm / a.smsp_per_sm * s.tensor_efficiency;
   k.gemm_clocks = 2.0 * wg_rows / a.smsp_per_sm * k.tile_n * k.d / rate_smsp;
   k.tma_clocks = 2 * s.tma_clock_scale * tma_tile_clocks(s, in.shape.d, k.tile_n);
@@ -439,7 +454,8 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;
   const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
-                post = post_stream(plain);
+                post = post_stream(plain, !k.rescale_before_gemm),
+                rescale = k.rescale_before_gemm ? rescale_stream(plain) : Program{};
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
   const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
@@ -453,6 +469,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.gemm1 = j == 0 ? 0 : k.gemm_clocks;
     w.softmax = j < masked ? sm_mask : sm_plain;
     w.post = post;
+    w.rescale = j == 0 ? Program{} : rescale;  // nothing to rescale before the first O += PV
     w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
     if (!k.rs) w.extra_wait += s.smem_p_cycles;  // P through shared memory: fence and warp sync
     return w;
@@ -500,7 +517,7 @@ double makespan(std::vector<double> ctas, int sms) {
 const char* state_name(int st) {
   static const char* names[] = {
       "turn barrier",    "MMA issue",    "wait S = QK^T",         "softmax",
-      "tau vote/branch", "wait O += PV", "P convert + O rescale", "done"};
+      "tau vote/branch", "wait O += PV", "P convert + O rescale", "O rescale before PV", "done"};
   return names[st];
 }
 

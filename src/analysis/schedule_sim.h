@@ -30,6 +30,8 @@ struct IterationWork {
   double gemm1 = 0;       // O += P V (the previous iteration's P; 0 on the first)
   Program softmax;        // after GEMM0 completes
   Program post;           // after GEMM1 completes (convert P, rescale O)
+  Program rescale;  // between the issue of GEMM0 and of GEMM1 (O rescaled before O += PV; GEMM1
+                    // enters the tensor unit once it is done)
   double extra_wait = 0;  // exposed clocks after the softmax (calibrated: tau's vote and branch)
 };
 
@@ -52,6 +54,7 @@ enum State : int {
   kExtra,
   kWaitG1,
   kPost,
+  kRescale,
   kDone,
   kStates
 };

@@ -133,6 +133,12 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
             s.g0_done = last ? t : sim.enqueue(t, wk.gemm0);
           } else {
             s.g0_done = last ? t : sim.enqueue(t, wk.gemm0);
+            if (!last && !wk.rescale.empty()) {  // O *= row_scale, then O += PV
+              sim.enter(s, kRescale, t);
+              sim.start_prog(s, wk.rescale);
+              moved = true;
+              break;
+            }
             s.g1_done = sim.enqueue(t, last ? tail.gemm1 : wk.gemm1);
           }
           sim.turn = (k + 1) % c.warps;
@@ -140,6 +146,14 @@ SimResult simulate(const SimConfig& c, int iters, WorkFn work) {
           s.wait_until = last ? s.g1_done : s.g0_done;
           moved = true;
           break;
+        case kRescale:
+          if (!sim.program_done(s, t, next, issued)) break;
+          s.g1_done = sim.enqueue(t, wk.gemm1);
+          sim.turn = (k + 1) % c.warps;
+          sim.enter(s, kWaitG0, t);
+          s.wait_until = s.g0_done;
+          moved = true;
+          [[fallthrough]];
         case kWaitG0:
           if (!detail::Sim::reached(t, s.wait_until, next)) break;
           sim.enter(s, kSoftmax, t);

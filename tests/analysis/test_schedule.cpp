@@ -385,3 +385,32 @@ TEST(Schedule, TmaTableMissingAFieldNamesIt) {
   j["tma"].erase("clocks");
   expect_refused_naming(j, "tma.clocks");
 }
+
+// Note [O rescale before the GEMM]: above d 128 (sm90.json's rescale_o_before_gemm_above_d) a
+// warp rescales O between issuing S = QK^T and O += PV, at d 128 after O += PV; without the field
+// it does so after O += PV at every head dim; the field out of range is refused by name.
+TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
+  const json j = sm90_json();
+  const ScheduleSpec base = parse_schedule_spec(j, "sm90.json");
+  ASSERT_EQ(base.rescale_before_gemm_above_d, 128);
+  auto state = [](const SchedulePrediction& p, const char* name) {
+    return p.path_breakdown.at(name).get<double>();
+  };
+  EXPECT_GT(state(predict_schedule(h200(), base, shape(160)), "O rescale before PV"), 0);
+  EXPECT_EQ(state(predict_schedule(h200(), base, shape(128)), "O rescale before PV"), 0);
+  json after = j;
+  after.erase("rescale_o_before_gemm_above_d");
+  const ScheduleSpec late = parse_schedule_spec(after, "a.json");
+  EXPECT_EQ(state(predict_schedule(h200(), late, shape(160)), "O rescale before PV"), 0);
+  // the same instructions issue either way; only their place in the iteration moves
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), base, shape(160)).instructions_per_iteration,
+                   predict_schedule(h200(), late, shape(160)).instructions_per_iteration);
+  EXPECT_NE(predict_schedule(h200(), base, shape(160)).total_cycles,
+            predict_schedule(h200(), late, shape(160)).total_cycles);
+  // d 128 keeps the rescale after O += PV: the field changes nothing there
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), base, shape(128)).total_cycles,
+                   predict_schedule(h200(), late, shape(128)).total_cycles);
+  json bad = j;
+  bad["rescale_o_before_gemm_above_d"] = -8;
+  expect_refused_naming(bad, "rescale_o_before_gemm_above_d");
+}

@@ -21,7 +21,8 @@
 //  - sm90 (intra-warpgroup overlap): each iteration a warp waits its turn at the scheduler barrier
 //    (when upstream uses one), issues GEMM0 = Q K_j^T and GEMM1 = P_{j-1} V_{j-1}, waits GEMM0,
 //    runs the online softmax of S_j (row max, scale FMA, exp2 on the MUFU or emulated, row sum),
-//    waits GEMM1, converts P to 16 bits and rescales O;
+//    waits GEMM1, converts P to 16 bits and rescales O (above d 128 O is rescaled between the
+//    issue of GEMM0 and of GEMM1 instead: Note [O rescale before the GEMM]);
 //  - sm100: two softmax warpgroups (one per Q tile) and a correction warpgroup, the MMA warp
 //    issuing asynchronously (no issue slots of the softmax warps), S and P in tensor memory.
 // The CTA's time: the simulated iterations, then the steady-state period times the rest, plus a
@@ -97,6 +98,17 @@ struct TileRule {
 // the stock kernel's on the same shape when clock_from_stock (as the share: the clock follows the
 // shape, not the tricks).
 //
+// ---- Note [O rescale before the GEMM]
+// Upstream's sm90 forward rescales O before issuing O += PV when the tile's V head dim exceeds 128
+// (flash_fwd_sm90.py: rescale_O_before_gemm = tile_hdimv > 128 and intra_wg_overlap), after it
+// otherwise. Nsight Compute's source counters at d 160 (data/gpu/schedule/2026-12-02p) show the
+// compiled loop: the first HGMMA of S = QK^T, the 80 O FMULs, the other nine HGMMAs, then O += PV;
+// with tau the FMULs sit behind the warp's vote and a branch, and O += PV is issued right after
+// S = QK^T. The model runs the rescale there (spec field rescale_o_before_gemm_above_d): GEMM0
+// enters the tensor unit, the warp issues the FMULs (a share of the iterations with tau), then
+// GEMM1 enters. (Where ptxas puts the wait for GEMM1 inside the softmax is not modelled: splitting
+// the softmax there fitted worse, docs/schedule.md "Round 8".)
+//
 // TMA's clocks to bring one tile of `rows` rows of d bf16 columns into shared memory, boxes as
 // wide as the swizzle (data/schedule/sm90.json "tma", measured by scripts/gpu/tma_swizzle_probe.cu).
 struct TmaClocks {
@@ -137,6 +149,10 @@ struct ScheduleSpec {
   // optional field tma.probe_clock_mhz; 0: the table's clocks hold at any clock)
   double tma_probe_clock_mhz = 0;
   bool clock_from_stock = false;  // u of the stock kernel on the same shape (optional field)
+  // Head dims above which O is rescaled between the issue of S = QK^T and of O += PV rather than
+  // after O += PV completes (upstream sm90's rescale_O_before_gemm, Note [O rescale before the
+  // GEMM]; optional field rescale_o_before_gemm_above_d, 0: never)
+  int rescale_before_gemm_above_d = 0;
   json raw;
 };
 
