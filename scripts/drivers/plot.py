@@ -128,9 +128,10 @@ def plot_schedule(rep, out_dir):
               "h200_heldout6": ("D", "tab:red", "H200, heldout6 (held out)"),
               "h200_heldout7": ("D", "tab:pink", "H200, heldout7 (held out)"),
               "h200_heldout8": ("D", "darkred", "H200, heldout8 (held out)"),
+              "h200_heldout9": ("D", "tab:olive", "H200, heldout9 (held out, measured blind)"),
               "h200_diag7": ("x", "black", "H200, diag7 (tau x emulation, not fitted)"),
               "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
-              "blackwell_published_held_out": ("^", "tab:olive", "Blackwell, published")}
+              "blackwell_published_held_out": ("^", "gold", "Blackwell, published")}
     lo, hi = 1e9, 0
     for key, (marker, color, label) in styles.items():
         items = rep["results"].get(key, {}).get("items", [])
