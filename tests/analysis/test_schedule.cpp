@@ -386,7 +386,7 @@ TEST(Schedule, TmaTableMissingAFieldNamesIt) {
   expect_refused_naming(j, "tma.clocks");
 }
 
-// Note [O rescale before the GEMM]: above d 128 (sm90.json's rescale_o_before_gemm_above_d) a
+// As Note [O rescale before the GEMM] says: above d 128 (sm90.json's rescale_o_before_gemm_above_d) a
 // warp rescales O between issuing S = QK^T and O += PV, at d 128 after O += PV; without the field
 // it does so after O += PV at every head dim; the field out of range is refused by name.
 TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
