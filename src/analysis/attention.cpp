@@ -20,6 +20,7 @@
 #include "fa4sim/util/suggest.h"
 #include "fa4sim/analysis/row_sim.h"
 #include "attention_gemm.h"
+#include "attention_scores.h"
 
 namespace fa4sim {
 
@@ -990,7 +991,8 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
     m.visible += double(rows) * double(nv);
     t0 = thread_cpu_seconds();
     RowMat<float> S(rows, nv);
-    S.noalias() = u.Qs.middleRows(m0, rows) * u.Ks.topRows(nv).transpose();
+    detail::score_product(u.Qs.data() + size_t(m0) * size_t(rs.in->d), rows, u.Ks.data(), nv,
+                          rs.in->d, S.data());
     t1 = thread_cpu_seconds();
     ph.s_gemm += t1 - t0;
     ph.s_flops += 2.0 * double(rows) * double(nv) * double(rs.in->d);

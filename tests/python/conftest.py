@@ -19,21 +19,31 @@ import pytest
 # |LSE - LSE_ref| near 1e-6 for LSE values near 5) inherits the reference's absolute rounding,
 # ~1e-15, which is ~1e-9 of the error itself (seen: 1.1082930431e-06 against 1.1082930440e-06 with
 # the wheel against the native build): in that mode a difference within 1e-14 absolute passes too.
+# A stored copy (Note [Stored CLI results]) is another build's output, often another machine's:
+# the same holds for it. Seen: a copy made on one 2-core EPYC VM against the native CLI on
+# another, rel-L2 0.010801494223616566 against ...568 (the float64 reference's sums follow the
+# machine's vector width and Eigen's cache blocking). So the check of a stored copy against the
+# live CLI, and every comparison when there is no CLI (the stored copies stand in for it), are
+# made as across builds.
 BASELINE_PARITY = os.environ.get("FA4SIM_PARITY") == "baseline"
+STORED_ONLY = not (os.environ.get("FA4SIM_BIN") and os.path.exists(os.environ["FA4SIM_BIN"]))
 
 
-def report_equal(got, want, path="results"):
-    """Asserts two JSON results are equal: exactly, or (FA4SIM_PARITY=baseline) with floats
-    within 1e-12 relative or 1e-14 absolute. Names the first differing path."""
+def report_equal(got, want, path="results", cross_build=False):
+    """Asserts two JSON results are equal: exactly, or across builds (FA4SIM_PARITY=baseline, no
+    CLI so that `want` is a stored copy, or cross_build) with floats within 1e-12 relative or
+    1e-14 absolute. Names the first differing path."""
+    cross_build = cross_build or STORED_ONLY
     if isinstance(want, dict):
         assert isinstance(got, dict) and got.keys() == want.keys(), (path, got, want)
         for k in want:
-            report_equal(got[k], want[k], f"{path}.{k}")
+            report_equal(got[k], want[k], f"{path}.{k}", cross_build)
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), (path, got, want)
         for i, (g, w) in enumerate(zip(got, want)):
-            report_equal(g, w, f"{path}[{i}]")
-    elif BASELINE_PARITY and isinstance(want, float) and isinstance(got, float):
+            report_equal(g, w, f"{path}[{i}]", cross_build)
+    elif ((BASELINE_PARITY or cross_build) and isinstance(want, float)
+          and isinstance(got, float)):
         assert got == want or math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-14), (path, got, want)
     else:
         assert got == want, (path, got, want)
@@ -187,7 +197,7 @@ def parity(tmp_path_factory):
                 assert stored["inputs"] == input_digests, f"{name}: the test's input changed"
                 assert stored["outputs"] == outs, (
                     f"{name}: stored output digests are stale (FA4SIM_PARITY_WRITE=1 renews them)")
-                report_equal(stored["results"], results, f"stored {name}")
+                report_equal(stored["results"], results, f"stored {name}", cross_build=True)
             return results, outs
 
     return Parity()
