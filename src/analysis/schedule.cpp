@@ -334,8 +334,8 @@ struct Kernel {
       d = 0;  // d: the tile's head dim (padded to a multiple of 16)
   bool rs = true, turn_barrier = true;
   bool rescale_before_gemm = false;  // O *= row_scale between the issue of GEMM0 and of GEMM1
-  double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
-  double tma_clocks = 0;   // TMA's clocks for one iteration's K and V tiles (0: not modelled)
+  double gemm_clocks = 0;            // one GEMM of one warpgroup on one SMSP's tensor unit
+  double tma_clocks = 0;  // TMA's clocks for one iteration's K and V tiles (0: not modelled)
 };
 
 void check_input(const ScheduleInput& in) {
@@ -515,9 +515,15 @@ double makespan(std::vector<double> ctas, int sms) {
 }
 
 const char* state_name(int st) {
-  static const char* names[] = {
-      "turn barrier",    "MMA issue",    "wait S = QK^T",         "softmax",
-      "tau vote/branch", "wait O += PV", "P convert + O rescale", "O rescale before PV", "done"};
+  static const char* names[] = {"turn barrier",
+                                "MMA issue",
+                                "wait S = QK^T",
+                                "softmax",
+                                "tau vote/branch",
+                                "wait O += PV",
+                                "P convert + O rescale",
+                                "O rescale before PV",
+                                "done"};
   return names[st];
 }
 

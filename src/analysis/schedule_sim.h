@@ -25,13 +25,13 @@ struct PipeRates {
 
 // What one warp does in one main-loop iteration. GEMM jobs are in clocks of the tensor unit.
 struct IterationWork {
-  Program issue_gemms;    // instructions that issue the iteration's MMAs
-  double gemm0 = 0;       // S = Q K^T (this iteration)
-  double gemm1 = 0;       // O += P V (the previous iteration's P; 0 on the first)
-  Program softmax;        // after GEMM0 completes
-  Program post;           // after GEMM1 completes (convert P, rescale O)
-  Program rescale;  // between the issue of GEMM0 and of GEMM1 (O rescaled before O += PV; GEMM1
-                    // enters the tensor unit once it is done)
+  Program issue_gemms;  // instructions that issue the iteration's MMAs
+  double gemm0 = 0;     // S = Q K^T (this iteration)
+  double gemm1 = 0;     // O += P V (the previous iteration's P; 0 on the first)
+  Program softmax;      // after GEMM0 completes
+  Program post;         // after GEMM1 completes (convert P, rescale O)
+  Program rescale;      // between the issue of GEMM0 and of GEMM1 (O rescaled before O += PV; GEMM1
+                        // enters the tensor unit once it is done)
   double extra_wait = 0;  // exposed clocks after the softmax (calibrated: tau's vote and branch)
 };
 

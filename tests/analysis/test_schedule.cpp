@@ -402,9 +402,10 @@ TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
   after.erase("rescale_o_before_gemm_above_d");
   const ScheduleSpec late = parse_schedule_spec(after, "a.json");
   EXPECT_EQ(state(predict_schedule(h200(), late, shape(160)), "O rescale before PV"), 0);
-  // the same instructions issue either way; only their place in the iteration moves
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), base, shape(160)).instructions_per_iteration,
-                   predict_schedule(h200(), late, shape(160)).instructions_per_iteration);
+  // the same rescale, moved: the first iteration has no O to rescale before its first O += PV,
+  // so fewer instructions per iteration on average, never more
+  EXPECT_LT(predict_schedule(h200(), base, shape(160)).instructions_per_iteration,
+            predict_schedule(h200(), late, shape(160)).instructions_per_iteration);
   EXPECT_NE(predict_schedule(h200(), base, shape(160)).total_cycles,
             predict_schedule(h200(), late, shape(160)).total_cycles);
   // d 128 keeps the rescale after O += PV: the field changes nothing there
