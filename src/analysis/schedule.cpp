@@ -19,7 +19,6 @@ namespace fa4sim {
 
 namespace fs = std::filesystem;
 using sched::Instr;
-using sched::Pipe;
 using sched::Program;
 
 // ---- kernel descriptions (data/schedule/*.json)
@@ -178,7 +177,7 @@ namespace {
 
 struct Builder {
   Program p;
-  int add(Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
+  int add(sched::Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
     p.push_back(Instr{pipe, d1, d2, width});
     return static_cast<int>(p.size()) - 1;
   }
@@ -219,7 +218,7 @@ int add_exp(Builder& b, int src, bool emu, int degree, int n = 1) {
 }
 
 // Reduction of `vals` into one value with `chains` independent accumulators (pipe `pipe`).
-int reduce(Builder& b, const std::vector<int>& vals, Pipe pipe, int chains, int init = -1) {
+int reduce(Builder& b, const std::vector<int>& vals, sched::Pipe pipe, int chains, int init = -1) {
   std::vector<int> acc(chains, -1);
   if (init >= 0) acc[0] = init;
   for (size_t i = 0; i < vals.size(); ++i) acc[i % chains] = b.add(pipe, acc[i % chains], vals[i]);
