@@ -18,8 +18,6 @@
 namespace fa4sim {
 
 namespace fs = std::filesystem;
-using sched::Instr;
-using sched::Program;
 
 // ---- kernel descriptions (data/schedule/*.json)
 
@@ -176,9 +174,9 @@ std::string schedule_spec_for_arch(const ArchSpec& a) {
 namespace {
 
 struct Builder {
-  Program p;
+  sched::Program p;
   int add(sched::Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
-    p.push_back(Instr{pipe, d1, d2, width});
+    p.push_back(sched::Instr{pipe, d1, d2, width});
     return static_cast<int>(p.size()) - 1;
   }
 };
@@ -238,7 +236,7 @@ struct StreamSpec {
 
 // The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
 // fa4_tricks' update_row_max): mask, row max (+ quad shuffles), scale FMA, exp2, row sum.
-Program softmax_stream(const StreamSpec& s) {
+sched::Program softmax_stream(const StreamSpec& s) {
   Builder b;
   const Tricks& tr = *s.tricks;
   int ld = -1;
@@ -286,7 +284,7 @@ Program softmax_stream(const StreamSpec& s) {
 // After GEMM1: P to 16 bits (cvt_f16, pairs), P to shared memory when not RS, O *= row_scale.
 // sm100: P converted and stored to tensor memory; O is rescaled by the correction warpgroup (on
 // the same sub-partition: its instructions are charged here).
-Program post_stream(const StreamSpec& s) {
+sched::Program post_stream(const StreamSpec& s) {
   Builder b;
   const int elems = s.rows * s.cols;
   for (int i = 0; i < elems / 2; ++i) b.add(sched::kAlu);
@@ -303,7 +301,7 @@ Program post_stream(const StreamSpec& s) {
   return std::move(b.p);
 }
 
-Program issue_stream(int n_instr) {
+sched::Program issue_stream(int n_instr) {
   Builder b;
   for (int i = 0; i < n_instr; ++i) b.add(sched::kIssue);
   return std::move(b.p);
@@ -437,12 +435,13 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   StreamSpec mask = plain;
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;
-  const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
-                post = post_stream(plain);
+  const sched::Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
+                       post = post_stream(plain);
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
-  const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
-                issue = issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
+  const sched::Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
+                       issue =
+                           issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
   const int iters = simulated_iters(n, masked);
   const double o_per_thread = rows * k.d / (sm100 ? 1.0 : 4.0);  // O accumulators a thread rescales
   auto work = [&](int j) {
