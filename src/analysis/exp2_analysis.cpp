@@ -854,7 +854,7 @@ std::string sampling_name(const Exp2Config& c) {
   return c.sampling == Exp2Sampling::bits ? "bits" : "uniform";
 }
 
-std::string fmt_e(double v) { return fmt::format("{:.3g}", v); }
+std::string exp2_fmt_g(double v) { return fmt::format("{:.3g}", v); }
 
 }  // namespace
 
@@ -1095,8 +1095,8 @@ Report exp2_report(const Exp2Config& cfg, const Exp2Result& r) {
     for (const auto& d : r.degrees) {
       const Exp2Stats& s = weighted ? d.weighted : d.plain;
       t.rows.push_back(
-          {std::to_string(d.degree), fmt_e(s.max_rel), fmt::format("{:.9g}", s.max_rel_at),
-           fmt_e(s.mean_rel), fmt::format("{}", static_cast<int64_t>(s.max_ulp_f32)),
+          {std::to_string(d.degree), exp2_fmt_g(s.max_rel), fmt::format("{:.9g}", s.max_rel_at),
+           exp2_fmt_g(s.mean_rel), fmt::format("{}", static_cast<int64_t>(s.max_ulp_f32)),
            fmt_percent(100.0 * s.identical / s.n, 3), fmt_percent(100.0 * s.within_1ulp / s.n, 3),
            fmt::format("{}", static_cast<int64_t>(s.max_ulp))});
     }

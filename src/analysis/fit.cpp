@@ -93,7 +93,7 @@ float step_float(float v, int64_t steps) { return float_of_key(key_of(v) + steps
 
 float round_f32(double v) { return static_cast<float>(v); }  // round to nearest even
 
-std::string fmt_e(double v) { return fmt::format("{:.3e}", v); }
+std::string fit_fmt_e(double v) { return fmt::format("{:.3e}", v); }
 
 // ---- exact scoring of a batch of polynomials by the exhaustive analysis (run_exp2)
 
@@ -842,8 +842,8 @@ Report fit_report(const FitConfig& cfg, const FitResult& r) {
                 "fp16 max ULP"};
   auto row = [](const std::string& name, const PolyScore& s) {
     return std::vector<std::string>{name,
-                                    fmt_e(s.fp32_max_rel),
-                                    fmt_e(s.fp32_mean_rel),
+                                    fit_fmt_e(s.fp32_max_rel),
+                                    fit_fmt_e(s.fp32_mean_rel),
                                     fmt_percent(s.bf16_identical_pct, 4),
                                     fmt_percent(s.bf16_within_1ulp_pct, 4),
                                     fmt::format("{}", static_cast<int64_t>(s.bf16_max_ulp)),

@@ -368,7 +368,8 @@ struct MemFile {
   }
   ~MemFile() { std::fclose(f); }
 };
-std::vector<float> read_all(const std::string& data, const std::string& source, bool binary) {
+std::vector<float> read_all_values(const std::string& data, const std::string& source,
+                                   bool binary) {
   MemFile m(data);
   ValueReader r(m.f, source, binary);
   std::vector<float> all, chunk;
@@ -378,11 +379,11 @@ std::vector<float> read_all(const std::string& data, const std::string& source, 
 }  // namespace
 
 std::vector<float> parse_float_text(const std::string& text, const std::string& source) {
-  return read_all(text, source, false);
+  return read_all_values(text, source, false);
 }
 
 std::vector<float> parse_float_binary(const std::string& bytes, const std::string& source) {
-  return read_all(bytes, source, true);
+  return read_all_values(bytes, source, true);
 }
 
 // ---- raw encodings

@@ -18,9 +18,6 @@
 namespace fa4sim {
 
 namespace fs = std::filesystem;
-using sched::Instr;
-using sched::Pipe;
-using sched::Program;
 
 // ---- kernel descriptions (data/schedule/*.json)
 
@@ -180,9 +177,9 @@ std::string schedule_spec_for_arch(const ArchSpec& a) {
 namespace {
 
 struct Builder {
-  Program p;
-  int add(Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
-    p.push_back(Instr{pipe, d1, d2, width});
+  sched::Program p;
+  int add(sched::Pipe pipe, int d1 = -1, int d2 = -1, int width = 1) {
+    p.push_back(sched::Instr{pipe, d1, d2, width});
     return static_cast<int>(p.size()) - 1;
   }
 };
@@ -222,7 +219,7 @@ int add_exp(Builder& b, int src, bool emu, int degree, int n = 1) {
 }
 
 // Reduction of `vals` into one value with `chains` independent accumulators (pipe `pipe`).
-int reduce(Builder& b, const std::vector<int>& vals, Pipe pipe, int chains, int init = -1) {
+int reduce(Builder& b, const std::vector<int>& vals, sched::Pipe pipe, int chains, int init = -1) {
   std::vector<int> acc(chains, -1);
   if (init >= 0) acc[0] = init;
   for (size_t i = 0; i < vals.size(); ++i) acc[i % chains] = b.add(pipe, acc[i % chains], vals[i]);
@@ -242,7 +239,7 @@ struct StreamSpec {
 
 // O *= row_scale: one FMA-pipe instruction per O accumulator of a thread (sm100: per row element,
 // charged to the same sub-partition), the share of iterations that rescale with tau > 0.
-Program rescale_stream(const StreamSpec& s) {
+sched::Program rescale_stream(const StreamSpec& s) {
   Builder b;
   const Tricks& tr = *s.tricks;
   const double share = tr.tau > 0 ? tr.rescale_share : 1.0;
@@ -255,7 +252,7 @@ Program rescale_stream(const StreamSpec& s) {
 
 // The online softmax of one S block (flash_attn/cute/softmax.py Softmax.online_softmax; with tau,
 // fa4_tricks' update_row_max): mask, row max (+ quad shuffles), scale FMA, exp2, row sum.
-Program softmax_stream(const StreamSpec& s) {
+sched::Program softmax_stream(const StreamSpec& s) {
   Builder b;
   const Tricks& tr = *s.tricks;
   int ld = -1;
@@ -304,7 +301,7 @@ Program softmax_stream(const StreamSpec& s) {
 // unless it comes before GEMM1 (rescale_stream). sm100: P converted and stored to tensor memory;
 // O is rescaled by the correction warpgroup (on the same sub-partition: its instructions are
 // charged here).
-Program post_stream(const StreamSpec& s, bool with_rescale) {
+sched::Program post_stream(const StreamSpec& s, bool with_rescale) {
   Builder b;
   const int elems = s.rows * s.cols;
   for (int i = 0; i < elems / 2; ++i) b.add(sched::kAlu);
@@ -317,7 +314,7 @@ Program post_stream(const StreamSpec& s, bool with_rescale) {
   return std::move(b.p);
 }
 
-Program issue_stream(int n_instr) {
+sched::Program issue_stream(int n_instr) {
   Builder b;
   for (int i = 0; i < n_instr; ++i) b.add(sched::kIssue);
   return std::move(b.p);
@@ -453,13 +450,14 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   StreamSpec mask = plain;
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;
-  const Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
+  const sched::Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
                 post = post_stream(plain, !k.rescale_before_gemm),
-                rescale = k.rescale_before_gemm ? rescale_stream(plain) : Program{};
+                rescale = k.rescale_before_gemm ? rescale_stream(plain) : sched::Program{};
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
-  const Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
-                issue = issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
+  const sched::Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
+                       issue =
+                           issue_stream(sm100 ? overhead : k.d / 16 + k.tile_n / 16 + 6 + overhead);
   const int iters = simulated_iters(n, masked);
   const double o_per_thread = rows * k.d / (sm100 ? 1.0 : 4.0);  // O accumulators a thread rescales
   auto work = [&](int j) {
@@ -469,7 +467,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.gemm1 = j == 0 ? 0 : k.gemm_clocks;
     w.softmax = j < masked ? sm_mask : sm_plain;
     w.post = post;
-    w.rescale = j == 0 ? Program{} : rescale;  // nothing to rescale before the first O += PV
+    w.rescale = j == 0 ? sched::Program{} : rescale;  // nothing to rescale before the first O += PV
     w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
     if (!k.rs) w.extra_wait += s.smem_p_cycles;  // P through shared memory: fence and warp sync
     return w;

@@ -29,7 +29,7 @@ GpuAttnDtype parse_gpu_dtype(const std::string& s) {
   return gpu_attn_dtype(parse_dtype("--dtype", s, FormatRole::attention_input));
 }
 
-std::vector<int> to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+std::vector<int> attn_to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
 constexpr int64_t kMaxGrid = 65535;  // batch and heads: the kernel's grid limits
 constexpr int64_t kMaxSeq = 1 << 20;
@@ -140,11 +140,11 @@ void run_bench(const GpuAttnCli& c, GpuAttnDtype dtype, const Stopwatch& sw) {
   if (gpu_attn_is_fp8(dtype))
     throw Error("--bench times bf16 and fp16 only",
                 "FP8 runs on the fp16 MMA: see README Divergences");
-  b.ds = to_ints(parse_int_list("--bench-d", c.bench_d, 1, 1024));
-  b.causal = to_ints(parse_int_list("--bench-causal", c.bench_causal, 0, 1));
+  b.ds = attn_to_ints(parse_int_list("--bench-d", c.bench_d, 1, 1024));
+  b.causal = attn_to_ints(parse_int_list("--bench-causal", c.bench_causal, 0, 1));
   b.taus.clear();
   for (double t : parse_double_list("--bench-tau", c.bench_tau)) b.taus.push_back(float(t));
-  b.emu_tiles = to_ints(parse_int_list("--bench-emu", c.bench_emu, 0, 8));
+  b.emu_tiles = attn_to_ints(parse_int_list("--bench-emu", c.bench_emu, 0, 8));
   b.batch = int(parse_int("--bench-batch", c.bench_batch, 1, kMaxGrid));
   b.heads = int(parse_int("--bench-heads", c.bench_heads, 1, kMaxGrid));
   b.seq = int(parse_int("--bench-seq", c.bench_seq, 1, kMaxSeq));

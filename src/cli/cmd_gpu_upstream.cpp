@@ -66,11 +66,11 @@ UpstreamRunConfig run_from_options(const UpstreamCli& c) {
   return r;
 }
 
-constexpr int64_t kMaxGrid = 65535;  // batch and heads
-constexpr int64_t kMaxSeq = 1 << 20;
+constexpr int64_t kUpstreamMaxGrid = 65535;  // batch and heads
+constexpr int64_t kUpstreamMaxSeq = 1 << 20;
 
 // --d: parsed as 1..4096, then upstream's own rule on sm90 (8..256, a multiple of 8) with its message.
-void check_head_dims(const std::string& opt, const std::string& v) {
+void check_upstream_head_dims(const std::string& opt, const std::string& v) {
   for (int64_t d : parse_int_list(opt, v, 1, 4096)) {
     GpuAttnShape s;
     s.d = int(d);
@@ -167,24 +167,25 @@ void add_check_shape_options(CLI::App* ck, UpstreamCli& c) {
       ->type_name("DTYPE")
       ->capture_default_str();
   checked(ck->add_option("--d", c.head_dim, "Head dimension, a multiple of 8"), "8..256",
-          check_head_dims)
+          check_upstream_head_dims)
       ->type_name("D")
       ->capture_default_str();
   add_hidden_alias(ck, "--head-dim", c.head_dim);
-  int_in(ck->add_option("--batch", c.batch, "Batch size"), 1, kMaxGrid)
+  int_in(ck->add_option("--batch", c.batch, "Batch size"), 1, kUpstreamMaxGrid)
       ->type_name("N")
       ->capture_default_str();
-  int_in(ck->add_option("--heads", c.heads, "Query heads"), 1, kMaxGrid)
+  int_in(ck->add_option("--heads", c.heads, "Query heads"), 1, kUpstreamMaxGrid)
       ->type_name("N")
       ->capture_default_str();
   int_in(ck->add_option("--kv-heads", c.kv_heads, "K/V heads (GQA; default = --heads)"), 1,
-         kMaxGrid)
+         kUpstreamMaxGrid)
       ->type_name("N");
   int_in(ck->add_option("--seq", c.seq, "Query length in tokens (and key length unless --seq-k)"),
-         1, kMaxSeq)
+         1, kUpstreamMaxSeq)
       ->type_name("N")
       ->capture_default_str();
-  int_in(ck->add_option("--seq-k", c.seq_k, "Key length in tokens (default = --seq)"), 1, kMaxSeq)
+  int_in(ck->add_option("--seq-k", c.seq_k, "Key length in tokens (default = --seq)"), 1,
+         kUpstreamMaxSeq)
       ->type_name("N");
   ck->add_flag("--causal", c.causal, "Causal mask, bottom-right aligned as upstream's");
   checked(ck->add_option("--q-scale", c.q_scale, "Multiply Q by this (sharper rows)"), "(0,1e6]",
@@ -311,16 +312,17 @@ void add_bench(CLI::App* up, UpstreamCli& c) {
       "bench",
       "Time upstream's sm90 forward with FA4's softmax tricks (tau x emulated fraction) next to the stock "
       "kernel and SDPA cuDNN, bf16, in one run");
-  int_in(bn->add_option("--batch", c.b_batch, "Batch size"), 1, kMaxGrid)
+  int_in(bn->add_option("--batch", c.b_batch, "Batch size"), 1, kUpstreamMaxGrid)
       ->type_name("N")
       ->capture_default_str();
-  int_in(bn->add_option("--heads", c.b_heads, "Heads"), 1, kMaxGrid)
+  int_in(bn->add_option("--heads", c.b_heads, "Heads"), 1, kUpstreamMaxGrid)
       ->type_name("N")
       ->capture_default_str();
-  ints_in(bn->add_option("--seq", c.b_seq, "Sequence lengths in tokens"), 1, kMaxSeq)
+  ints_in(bn->add_option("--seq", c.b_seq, "Sequence lengths in tokens"), 1, kUpstreamMaxSeq)
       ->type_name("N[,N...]")
       ->capture_default_str();
-  checked(bn->add_option("--d", c.b_d, "Head dims, multiples of 8"), "8..256", check_head_dims)
+  checked(bn->add_option("--d", c.b_d, "Head dims, multiples of 8"), "8..256",
+          check_upstream_head_dims)
       ->type_name("D[,D...]")
       ->capture_default_str();
   add_hidden_alias(bn, "--head-dim", c.b_d);
@@ -343,14 +345,14 @@ void add_bench(CLI::App* up, UpstreamCli& c) {
   bn->callback([&c] {
     Stopwatch sw;
     UpstreamBenchOptions o;
-    o.batch = int(parse_int("--batch", c.b_batch, 1, kMaxGrid));
-    o.heads = int(parse_int("--heads", c.b_heads, 1, kMaxGrid));
+    o.batch = int(parse_int("--batch", c.b_batch, 1, kUpstreamMaxGrid));
+    o.heads = int(parse_int("--heads", c.b_heads, 1, kUpstreamMaxGrid));
     auto ints = [](const std::string& opt, const std::string& v, int64_t lo, int64_t hi) {
       std::vector<int> out;
       for (int64_t x : parse_int_list(opt, v, lo, hi)) out.push_back(int(x));
       return out;
     };
-    o.seqs = ints("--seq", c.b_seq, 1, kMaxSeq);
+    o.seqs = ints("--seq", c.b_seq, 1, kUpstreamMaxSeq);
     o.ds = ints("--d", c.b_d, 1, 4096);
     o.causal = ints("--causal", c.b_causal, 0, 1);
     o.taus.clear();

@@ -14,12 +14,6 @@
 
 namespace fa4sim::cli {
 
-namespace {
-
-constexpr int64_t kMaxDim = kRescaleMaxDim;
-
-}  // namespace
-
 void add_rescale(CLI::App& root) {
   static RescaleCliOptions o;
   auto* sub = root.add_subcommand(
@@ -49,14 +43,14 @@ void add_rescale(CLI::App& root) {
          "TOTAL*k/keys, SIGMA 1.5), peaked (N(0,6^2)), file:PATH.npy (2-D float32)")
       ->type_name("DIST[,DIST...]")
       ->capture_default_str();
-  int_in(sub->add_option("--rows", o.rows, "Query rows"), 1, kMaxDim)
+  int_in(sub->add_option("--rows", o.rows, "Query rows"), 1, kRescaleMaxDim)
       ->type_name("N")
       ->capture_default_str();
-  int_in(sub->add_option("--keys", o.keys, "Keys per row"), 1, kMaxDim)
+  int_in(sub->add_option("--keys", o.keys, "Keys per row"), 1, kRescaleMaxDim)
       ->type_name("N")
       ->capture_default_str();
   int_in(sub->add_option("--block-n", o.block, "Keys per block (a ragged last block is masked)"), 1,
-         kMaxDim)
+         kRescaleMaxDim)
       ->type_name("N")
       ->capture_default_str();
   add_hidden_alias(sub, "--block", o.block);

@@ -110,7 +110,7 @@ std::vector<T> read_raw(const std::string& path, size_t n) {
   return v;
 }
 
-json shape_json(const GpuAttnShape& s) {
+json upstream_shape_json(const GpuAttnShape& s) {
   return json{{"batch", s.batch},
               {"heads_q", s.heads},
               {"heads_kv", s.kv_heads},
@@ -121,7 +121,7 @@ json shape_json(const GpuAttnShape& s) {
               {"causal_alignment", s.causal_bottom_right ? "bottom-right" : "top-left"}};
 }
 
-std::string fmt_e(double x) {
+std::string upstream_fmt_e(double x) {
   return std::isfinite(x) ? fmt::format("{:.3e}", x) : std::string(x > 0 ? "inf" : "nan");
 }
 
@@ -552,7 +552,7 @@ json mismatches_json(const UpstreamRunResult& r) {
 json check_run_json(const UpstreamRunResult& r) {
   const auto& c = r.config;
   json j{{"label", c.label},
-         {"shape", shape_json(c.shape)},
+         {"shape", upstream_shape_json(c.shape)},
          {"dtype", gpu_attn_dtype_name(c.dtype)},
          {"q_scale", c.q_scale},
          {"seed", c.seed},
@@ -630,11 +630,11 @@ std::vector<std::string> check_run_cells(const UpstreamRunResult& r) {
                   share_pct(r.warp_rescales, r.warp_decisions));
   return {c.label,
           fmt::format("{}x{}", r.tiling.block_m, r.tiling.block_n),
-          fmt_e(r.upstream_rel_l2),
-          fmt_e(r.model_rel_l2),
+          upstream_fmt_e(r.upstream_rel_l2),
+          upstream_fmt_e(r.model_rel_l2),
           fmt::format("{:.4f}", r.ratio),
-          r.counted ? std::string("(counts)") : fmt_e(r.lse_upstream_vs_ref),
-          r.counted ? std::string("-") : fmt_e(r.lse_model_vs_ref),
+          r.counted ? std::string("(counts)") : upstream_fmt_e(r.lse_upstream_vs_ref),
+          r.counted ? std::string("-") : upstream_fmt_e(r.lse_model_vs_ref),
           r.counted
               ? std::string("-")
               : fmt::format("{:.1f}/{:.1f}", r.lse_upstream_vs_ref_ulp, r.lse_model_vs_ref_ulp),
@@ -772,7 +772,7 @@ Report upstream_check_report(const UpstreamCheckOptions& o, const UpstreamCheckR
   json params = json::array();
   for (const auto& c : o.runs)
     params.push_back(json{{"label", c.label},
-                          {"shape", shape_json(c.shape)},
+                          {"shape", upstream_shape_json(c.shape)},
                           {"dtype", gpu_attn_dtype_name(c.dtype)},
                           {"q_scale", c.q_scale},
                           {"seed", c.seed},

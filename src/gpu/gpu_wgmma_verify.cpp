@@ -16,7 +16,7 @@ namespace fa4sim {
 
 namespace {
 
-std::string hex(uint32_t v, int digits) { return fmt::format("0x{:0{}X}", v, digits); }
+std::string wgmma_hex(uint32_t v, int digits) { return fmt::format("0x{:0{}X}", v, digits); }
 
 std::string bits_list(const std::vector<uint16_t>& v, int digits) {
   std::string s;
@@ -90,10 +90,10 @@ json set_json(const GpuWgmmaSet& s, WgmmaInput in) {
                      {"col", m.at.col},
                      {"a", bits_list(m.a, digits)},
                      {"b", bits_list(m.b, digits)},
-                     {"c", hex(m.c, 8)},
-                     {"gpu", hex(m.at.gpu, 8)},
-                     {"model_device", hex(m.at.model, 8)},
-                     {"model_host", hex(m.host_model, 8)}});
+                     {"c", wgmma_hex(m.c, 8)},
+                     {"gpu", wgmma_hex(m.at.gpu, 8)},
+                     {"model_device", wgmma_hex(m.at.model, 8)},
+                     {"model_host", wgmma_hex(m.host_model, 8)}});
   return {{"set", s.name},
           {"what", s.what},
           {"mismatches", s.total},
@@ -188,11 +188,11 @@ Report gpu_wgmma_report(const GpuWgmmaOptions& o, const std::vector<GpuWgmmaResu
                         std::to_string(s.total), pc});
       for (size_t i = 0; i < s.first.size() && i < 4; ++i) {
         const auto& m = s.first[i];
-        firsts.rows.push_back({wgmma_input_name(r.input), s.name, std::to_string(m.at.tile),
-                               wgmma_class_name(int(m.at.tile % kWgmmaClasses)),
-                               std::to_string(m.at.row), std::to_string(m.at.col), hex(m.c, 8),
-                               hex(m.at.gpu, 8), hex(m.host_model, 8),
-                               bits_list(m.a, digits) + " | " + bits_list(m.b, digits)});
+        firsts.rows.push_back(
+            {wgmma_input_name(r.input), s.name, std::to_string(m.at.tile),
+             wgmma_class_name(int(m.at.tile % kWgmmaClasses)), std::to_string(m.at.row),
+             std::to_string(m.at.col), wgmma_hex(m.c, 8), wgmma_hex(m.at.gpu, 8),
+             wgmma_hex(m.host_model, 8), bits_list(m.a, digits) + " | " + bits_list(m.b, digits)});
       }
     }
     types.push_back({{"type", wgmma_input_name(r.input)},

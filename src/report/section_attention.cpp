@@ -11,7 +11,7 @@ namespace fa4sim {
 
 namespace {
 
-constexpr const char* kNote =
+constexpr const char* kAttentionNote =
     "attention: no tolerance; the published figures are the seed article's P-only simulation (the "
     "rescale section), set next to the end-to-end run for the mechanism, not as the same quantity";
 
@@ -35,7 +35,7 @@ std::string check_presets(ReportContext& ctx) {
         {fmt::format(
              "`fa4sim check --preset {}`: max_offset + tau < log2(dtype_max) for every dtype",
              preset),
-         safe ? "safe (exit 0)" : "unsafe (exit 1)", "-", std::nullopt, kNote});
+         safe ? "safe (exit 0)" : "unsafe (exit 1)", "-", std::nullopt, kAttentionNote});
   }
   return md;
 }
@@ -92,11 +92,11 @@ void report_attention(ReportContext& ctx) {
                    fmt::format("{:.4f} → {:.4f}", find(last, "e4m3", 0.0).rel_l2_unquantized,
                                find(last, "e4m3", 4.0).rel_l2_unquantized),
                    published_pair(pub, "normal:1.5", "e4m3") + " (P only, N(0, 1.5²))",
-                   std::nullopt, kNote});
+                   std::nullopt, kAttentionNote});
   ctx.add_finding({fmt::format("end-to-end E4M3 saturated P, τ 4, max_offset 8, seq {}", last),
                    fmt::format("{} ({:.3f}%)", find(last, "e4m3", 4.0).saturated,
                                find(last, "e4m3", 4.0).saturated_pct),
-                   "-", std::nullopt, kNote});
+                   "-", std::nullopt, kAttentionNote});
   t.notes.push_back(
       "Command: `fa4sim attention --dtype e4m3,e5m2 --tau 0,4 --max-offset 8 --preset fp8-tau4 "
       "--allow-saturation --batch 1 --heads 4 --kv-heads 1 --d 128 --seq 256,1024,2048` (seed 1, "

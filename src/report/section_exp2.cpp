@@ -12,7 +12,7 @@ namespace fa4sim {
 
 namespace {
 
-constexpr const char* kNote =
+constexpr const char* kExp2Note =
     "exp2: the seed article's table (4M uniform samples) states no tolerance; fa4sim's float32 "
     "figures here are exhaustive over every float32 of the range, its sampled ones are in the section";
 
@@ -65,14 +65,14 @@ std::string error_tables(ReportContext& ctx, const Exp2Result& rs, const Exp2Res
          fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n),
          fmt::format("{:.0f}", std::max(s.max_ulp, e.max_ulp))});
     ctx.add_finding({fmt::format("exp2 degree {}: float32 max rel error over [-20, 8)", d),
-                     g3(e.max_rel), g3(pub.value(key(d, "max_rel"))), std::nullopt, kNote});
+                     g3(e.max_rel), g3(pub.value(key(d, "max_rel"))), std::nullopt, kExp2Note});
     ctx.add_finding({fmt::format("exp2 degree {}: bf16-identical to 2^x", d),
                      fmt::format("{:.4f}%", 100 * w.identical / w.n), identical, std::nullopt,
-                     kNote});
+                     kExp2Note});
     if (d == 3)
       ctx.add_finding({"exp2 degree 3: within 1 bf16 ULP of 2^x",
                        fmt::format("{:.3f}%", 100 * w.within_1ulp / w.n), within, std::nullopt,
-                       kNote});
+                       kExp2Note});
   }
   return render_markdown(t1) + "\n" + render_markdown(t2) + "\n";
 }
@@ -93,7 +93,7 @@ std::string degree5_table(ReportContext& ctx, const Exp2Result& rs, const Exp2Re
   t3.rows.push_back({"[0, 8)", g3(b.max_rel), fmt::format("{:.9g}", b.max_rel_at)});
   t3.rows.push_back({"[-20, 8)", g3(e5.max_rel), fmt::format("{:.9g}", e5.max_rel_at)});
   ctx.add_finding({"exp2 degree 5: float32 max rel error over x >= 0 ([0, 8))", g3(b.max_rel),
-                   g3(pub5), std::nullopt, kNote});
+                   g3(pub5), std::nullopt, kExp2Note});
   std::string md = render_markdown(t3) + "\n";
   if (e5.max_rel_at < 0.0f && e5.max_rel_at > -0.5f && e5.max_rel > b.max_rel) {
     md += fmt::format(

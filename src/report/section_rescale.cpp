@@ -10,7 +10,7 @@ namespace fa4sim {
 
 namespace {
 
-constexpr const char* kNote =
+constexpr const char* kRescaleNote =
     "rescale: the seed article's tables state no tolerance; they are single draws of NumPy's "
     "default_rng(1), which `--rng numpy:1` repeats draw for draw";
 
@@ -72,7 +72,8 @@ std::string counts_table(ReportContext& ctx) {
       if (headline && b)
         ctx.add_finding(
             {fmt::format("rescaled rows, τ={:g}, {} (--rng numpy:1), %", tau, names1[i]),
-             cell((*b)[key], "{:.2f}"), fmt::format("{:g}", pub.value(k)), std::nullopt, kNote});
+             cell((*b)[key], "{:.2f}"), fmt::format("{:g}", pub.value(k)), std::nullopt,
+             kRescaleNote});
     }
     t1.rows.push_back(row);
   }
@@ -124,7 +125,7 @@ std::string bf16_table(ReportContext& ctx) {
       if (i == 0 && j == 1 && a)
         ctx.add_finding({"bf16 output rel-L2, τ=8, iid N(0, 1.5²) (--rng numpy:1)",
                          cell((*a)["rel_l2"], "{:.5f}"), fmt::format("{:g}", p), std::nullopt,
-                         kNote});
+                         kRescaleNote});
     }
     t2.rows.push_back(row);
   }
@@ -176,7 +177,7 @@ std::string fp8_table(ReportContext& ctx) {
         ctx.add_finding({fmt::format("FP8 P rel-L2, E4M3 τ={:g}, max_offset 8, {} (--rng numpy:1)",
                                      tau, kNames2[i]),
                          cell((*a)["rel_l2"], "{:.3f}"), fmt::format("{:g}", p), std::nullopt,
-                         kNote});
+                         kRescaleNote});
     }
     const json* s = find_run(f_np, kDists2[i], 4.0, "e4m3");
     row.push_back(s ? fmt::format("{} ({}%)", cell((*s)["saturated"], "{:.0f}"),
