@@ -451,8 +451,8 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;
   const sched::Program sm_plain = softmax_stream(plain), sm_mask = softmax_stream(mask),
-                post = post_stream(plain, !k.rescale_before_gemm),
-                rescale = k.rescale_before_gemm ? rescale_stream(plain) : sched::Program{};
+                       post = post_stream(plain, !k.rescale_before_gemm),
+                       rescale = k.rescale_before_gemm ? rescale_stream(plain) : sched::Program{};
   const int overhead = static_cast<int>(std::lround(s.overhead_instructions));
   // sm90: the consumer warps issue their wgmmas; sm100: a separate MMA warp does (no slots here)
   const sched::Program first_issue = issue_stream(sm100 ? overhead : k.d / 16 + 4 + overhead),
