@@ -19,6 +19,11 @@ import lzma
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schedule_fit import ncu_number  # noqa: E402  (Nsight Compute's numbers: thousands separators)
+
+MHZ_PER = {"hz": 1e-6, "khz": 1e-3, "mhz": 1.0, "ghz": 1e3}  # the raw page's clock units
+
 
 def fail(msg, hint):
     print(f"ncu_stalls: error: {msg} ({hint})", file=sys.stderr)
@@ -84,16 +89,19 @@ def main():
     raw = list(csv.reader(io.StringIO(read_text(os.path.join(a.folder, f"ncu_{a.plan}.csv")))))
     if not raw or raw[0][:1] != ["ID"]:
         fail(f"ncu_{a.plan}.csv is not Nsight Compute's raw page", "ncu -i REPORT --csv --page raw")
-    names, data = raw[0], raw[2:]
+    names, units, data = raw[0], raw[1], raw[2:]
+    unit = units[names.index("gpc__cycles_elapsed.avg.per_second")].lower()
+    if unit not in MHZ_PER:
+        fail(f"clock unit {unit!r} in ncu_{a.plan}.csv", "expected hz, khz, mhz or ghz")
     if not (len(src) == len(order) == len(data)):
         fail(f"{len(order)} launches listed, {len(src)} source pages, {len(data)} raw rows", "files of one run")
     rows = []
     for o, k, r in zip(order, src, data):
         m = dict(zip(names, r))
         row = {"shape": o["shape"], "kind": o["kind"],
-               "cycles": float(m["gpc__cycles_elapsed.max"].replace(",", "")),
-               "clock_mhz": float(m["gpc__cycles_elapsed.avg.per_second"].replace(",", "")) * 1e3,
-               "instructions": float(m["smsp__inst_executed.sum"].replace(",", ""))}
+               "cycles": ncu_number(m["gpc__cycles_elapsed.max"]),
+               "clock_mhz": ncu_number(m["gpc__cycles_elapsed.avg.per_second"]) * MHZ_PER[unit],
+               "instructions": ncu_number(m["smsp__inst_executed.sum"])}
         row.update(summarise(k))
         rows.append(row)
     doc = {"schema": "fa4sim/ncu-stalls-v1", "what": __doc__.split("\n\n")[1].replace("\n", " "),
