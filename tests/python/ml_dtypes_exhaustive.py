@@ -95,7 +95,7 @@ def nan_known(x_bits, enc_codes, theirs, t):
 def check_chunk(name, overflow, t, x, xb, bufs):
     """(bad encode indices, bad quantize indices, known NaN-class count) of one chunk. Only the
     differing elements are indexed; the NaN codes are found by masks (Tables.nan_mask)."""
-    theirs_typed, enc, q, ne, ok, bad, tnan, tmp = bufs
+    theirs_typed, enc, q, lib_q, ne, ok, bad, tnan, tmp = bufs
     theirs = theirs_typed.view(t.code_dtype)
     np.copyto(theirs_typed, x, casting="unsafe")  # x.astype(dt), into the buffer
     fa4sim.encode(x, name, overflow=overflow, typed=True, out=enc)
@@ -117,10 +117,12 @@ def check_chunk(name, overflow, t, x, xb, bufs):
         np.greater(ne, ok, out=bad)  # ne and not ok
         if bad.any():
             bad_enc = np.flatnonzero(bad)
-    # quantize: the float32 bits of the library's code, NaN = NaN; the known class as encode's
-    # (its float32 value is +max on our side, +-0 on the library's).
+    # quantize: the float32 bits of the library's code (its own cast to float32, as
+    # Tables.f32_bits holds it per code), NaN = NaN; the known class as encode's (its float32
+    # value is +max on our side, +-0 on the library's).
     fa4sim.quantize(x, name, overflow=overflow, out=q)
-    np.not_equal(q.view(np.uint32), t.f32_bits[theirs], out=ne)
+    np.copyto(lib_q, theirs_typed, casting="unsafe")
+    np.not_equal(q.view(np.uint32), lib_q.view(np.uint32), out=ne)
     bad_q = none
     if ne.any():
         if t.has_nan:
@@ -147,6 +149,7 @@ def check_format(name):
     xb = np.empty(STEP, dtype=np.uint32)
     x = xb.view(np.float32)
     bufs = (np.empty(STEP, dtype=dt), np.empty(STEP, dtype=dt), np.empty(STEP, dtype=np.float32),
+            np.empty(STEP, dtype=np.float32),
             *(np.empty(STEP, dtype=bool) for _ in range(4)), np.empty(STEP, dtype=t.code_dtype))
     # typed=True gives an array of the format (the loop below writes into one with out=).
     assert fa4sim.encode(x[:16], name, overflow=overflow, typed=True).dtype == dt
