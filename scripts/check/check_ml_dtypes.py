@@ -126,6 +126,81 @@ def known(mode, inp, ours, theirs, name=""):
     return None
 
 
+def segments(start, chunk, max_bits):
+    """[(lo, hi, input class)] of the chunk of inputs start .. start+chunk-1 (bit patterns): the
+    chunk is aligned and at most 2^31 long, so it holds one sign and its magnitudes increase; the
+    input class (input_class()) changes at most at three cuts, so each slice has one class."""
+    mag0 = start & 0x7FFFFFFF
+    cuts = [0] + [min(max(c - mag0, 0), chunk) for c in (max_bits + 1, 0x7F800000, 0x7F800001)] + [chunk]
+    return [(cuts[k], cuts[k + 1], k) for k in range(4) if cuts[k] < cuts[k + 1]]
+
+
+class Classifier:
+    """Counts the differing inputs of a mode by class (input, ours, theirs), with the first input
+    of each class as its example and the first five differing inputs: the same counts and
+    examples as taking np.nonzero(ours != theirs) and a bincount of the classes, but a slice
+    where many inputs differ (satfinite overflow: about half of all inputs) is counted with
+    whole-array masks, one (our code, their code) pair at a time, not indexed element by element."""
+
+    PEEL = 8  # most (ours, theirs) code pairs counted by masks in one slice before indexing the rest
+
+    def __init__(self, rc, chunk):
+        self.rc = rc
+        self.classes = {}  # (input, ours, theirs) -> [count, example bits, ours, theirs]
+        self.diffs = 0
+        self.first = []  # the first few differing inputs, (bits, ours, theirs)
+        self.ne = np.empty(chunk, dtype=bool)
+        self.m = np.empty(chunk, dtype=bool)
+        self.m2 = np.empty(chunk, dtype=bool)
+
+    def add(self, inp, o, t, count, ex, oc, tc):
+        key = (INPUT_NAMES[inp], RESULT_NAMES[self.rc[o]], RESULT_NAMES[self.rc[t]])
+        if key not in self.classes:
+            self.classes[key] = [0, ex, oc, tc]
+        self.classes[key][0] += count
+
+    def slice(self, ours, theirs, first_bits, inp):
+        """One slice (all of input class inp), ours and theirs its codes, first_bits its first input."""
+        n = ours.size
+        ne = np.not_equal(ours, theirs, out=self.ne[:n])
+        left = int(np.count_nonzero(ne))
+        if not left:
+            return
+        self.diffs += left
+        if len(self.first) < 5:
+            for i in np.flatnonzero(ne)[:5 - len(self.first)]:
+                self.first.append((first_bits + int(i), int(ours[i]), int(theirs[i])))
+        m, m2 = self.m[:n], self.m2[:n]
+        peeled = 0
+        # Pairs in the order of their first input: a class's first pair gives its first input.
+        while left and peeled < self.PEEL and left * 64 >= n:
+            i = int(np.argmax(ne))
+            o, t = ours[i], theirs[i]
+            np.equal(ours, o, out=m)
+            np.equal(theirs, t, out=m2)
+            m &= m2  # a subset of ne, as o != t
+            c = int(np.count_nonzero(m))
+            self.add(inp, int(o), int(t), c, first_bits + i, int(o), int(t))
+            np.logical_xor(ne, m, out=ne)
+            left -= c
+            peeled += 1
+        if not left:
+            return
+        # The rest (few inputs, or many code pairs): index them; every pair left starts after the
+        # pairs counted above, so an example found here is still its class's first input.
+        bad = np.flatnonzero(ne)
+        o, t = ours[bad], theirs[bad]
+        key = self.rc[o] * 10 + self.rc[t]
+        counts = np.bincount(key, minlength=100)
+        for k in np.nonzero(counts)[0]:
+            j = int(np.argmax(key == k))
+            i = int(bad[j])
+            rk = (INPUT_NAMES[inp], RESULT_NAMES[k // 10], RESULT_NAMES[k % 10])
+            if rk not in self.classes:
+                self.classes[rk] = [0, first_bits + i, int(ours[i]), int(theirs[i])]
+            self.classes[rk][0] += int(counts[k])
+
+
 def check(fa4sim, name, chunk_bits, threads):
     lib_dtype, code_dtype, ebits, mbits, has_inf, lib_name = FORMATS[name]
     width = np.dtype(code_dtype).itemsize
@@ -141,10 +216,8 @@ def check(fa4sim, name, chunk_bits, threads):
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         for m in modes
     }
-    classes = {m: {} for m in modes}  # (input, ours, theirs) -> [count, example bits, ours, theirs]
-    diffs = {m: 0 for m in modes}
-    first = {m: [] for m in modes}  # the first few differing inputs, (bits, ours, theirs)
     chunk = 1 << chunk_bits
+    cls = {m: Classifier(rc, chunk) for m in modes}
     base = np.arange(chunk, dtype=np.uint32)
     # One set of buffers for every chunk: no per-chunk allocation (page faults) or copies.
     bits = np.empty(chunk, dtype=np.uint32)
@@ -156,27 +229,21 @@ def check(fa4sim, name, chunk_bits, threads):
         np.add(base, np.uint32(start), out=bits)
         with np.errstate(over="ignore", invalid="ignore"):  # the library's cast, as astype does it
             np.copyto(theirs_lib, bits.view(np.float32), casting="unsafe")
+        segs = segments(start, chunk, max_bits)
+        for lo, hi, inp in segs:  # the slice's ends are of its class, so is every input between
+            assert (input_class(bits[[lo, hi - 1]], max_bits) == inp).all(), (start, lo, hi, inp)
         for m in modes:
             if not read_exact(procs[m].stdout, raw[m]):
                 sys.exit(f"check_ml_dtypes: fa4sim ended early for {name} {m}")
             ours = np.frombuffer(raw[m], dtype=code_dtype)
-            bad = np.nonzero(ours != theirs)[0]
-            if bad.size == 0:
-                continue
-            diffs[m] += int(bad.size)
-            for i in bad[:max(0, 5 - len(first[m]))]:
-                first[m].append((int(bits[i]), int(ours[i]), int(theirs[i])))
-            key = input_class(bits[bad], max_bits) * 100 + rc[ours[bad]] * 10 + rc[theirs[bad]]
-            counts = np.bincount(key, minlength=400)
-            for k in np.nonzero(counts)[0]:
-                name = (INPUT_NAMES[k // 100], RESULT_NAMES[(k // 10) % 10], RESULT_NAMES[k % 10])
-                if name not in classes[m]:
-                    i = bad[int(np.argmax(key == k))]
-                    classes[m][name] = [0, int(bits[i]), int(ours[i]), int(theirs[i])]
-                classes[m][name][0] += int(counts[k])
+            for lo, hi, inp in segs:
+                cls[m].slice(ours[lo:hi], theirs[lo:hi], start + lo, inp)
     for p in procs.values():
         p.stdout.close()
         p.wait()
+    classes = {m: cls[m].classes for m in modes}
+    diffs = {m: cls[m].diffs for m in modes}
+    first = {m: cls[m].first for m in modes}
     return classes, diffs, time.time() - t0, lib_name, first
 
 

@@ -405,39 +405,47 @@ size_t write_encoded(const Format& f, Overflow ov, std::span<const float> values
   return write_codes<uint32_t>(f, ov, values, out);
 }
 
-size_t write_encoded_all_float32(const Format& f, Overflow ov, std::FILE* out, int threads) {
-  // Groups of chunks are converted in parallel, then written in order.
+namespace {
+// Every float32 bit pattern in order, as codes of type T (the format's width): groups of chunks
+// are converted in parallel, then written in order. Each worker converts its chunk in blocks
+// that stay in the L1 cache and writes the codes straight into its output, which is written as
+// it is (little-endian: this host is x86).
+template <class T>
+size_t write_all_float32_as(const Format& f, Overflow ov, std::FILE* out, int threads) {
   constexpr uint64_t kChunk = uint64_t(1) << 22;
+  constexpr uint64_t kBlock = uint64_t(1) << 12;
   const int workers = threads > 0 ? threads : default_threads();
   const uint64_t group = kChunk * uint64_t(workers);
-  std::vector<std::vector<float>> in(static_cast<size_t>(workers), std::vector<float>(kChunk));
-  std::vector<std::vector<uint32_t>> codes(static_cast<size_t>(workers),
-                                           std::vector<uint32_t>(kChunk));
-  const size_t width = f.total_bits <= 8 ? 1 : (f.total_bits <= 16 ? 2 : 4);
-  std::vector<unsigned char> buf(kChunk * width);
+  std::vector<std::vector<T>> codes(static_cast<size_t>(workers), std::vector<T>(kChunk));
   size_t written = 0;
   const uint64_t total = uint64_t(1) << 32;
   for (uint64_t g = 0; g < total; g += group) {
     const uint64_t n = std::min(group, total - g);
     parallel_chunks(n, kChunk, workers, [&](uint64_t c, uint64_t b, uint64_t e) {
-      auto& x = in[size_t(c)];
-      for (uint64_t i = b; i < e; ++i) x[size_t(i - b)] = f32_from_bits(uint32_t(g + i));
-      encode_array(f, std::span<const float>(x.data(), size_t(e - b)),
-                   std::span<uint32_t>(codes[size_t(c)].data(), size_t(e - b)), ov);
+      std::vector<float> x(kBlock);
+      T* o = codes[size_t(c)].data();
+      for (uint64_t s = b; s < e; s += kBlock) {
+        const uint64_t m = std::min(kBlock, e - s);
+        for (uint64_t i = 0; i < m; ++i) x[size_t(i)] = f32_from_bits(uint32_t(g + s + i));
+        encode_array(f, std::span<const float>(x.data(), size_t(m)),
+                     std::span<T>(o + (s - b), size_t(m)), ov);
+      }
     });
     for (uint64_t c = 0; c < chunk_count(n, kChunk); ++c) {
       const uint64_t len = std::min(kChunk, n - c * kChunk);
-      const auto& cd = codes[size_t(c)];
-      for (uint64_t i = 0; i < len; ++i) {  // little-endian narrowing (this host is x86)
-        const uint32_t v = cd[size_t(i)];
-        std::memcpy(buf.data() + i * width, &v, width);
-      }
-      if (std::fwrite(buf.data(), 1, size_t(len * width), out) != size_t(len * width))
+      if (std::fwrite(codes[size_t(c)].data(), sizeof(T), size_t(len), out) != size_t(len))
         throw Error("writing the encodings failed", std::strerror(errno));
-      written += size_t(len * width);
+      written += size_t(len) * sizeof(T);
     }
   }
   return written;
+}
+}  // namespace
+
+size_t write_encoded_all_float32(const Format& f, Overflow ov, std::FILE* out, int threads) {
+  if (f.total_bits <= 8) return write_all_float32_as<uint8_t>(f, ov, out, threads);
+  if (f.total_bits <= 16) return write_all_float32_as<uint16_t>(f, ov, out, threads);
+  return write_all_float32_as<uint32_t>(f, ov, out, threads);
 }
 
 }  // namespace fa4sim

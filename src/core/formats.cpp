@@ -260,7 +260,15 @@ FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> 
   check_sizes(in.size(), out.size(), "quantize_array");
   require_overflow_mode(f, ov);
   with_format(f, [&](auto fmt_) {
-    for (size_t i = 0; i < in.size(); ++i) out[i] = quantize(fmt_.get(), in[i], ov);
+    // One loop per overflow mode, as encode_array: the mode is a constant in each.
+    const float* src = in.data();
+    float* dst = out.data();
+    const size_t n = in.size();
+    if (ov == Overflow::satfinite) {
+      for (size_t i = 0; i < n; ++i) dst[i] = quantize(fmt_.get(), src[i], Overflow::satfinite);
+    } else {
+      for (size_t i = 0; i < n; ++i) dst[i] = quantize(fmt_.get(), src[i], Overflow::ieee);
+    }
   });
 }
 

@@ -64,10 +64,24 @@ class Tables:
         f32 = self.typed.astype(np.float32)
         self.f32_bits, self.nan = f32.view(np.uint32), np.isnan(f32)
         self.has_nan = has_nan
+        # The NaN codes as a mask test, without a table lookup per element: every code whose
+        # magnitude bits (all bits for an unsigned format) are at least nan_lo, checked here
+        # against the table for every code.
+        signed = bool(np.signbit(f32[1 << (self.bits - 1)]))  # the top code is -0 or a value
+        self.mag_mask = self.code_dtype((1 << (self.bits - 1 if signed else self.bits)) - 1)
+        if has_nan:
+            self.nan_lo = self.code_dtype(int((codes & self.mag_mask)[self.nan].min()))
+            assert (self.nan_mask(codes) == self.nan).all()
         if not has_nan:  # +max finite (ours); +-0 (theirs): the sign bit is the top bit
             top = np.uint32(1 << (self.bits - 1))
             self.max_code = int(np.argmax(np.where(f32 < np.inf, f32, -np.inf)))
             self.zero_codes = (0, int(top))
+
+
+    def nan_mask(self, codes, out=None, tmp=None):
+        """Whether each code is a NaN code of the format (has_nan formats)."""
+        tmp = np.bitwise_and(codes, self.mag_mask, out=tmp)
+        return np.greater_equal(tmp, self.nan_lo, out=out)
 
 
 def nan_known(x_bits, enc_codes, theirs, t):
@@ -79,35 +93,48 @@ def nan_known(x_bits, enc_codes, theirs, t):
 
 
 def check_chunk(name, overflow, t, x, xb, bufs):
-    """(bad encode indices, bad quantize indices, known NaN-class count) of one chunk."""
-    theirs_typed, q, ne, ok = bufs
+    """(bad encode indices, bad quantize indices, known NaN-class count) of one chunk. Only the
+    differing elements are indexed; the NaN codes are found by masks (Tables.nan_mask)."""
+    theirs_typed, enc, q, lib_q, ne, ok, bad, tnan, tmp = bufs
     theirs = theirs_typed.view(t.code_dtype)
     np.copyto(theirs_typed, x, casting="unsafe")  # x.astype(dt), into the buffer
-    enc = fa4sim.encode(x, name, overflow=overflow, typed=True)
-    assert enc.dtype == theirs_typed.dtype
+    fa4sim.encode(x, name, overflow=overflow, typed=True, out=enc)
     enc_codes = enc.view(t.code_dtype)
+    none = np.array([], dtype=np.intp)
+    have_tnan = False
     # encode: the same code, or a NaN code on both sides.
     np.not_equal(enc_codes, theirs, out=ne)
-    bad_enc, known = np.array([], dtype=np.intp), 0
+    bad_enc, known = none, 0
     if ne.any():
         if t.has_nan:
-            np.logical_and(t.nan[enc_codes], t.nan[theirs], out=ok)
+            t.nan_mask(theirs, out=tnan, tmp=tmp)
+            have_tnan = True
+            t.nan_mask(enc_codes, out=ok, tmp=tmp)
+            ok &= tnan
         else:
             ok[:] = nan_known(xb, enc_codes, theirs, t)
             known = int(np.count_nonzero(ne & ok))
-        bad_enc = np.nonzero(ne & ~ok)[0]
-    # quantize: the float32 bits of the library's code, NaN = NaN; the known class as encode's
-    # (its float32 value is +max on our side, +-0 on the library's).
+        np.greater(ne, ok, out=bad)  # ne and not ok
+        if bad.any():
+            bad_enc = np.flatnonzero(bad)
+    # quantize: the float32 bits of the library's code (its own cast to float32, as
+    # Tables.f32_bits holds it per code), NaN = NaN; the known class as encode's (its float32
+    # value is +max on our side, +-0 on the library's).
     fa4sim.quantize(x, name, overflow=overflow, out=q)
-    np.not_equal(q.view(np.uint32), t.f32_bits[theirs], out=ne)
-    bad_q = np.array([], dtype=np.intp)
+    np.copyto(lib_q, theirs_typed, casting="unsafe")
+    np.not_equal(q.view(np.uint32), lib_q.view(np.uint32), out=ne)
+    bad_q = none
     if ne.any():
         if t.has_nan:
             np.isnan(q, out=ok)
-            ok &= t.nan[theirs]
+            if not have_tnan:
+                t.nan_mask(theirs, out=tnan, tmp=tmp)
+            ok &= tnan
         else:
             ok[:] = nan_known(xb, enc_codes, theirs, t) & (q.view(np.uint32) == t.f32_bits[t.max_code])
-        bad_q = np.nonzero(ne & ~ok)[0]
+        np.greater(ne, ok, out=bad)
+        if bad.any():
+            bad_q = np.flatnonzero(bad)
     return bad_enc, bad_q, known
 
 
@@ -121,8 +148,11 @@ def check_format(name):
     base = np.arange(STEP, dtype=np.uint32)
     xb = np.empty(STEP, dtype=np.uint32)
     x = xb.view(np.float32)
-    bufs = (np.empty(STEP, dtype=dt), np.empty(STEP, dtype=np.float32), np.empty(STEP, dtype=bool),
-            np.empty(STEP, dtype=bool))
+    bufs = (np.empty(STEP, dtype=dt), np.empty(STEP, dtype=dt), np.empty(STEP, dtype=np.float32),
+            np.empty(STEP, dtype=np.float32),
+            *(np.empty(STEP, dtype=bool) for _ in range(4)), np.empty(STEP, dtype=t.code_dtype))
+    # typed=True gives an array of the format (the loop below writes into one with out=).
+    assert fa4sim.encode(x[:16], name, overflow=overflow, typed=True).dtype == dt
     for b in range(0, 1 << 32, STEP):
         np.add(base, np.uint32(b), out=xb)
         bad_enc, bad_q, k = check_chunk(name, overflow, t, x, xb, bufs)
