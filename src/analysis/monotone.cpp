@@ -30,7 +30,8 @@ void fill_value_order(uint64_t k, uint64_t n, float* in) {
   const uint64_t neg = k < kNegatives ? std::min(n, kNegatives - k) : 0;
   for (uint64_t i = 0; i < neg; ++i)
     in[i] = f32_from_bits(static_cast<uint32_t>(0xFF800000u - (k + i)));
-  for (uint64_t i = neg; i < n; ++i) in[i] = f32_from_bits(static_cast<uint32_t>(k + i - kNegatives));
+  for (uint64_t i = neg; i < n; ++i)
+    in[i] = f32_from_bits(static_cast<uint32_t>(k + i - kNegatives));
 }
 
 // Steps k -> k + 1 for k in [b, e) (value-order indices).
