@@ -416,8 +416,9 @@ TEST(Exp2Emu, TinyFractionLeavesEveryCoefficient) {
 
 // The exhaustive sweep's fast model (split_fast, the classes of f, the grid's index) against the
 // model itself, on every exponent field of both signs with structured and random mantissas, the
-// neighbourhoods of every class boundary, and random inputs. (Once by hand, all 2^32 inputs: the
-// same 0 differences; tests/core/test_exp2_emu.cpp's history gives the command.)
+// neighbourhoods of every class boundary, and random inputs. Over all 2^32 inputs they agree too:
+// the exhaustive sweep with the fast model found 0 mismatches (2026-12-02) against the same
+// ex2_emu (exp2_emu.h/.cpp unchanged) that the model itself matched on every input before.
 TEST(Exp2Emu, FastModelMatchesTheModel) {
   std::vector<uint32_t> xs;
   uint64_t rng = 0x9E3779B97F4A7C15u;
