@@ -418,7 +418,9 @@ TEST(Exp2Emu, TinyFractionLeavesEveryCoefficient) {
 // model itself, on every exponent field of both signs with structured and random mantissas, the
 // neighbourhoods of every class boundary, and random inputs. Over all 2^32 inputs they agree too:
 // the exhaustive sweep with the fast model found 0 mismatches (2026-12-02) against the same
-// ex2_emu (exp2_emu.h/.cpp unchanged) that the model itself matched on every input before.
+// ex2_emu (exp2_emu.h/.cpp unchanged) that the model itself matched on every input before, and a
+// direct comparison by hand (2026-12-02, a scratch test: split_fast vs split and the fast model vs
+// the former sweep's memoised model on all 2^32 inputs, 4 ranges of 2^30) found 0 differences.
 TEST(Exp2Emu, FastModelMatchesTheModel) {
   std::vector<uint32_t> xs;
   uint64_t rng = 0x9E3779B97F4A7C15u;
