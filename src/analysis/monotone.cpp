@@ -16,30 +16,50 @@ namespace {
 
 constexpr uint64_t kNegatives = 0x7F800001u;  // -inf .. -0, in value order
 constexpr uint64_t kChunk = uint64_t(1) << 20;
+// Each chunk is walked in blocks of kWalkBlock steps, so the inputs and results of a block stay in the
+// core's cache; the counts and the order of the first down-steps are those of the chunk.
+constexpr uint64_t kWalkBlock = uint64_t(1) << 13;
 
 struct Part {
   uint64_t steps = 0, nan_steps = 0, down = 0, down_below = 0;
   std::vector<MonotoneStep> first;
 };
 
+// in[i] = the input of value-order index k + i, for i in [0, n).
+void fill_value_order(uint64_t k, uint64_t n, float* in) {
+  const uint64_t neg = k < kNegatives ? std::min(n, kNegatives - k) : 0;
+  for (uint64_t i = 0; i < neg; ++i)
+    in[i] = f32_from_bits(static_cast<uint32_t>(0xFF800000u - (k + i)));
+  for (uint64_t i = neg; i < n; ++i)
+    in[i] = f32_from_bits(static_cast<uint32_t>(k + i - kNegatives));
+}
+
 // Steps k -> k + 1 for k in [b, e) (value-order indices).
 void walk(const ArrayFn& fn, float domain_hi, uint64_t b, uint64_t e, Part& p) {
-  const uint64_t n = std::min(e + 1, kOrderedFloats) - b;
-  std::vector<float> in(n), out(n);
-  for (uint64_t i = 0; i < n; ++i) in[i] = f32_from_bits(ordered_float_bits(b + i));
-  fn(in.data(), out.data(), n);
-  for (uint64_t i = 0; i + 1 < n; ++i) {
-    const float y = out[i], yn = out[i + 1];
-    if (y != y || yn != yn) {
-      ++p.nan_steps;
-      continue;
+  thread_local std::vector<float> in(kWalkBlock + 1), out(kWalkBlock + 1);
+  for (uint64_t s = b; s < e; s += kWalkBlock) {
+    const uint64_t m = std::min(kWalkBlock, e - s);  // steps s .. s + m - 1: inputs s .. s + m
+    fill_value_order(s, m + 1, in.data());
+    fn(in.data(), out.data(), m + 1);
+    // Counting without branches (the loop vectorises); a second pass over a block that has a
+    // down-step finds them in order.
+    uint64_t nan = 0, down = 0;
+    for (uint64_t i = 0; i < m; ++i) {
+      const float y = out[i], yn = out[i + 1];
+      nan += static_cast<uint64_t>((y != y) | (yn != yn));
+      down += static_cast<uint64_t>(yn < y);  // false when either is NaN
     }
-    ++p.steps;
-    if (!(yn < y)) continue;
-    ++p.down;
-    if (in[i + 1] < domain_hi) ++p.down_below;
-    if (p.first.size() < kMonotoneFirst)
-      p.first.push_back({f32_bits(in[i]), f32_bits(in[i + 1]), f32_bits(y), f32_bits(yn)});
+    p.nan_steps += nan;
+    p.steps += m - nan;
+    p.down += down;
+    if (down == 0) continue;
+    for (uint64_t i = 0; i < m; ++i) {
+      const float y = out[i], yn = out[i + 1];
+      if (!(yn < y)) continue;
+      if (in[i + 1] < domain_hi) ++p.down_below;
+      if (p.first.size() < kMonotoneFirst)
+        p.first.push_back({f32_bits(in[i]), f32_bits(in[i + 1]), f32_bits(y), f32_bits(yn)});
+    }
   }
 }
 

@@ -473,24 +473,36 @@ struct SweepResult {
 // Every input through `model` (bits -> bits), binned against `ref`, and the probe's monotonicity
 // check: for each non-NaN, non-subnormal, finite x, its neighbour in value order xn (+0 after -0),
 // if neither NaN nor subnormal, must give ok(x, y, yn) (NaN results excepted). 2 threads.
+// The model runs once per input: in blocks, with the inputs just outside the block, so xn's
+// result is at hand (x + 1 for x >= +0, x - 1 for x < -0).
 template <typename Model, typename Ref, typename Ok>
 SweepResult sweep_all(Model model, Ref ref, Ok ok) {
   constexpr uint64_t kChunk = uint64_t(1) << 24;
-  std::vector<SweepResult> parts(chunk_count(uint64_t(1) << 32, kChunk));
+  constexpr uint64_t kBlock = uint64_t(1) << 12;
+  constexpr uint64_t kAll = uint64_t(1) << 32;
+  std::vector<SweepResult> parts(chunk_count(kAll, kChunk));
   const auto subnormal = [](uint32_t b) { return (b & 0x7F800000u) == 0 && (b & 0x007FFFFFu); };
-  parallel_chunks(uint64_t(1) << 32, kChunk, 2, [&](uint64_t c, uint64_t b, uint64_t e) {
+  const uint32_t y_plus_zero = model(0u);
+  parallel_chunks(kAll, kChunk, 2, [&](uint64_t c, uint64_t b, uint64_t e) {
     SweepResult& p = parts[c];
-    for (uint64_t i = b; i < e; ++i) {
-      const uint32_t x = static_cast<uint32_t>(i);
-      if ((x & 0x7FFFFFFFu) > 0x7F800000u) continue;  // NaN: not binned by the probe
-      const uint32_t y = model(x);
-      ++p.hist[size_t(probe_bin(x, y, ref))];
-      if ((x & 0x7FFFFFFFu) == 0x7F800000u || subnormal(x)) continue;
-      const uint32_t xn = x == 0x80000000u ? 0u : ((x >> 31) ? x - 1 : x + 1);
-      if ((xn & 0x7FFFFFFFu) > 0x7F800000u || subnormal(xn)) continue;
-      const uint32_t yn = model(xn);
-      const float fy = f32_from_bits(y), fyn = f32_from_bits(yn);
-      if (!std::isnan(fy) && !std::isnan(fyn) && !ok(f32_from_bits(x), fy, fyn)) ++p.non_monotone;
+    std::array<uint32_t, kBlock + 2> ys;  // ys[k] = model(s - 1 + k), inside [0, 2^32)
+    for (uint64_t s = b; s < e; s += kBlock) {
+      const uint64_t n = std::min(kBlock, e - s);
+      for (uint64_t k = s == 0 ? 1 : 0; k < n + 2 && s - 1 + k < kAll; ++k)
+        ys[size_t(k)] = model(static_cast<uint32_t>(s - 1 + k));
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t x = static_cast<uint32_t>(s + i);
+        if ((x & 0x7FFFFFFFu) > 0x7F800000u) continue;  // NaN: not binned by the probe
+        const uint32_t y = ys[size_t(i + 1)];
+        ++p.hist[size_t(probe_bin(x, y, ref))];
+        if ((x & 0x7FFFFFFFu) == 0x7F800000u || subnormal(x)) continue;
+        const uint32_t xn = x == 0x80000000u ? 0u : ((x >> 31) ? x - 1 : x + 1);
+        if ((xn & 0x7FFFFFFFu) > 0x7F800000u || subnormal(xn)) continue;
+        const uint32_t yn =
+            x == 0x80000000u ? y_plus_zero : ys[size_t((x >> 31) ? i : i + 2)];  // model(xn)
+        const float fy = f32_from_bits(y), fyn = f32_from_bits(yn);
+        if (!std::isnan(fy) && !std::isnan(fyn) && !ok(f32_from_bits(x), fy, fyn)) ++p.non_monotone;
+      }
     }
   });
   SweepResult r;
