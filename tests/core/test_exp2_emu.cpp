@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fa4sim/core/exp2_emu.h"
+#include "fa4sim/util/parallel.h"
 
 namespace {
 
@@ -486,16 +487,11 @@ TEST(Exp2EmuSlow, AllFloat32InputsAllDegrees) {
   const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
   // p(f) of the model on the grid j * 2^-24, shared by the workers (2^24 + 1 entries, 400 MB).
   std::vector<indep::Poly> grid(indep::kGridSize);
-  {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < nt; ++t)
-      pool.emplace_back([&, t] {
-        const uint32_t b = static_cast<uint32_t>(uint64_t{indep::kGridSize} * t / nt),
-                       e = static_cast<uint32_t>(uint64_t{indep::kGridSize} * (t + 1) / nt);
-        indep::fill_grid(grid, b, e);
-      });
-    for (auto& t : pool) t.join();
-  }
+  fa4sim::parallel_chunks(indep::kGridSize, uint64_t{1} << 16, static_cast<int>(nt),
+                          [&](uint64_t, uint64_t b, uint64_t e) {
+                            indep::fill_grid(grid, static_cast<uint32_t>(b),
+                                             static_cast<uint32_t>(e));
+                          });
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> mismatches{0};
   std::mutex mu;
