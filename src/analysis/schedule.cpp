@@ -116,8 +116,6 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   const json& cal = j["calibrated"];
   if (cal.contains("tau_cycles_fixed"))
     s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
-  if (cal.contains("tau_pv_wait_cycles"))
-    s.tau_pv_wait_cycles = num_field(j, origin, "calibrated.tau_pv_wait_cycles", 0, 1e5);
   if (cal.contains("smem_p_cycles"))
     s.smem_p_cycles = num_field(j, origin, "calibrated.smem_p_cycles", 0, 1e5);
   if (cal.contains("fma_tensor_stall"))
@@ -471,8 +469,6 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.post = post;
     w.rescale = j == 0 ? sched::Program{} : rescale;  // nothing to rescale before the first O += PV
     w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
-    if (tr.tau > 0 && k.rescale_before_gemm)
-      w.extra_wait += s.tau_pv_wait_cycles;      // Note [PV wait with tau]
     if (!k.rs) w.extra_wait += s.smem_p_cycles;  // P through shared memory: fence and warp sync
     return w;
   };
