@@ -116,6 +116,8 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   const json& cal = j["calibrated"];
   if (cal.contains("tau_cycles_fixed"))
     s.tau_cycles_fixed = num_field(j, origin, "calibrated.tau_cycles_fixed", 0, 1e5);
+  if (cal.contains("tau_pv_wait_cycles"))
+    s.tau_pv_wait_cycles = num_field(j, origin, "calibrated.tau_pv_wait_cycles", 0, 1e5);
   if (cal.contains("smem_p_cycles"))
     s.smem_p_cycles = num_field(j, origin, "calibrated.smem_p_cycles", 0, 1e5);
   if (cal.contains("fma_tensor_stall"))
@@ -331,8 +333,9 @@ struct Kernel {
       d = 0;  // d: the tile's head dim (padded to a multiple of 16)
   bool rs = true, turn_barrier = true;
   bool rescale_before_gemm = false;  // O *= row_scale between the issue of GEMM0 and of GEMM1
-  double gemm_clocks = 0;            // one GEMM of one warpgroup on one SMSP's tensor unit
-  double tma_clocks = 0;  // TMA's clocks for one iteration's K and V tiles (0: not modelled)
+  bool causal = false;
+  double gemm_clocks = 0;  // one GEMM of one warpgroup on one SMSP's tensor unit
+  double tma_clocks = 0;   // TMA's clocks for one iteration's K and V tiles (0: not modelled)
 };
 
 void check_input(const ScheduleInput& in) {
@@ -404,6 +407,7 @@ Kernel choose_kernel(const ArchSpec& a, const ScheduleSpec& s, const ScheduleInp
   k.warps = std::max(1, k.tile_m / wg_rows);
   k.turn_barrier = s.kernel == "sm90" && k.warps >= 2 && k.d <= 128;
   k.rescale_before_gemm = s.rescale_before_gemm_above_d > 0 && k.d > s.rescale_before_gemm_above_d;
+  k.causal = in.shape.causal;
   const double rate_smsp = a.mma_bf16_flop_per_clk_sm / a.smsp_per_sm * s.tensor_efficiency;
   k.gemm_clocks = 2.0 * wg_rows / a.smsp_per_sm * k.tile_n * k.d / rate_smsp;
   k.tma_clocks = 2 * s.tma_clock_scale * tma_tile_clocks(s, in.shape.d, k.tile_n);
@@ -469,6 +473,8 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
     w.post = post;
     w.rescale = j == 0 ? sched::Program{} : rescale;  // nothing to rescale before the first O += PV
     w.extra_wait = tr.tau > 0 ? s.tau_cycles_fixed + s.tau_cycles * o_per_thread / 32.0 : 0;
+    if (tr.tau > 0 && k.rescale_before_gemm && !k.causal)
+      w.extra_wait += s.tau_pv_wait_cycles;      // Note [PV wait with tau]
     if (!k.rs) w.extra_wait += s.smem_p_cycles;  // P through shared memory: fence and warp sync
     return w;
   };

@@ -415,3 +415,33 @@ TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
   bad["rescale_o_before_gemm_above_d"] = -8;
   expect_refused_naming(bad, "rescale_o_before_gemm_above_d");
 }
+
+// As Note [PV wait with tau] says, calibrated.tau_pv_wait_cycles is charged with tau > 0 in the
+// non-causal kernel where O is rescaled before the GEMM (above d 128) and nowhere else: more of it
+// slows tau 8 at d 160, leaves tau 8 at d 128, tau 8 at d 160 causal and stock at d 160 as they
+// were; without the field the term is 0; out of range it is refused by name.
+TEST(Schedule, TauPvWaitIsChargedAboveD128WithTauOnly) {
+  const json j = sm90_json();
+  const ScheduleSpec base = parse_schedule_spec(j, "sm90.json");
+  json more = j;
+  more["calibrated"]["tau_pv_wait_cycles"] = base.tau_pv_wait_cycles + 500;
+  const ScheduleSpec longer = parse_schedule_spec(more, "w.json");
+  ScheduleInput tau160 = shape(160), tau128 = shape(128);
+  tau160.tricks.tau = tau128.tricks.tau = 8;
+  EXPECT_GT(predict_schedule(h200(), longer, tau160).total_cycles,
+            predict_schedule(h200(), base, tau160).total_cycles);
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, tau128).total_cycles,
+                   predict_schedule(h200(), base, tau128).total_cycles);
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, shape(160)).total_cycles,
+                   predict_schedule(h200(), base, shape(160)).total_cycles);
+  ScheduleInput causal160 = shape(160, true);
+  causal160.tricks.tau = 8;
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, causal160).total_cycles,
+                   predict_schedule(h200(), base, causal160).total_cycles);
+  json none = j;
+  none["calibrated"].erase("tau_pv_wait_cycles");
+  EXPECT_EQ(parse_schedule_spec(none, "n.json").tau_pv_wait_cycles, 0);
+  json bad = j;
+  bad["calibrated"]["tau_pv_wait_cycles"] = -1;
+  expect_refused_naming(bad, "tau_pv_wait_cycles");
+}
