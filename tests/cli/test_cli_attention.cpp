@@ -289,14 +289,15 @@ TEST(CliAttention, SaturatedInputsAreReported) {
   put(f.q, 64, 2, 16, 0);
   put(f.k, 64, 1, 16, 1);
   write_npy_f32(f.v, {1, 64, 1, 16}, std::vector<float>(64 * 16, 1e30f));
-  auto t = run_cli("attention --dtype fp16" + f.args());
+  // One run: the table on stdout and the JSON in a file (--json PATH keeps the table).
+  const std::string report = (f.dir / "report.json").string();
+  auto t = run_cli("attention --dtype fp16 --json " + report + f.args());
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("fp16 inputs saturated: Q 0, K 0, V 1024 values beyond fp16's max finite"),
             std::string::npos)
       << t.out;
-  auto j = run_cli("attention --dtype fp16 --json -" + f.args());
-  ASSERT_EQ(j.code, 0) << j.err;
-  EXPECT_EQ(nlohmann::json::parse(j.out)["results"]["runs"][0]["inputs_saturated"]["v"], 1024);
+  EXPECT_EQ(nlohmann::json::parse(slurp(report))["results"]["runs"][0]["inputs_saturated"]["v"],
+            1024);
   auto plain = run_cli(kSmall + " --json -");  // nothing saturated: no such field
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_FALSE(nlohmann::json::parse(plain.out)["results"]["runs"][0].contains("inputs_saturated"));
@@ -394,11 +395,11 @@ TEST(CliAttention, SaveOTensorScaleAndMaskedExp) {
   const std::vector<float> sched = out("--exp schedule:10,4,1", "sched.npy");
   EXPECT_EQ(masked, mufu);
   EXPECT_NE(sched, mufu);
+  // The --tensor-scale one run writes its JSON report too (one run for both checks).
+  const std::string report = (dir / "one.json").string();
   EXPECT_NE(out("--qk-format nvfp4", "amax.npy"),
-            out("--qk-format nvfp4 --tensor-scale one", "one.npy"));
-  const auto r = run_cli(base + " --qk-format nvfp4 --tensor-scale one --no-split --json -");
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["params"]["tensor_scale"], "one");
+            out("--qk-format nvfp4 --tensor-scale one --json " + report, "one.npy"));
+  EXPECT_EQ(nlohmann::json::parse(slurp(report))["params"]["tensor_scale"], "one");
   std::filesystem::remove_all(dir);
 }
 
