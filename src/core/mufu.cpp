@@ -166,9 +166,6 @@ uint64_t hardware_sum(const TableFile& t, const std::string& bin_path, const cha
   return sums.at(table).get<uint64_t>();
 }
 
-// Fills out[b, e) by fill(b, e, out.data()) in chunks of 2^18 on `threads` threads; returns the
-// sum of the bit patterns (mod 2^64, what the GPU summed). `nan` (when given) is set when an entry
-// is a NaN.
 // The 32 MiB of a table are allocated, then asked for 2 MiB pages (transparent huge pages, where
 // the kernel offers them with `madvise`) before the first write: with 4 KiB pages the kernel's
 // page faults and page clearing were about a third of a load's CPU time, and every CLI run that
@@ -186,6 +183,9 @@ void advise_huge_pages(std::vector<float>& out) {
 #endif
 }
 
+// Fills out[b, e) by fill(b, e, out.data()) in chunks of 2^18 on `threads` threads; returns the
+// sum of the bit patterns (mod 2^64, what the GPU summed). `nan` (when given) is set when an entry
+// is a NaN.
 template <typename F>
 uint64_t rebuild(std::vector<float>& out, int threads, F&& fill, bool* nan = nullptr) {
   std::vector<float>().swap(out);  // a fresh allocation, not yet written
