@@ -8,6 +8,8 @@ of upstream FA4 and judges it on configurations it was not fitted on (docs/sched
   schedule_fit.py eval --fa4sim build/fa4sim [--data DIR] [--out data/schedule/eval_h200.json]
       predicts every measured configuration of DIR/{calibration,heldout,moonshot}.jsonl and
       writes predicted / measured with the measured spread, and the acceptance figures
+  schedule_fit.py cyclerms --fa4sim build/fa4sim [--spec S] --fit-plans P1,P2,..
+      prints the spec's rms log error of the cycles on those plans' Nsight Compute counts, unfitted
   schedule_fit.py blackwell --fa4sim build/fa4sim
       fits the sm100 MMA latency (data/schedule/sm100.json) on one source of published Blackwell
       speeds (data/published/fa4_speeds.json) and predicts every other published row
@@ -355,19 +357,37 @@ def cycle_summary(rows, preds):
             "median_abs_error": statistics.median(errs) if errs else None, "max_abs_error": max(errs, default=None)}
 
 
+def cycle_rows(a):
+    """Nsight Compute's profiled launches of the --fit-plans."""
+    return [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(ncu_folder(a, plan), plan)]
+
+
+def cycle_loss(fa4sim, spec, rows, inputs=None):
+    """Mean squared log ratio of the model's cycles to the kernel's over `rows`."""
+    preds = predict(fa4sim, spec, inputs or ncu_inputs(rows))
+    return sum(math.log(p["total_cycles"] / r["cycles"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
+
+
+def cmd_cyclerms(a):
+    """The spec's rms log error of the cycles on the --fit-plans' counts, nothing fitted (how a
+    changed model scores on the counts before any refit)."""
+    rows = cycle_rows(a)
+    print(f"{a.spec}: cycles rms log error {math.sqrt(cycle_loss(a.fa4sim, json.load(open(a.spec)), rows)):.4f} "
+          f"over {len(rows)} kernels of {a.fit_plans}")
+
+
 def cmd_cycles(a):
     """The cycle constants fitted on Nsight Compute's cycle counts (no clock in them): per window
     a Nelder-Mead run on the squared log ratio of the model's cycles to the kernel's."""
     spec = json.load(open(a.spec))
     params = CYCLE_PARAMS + [p for p in a.extra_params.split(",") if p]
-    rows = [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(ncu_folder(a, plan), plan)]
+    rows = cycle_rows(a)
     inputs = ncu_inputs(rows)
 
     def loss(x):
         for p, v in zip(params, clamp_params(x, params)):
             set_param(spec, p, v)
-        preds = predict(a.fa4sim, spec, inputs)
-        return sum(math.log(p["total_cycles"] / r["cycles"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
+        return cycle_loss(a.fa4sim, spec, rows, inputs)
 
     steps = [STEPS[p] if p in STEPS else OPTIONAL[p][1] for p in params]
     best = None
@@ -561,7 +581,7 @@ def cmd_blackwell(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "cycles", "eval", "blackwell"])
+    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--ncu", default=NCU, help="scripts/gpu/schedule_ncu.sh's output (cycle counts)")
@@ -578,7 +598,8 @@ def main():
                          "and is judged on heldout2)")
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
     a = ap.parse_args()
-    return {"fit": cmd_fit, "cycles": cmd_cycles, "eval": cmd_eval, "blackwell": cmd_blackwell}[a.cmd](a)
+    return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
+            "blackwell": cmd_blackwell}[a.cmd](a)
 
 
 if __name__ == "__main__":
