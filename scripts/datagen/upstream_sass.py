@@ -20,10 +20,11 @@ einops for the torch Python (3.11, torch 2.15 CPU use only); ptxas from the nvid
 wheel, cuobjdump from nvidia-cuda-cuobjdump 13.4, nvdisasm from triton's bundled CUDA 12.9 tools.
 Usage:
   python3 scripts/datagen/upstream_sass.py --python PY --site DIR --ptxas PTXAS --cuobjdump CUOBJDUMP \
-      --dims 128,184 --kinds stock,tau8_emu2 --out data/schedule/upstream_sass.json
+      --dims 128,184 --kinds stock,tau8_emu2 [--causal 0,1] [--jobs 2] --out data/schedule/upstream_sass.json
 """
 import argparse
 import collections
+import concurrent.futures
 import datetime
 import json
 import os
@@ -41,7 +42,7 @@ from sass_mix import parse as parse_sass  # noqa: E402
 
 GEN = r'''
 import os, sys, site, tempfile
-site.addsitedir(sys.argv[1]); out, d, kind = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+site.addsitedir(sys.argv[1]); out, d, kind, causal = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[6] == "1"
 os.environ.update(FLASH_ATTENTION_NUM_SMS="132", FLASH_ATTENTION_ARCH="sm_90", CUTE_DSL_ARCH="sm_90a",
                   CUTE_DSL_KEEP_PTX="1", CUTE_DSL_DUMP_DIR=out, CUTE_DSL_CACHE_DIR=tempfile.mkdtemp())
 sys.path.insert(0, sys.argv[5])
@@ -56,7 +57,7 @@ if kind != "stock":
 with FakeTensorMode():
     q, k, v = (torch.empty((4, 4096, 16, d), device="cuda", dtype=torch.bfloat16) for _ in range(3))
     fu.select_variant(tricks)
-    fi.flash_attn_func(q, k, v, causal=False)
+    fi.flash_attn_func(q, k, v, causal=causal)
 '''
 KIND = re.compile(r"^(stock|tau\d+(\.\d+)?_emu[0-8])$")
 
@@ -112,10 +113,11 @@ def analyse(sass_path):
             "before_pv_wait": dict(between), "after_pv_wait": dict(after)}
 
 
-def one(a, d, kind, work):
-    out = os.path.join(work, f"d{d}_{kind}")
+def one(a, d, kind, causal, work):
+    out = os.path.join(work, f"d{d}_{kind}_{'causal' if causal else 'full'}")
     os.makedirs(out, exist_ok=True)
-    r = subprocess.run([a.python, "-c", GEN, a.site, out, str(d), kind, os.path.join(ROOT, "scripts", "drivers")],
+    r = subprocess.run([a.python, "-c", GEN, a.site, out, str(d), kind, os.path.join(ROOT, "scripts", "drivers"),
+                        "1" if causal else "0"],
                        capture_output=True, text=True)
     ptx = [f for f in os.listdir(out) if f.endswith(".ptx") and "flash_fwd_sm90" in f]
     if r.returncode != 0 or not ptx:
@@ -145,6 +147,8 @@ def main():
     ap.add_argument("--cuobjdump", required=True)
     ap.add_argument("--dims", default="64,96,128,144,160,176,192,224,256")
     ap.add_argument("--kinds", default="stock,tau8_emu0,tau0_emu2,tau8_emu2")
+    ap.add_argument("--causal", default="0", help="0 (no mask), 1 (causal) or 0,1 (both)")
+    ap.add_argument("--jobs", type=int, default=1, help="compiles run at once")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     try:
@@ -153,24 +157,27 @@ def main():
         print(f"upstream_sass: error: --dims '{a.dims}' is not a comma-separated list of head dims", file=sys.stderr)
         sys.exit(2)
     kinds = a.kinds.split(",")
-    bad = [k for k in kinds if not KIND.match(k)] + [str(d) for d in dims if d % 8 or not 8 <= d <= 256]
+    masks = a.causal.split(",")
+    bad = ([k for k in kinds if not KIND.match(k)] + [f"--causal {m}" for m in masks if m not in ("0", "1")]
+           + [str(d) for d in dims if d % 8 or not 8 <= d <= 256])
     if bad:
-        print(f"upstream_sass: error: {', '.join(bad)} (kinds: stock or tau<T>_emu<E>; head dims: multiples of 8 up to 256)",
+        print(f"upstream_sass: error: {', '.join(bad)} (kinds: stock or tau<T>_emu<E>; head dims: multiples of 8 up to 256; --causal: 0, 1 or 0,1)",
               file=sys.stderr)
         sys.exit(2)
     versions = subprocess.run([a.ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for d in dims:
-            for kind in kinds:
-                r = dict(d=d, kind=kind, **one(a, d, kind, work))
+        todo = [(d, kind, m == "1") for m in masks for d in dims for kind in kinds]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:  # each compile is its own process
+            for (d, kind, causal), res in zip(todo, pool.map(lambda t: one(a, *t, work), todo)):
+                r = dict(d=d, kind=kind, causal=causal, **res)
                 rows.append(r)
-                print(f"d {d:3d} {kind:10s} regs {r.get('registers')} spills {r.get('spill_store_bytes')} "
-                      f"softmax before/after the PV wait {r.get('softmax_before_pv_wait')}/{r.get('softmax_after_pv_wait')}"
-                      f" {r.get('error', '')}", flush=True)
+                print(f"d {d:3d} {kind:10s} {'causal ' if causal else 'no mask'} regs {r.get('registers')} "
+                      f"spills {r.get('spill_store_bytes')} softmax before/after the PV wait "
+                      f"{r.get('softmax_before_pv_wait')}/{r.get('softmax_after_pv_wait')} {r.get('error', '')}", flush=True)
     report = {"schema": "fa4sim/upstream-sass-v1",
               "what": "upstream FA4 sm90 forward (flash-attn-4 4.0.0b36, nvidia-cutlass-dsl 4.8.1), B4 H16 S4096 "
-                      "non-causal bf16, compiled for sm_90a without a GPU; main-loop instructions between the "
+                      "bf16, each row causal or not, compiled for sm_90a without a GPU; main-loop instructions between the "
                       "waits for S and for O += PV",
               "command": "python3 scripts/datagen/upstream_sass.py " + " ".join(sys.argv[1:]),
               "ptxas": versions[-1] if versions else None, "date": datetime.date.today().isoformat(),
