@@ -107,6 +107,9 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   s.lat_mufu = num_field(j, origin, "latency.mufu", 1, 1000);
   s.lat_shfl = num_field(j, origin, "latency.shfl", 1, 1000);
   s.window = static_cast<int>(num_field(j, origin, "window", 1, 64));
+  if (j.contains("window_three_warpgroups"))
+    s.window_three_warpgroups =
+        static_cast<int>(num_field(j, origin, "window_three_warpgroups", 1, 64));
   s.overhead_instructions = num_field(j, origin, "overhead_instructions", 0, 1e4);
   s.tensor_efficiency = num_field(j, origin, "calibrated.tensor_efficiency", 0.05, 1);
   s.wgmma_latency = num_field(j, origin, "calibrated.wgmma_latency", 0, 1e5);
@@ -419,7 +422,8 @@ sched::SimConfig sim_config(const ArchSpec& a, const ScheduleSpec& s, const Kern
   c.warps = k.warps;
   c.turn_barrier = k.turn_barrier;
   c.pv_first = s.kernel == "sm100";
-  c.window = s.window;
+  // tile M 192: its own window (Note [Issue window with three warpgroups])
+  c.window = k.warps >= 3 && s.window_three_warpgroups > 0 ? s.window_three_warpgroups : s.window;
   c.gemm_latency = s.wgmma_latency;
   c.fma_tensor_stall = s.fma_tensor_stall;
   const double lanes_smsp_fma = a.fp32_fma_lanes_per_clk_sm / a.smsp_per_sm;

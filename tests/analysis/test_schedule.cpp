@@ -416,6 +416,34 @@ TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
   expect_refused_naming(bad, "rescale_o_before_gemm_above_d");
 }
 
+// As Note [Issue window with three warpgroups] says, window_three_warpgroups sets the issue window of the
+// three-warpgroup tiles (d <= 96) only: d 64 with half the exps emulated changes with it, d 128
+// (two warpgroups) does not; without the field the shared window holds; out of range it is refused.
+TEST(Schedule, ThreeWarpgroupWindowAppliesToTileM192Only) {
+  const json j = sm90_json();
+  json one = j, four = j, none = j;
+  one["window_three_warpgroups"]["value"] = 1;
+  four["window_three_warpgroups"]["value"] = 4;
+  none.erase("window_three_warpgroups");
+  const ScheduleSpec s1 = parse_schedule_spec(one, "1.json"),
+                     s4 = parse_schedule_spec(four, "4.json"),
+                     s0 = parse_schedule_spec(none, "0.json");
+  EXPECT_EQ(s0.window_three_warpgroups, 0);
+  ScheduleInput d64 = shape(64), d128 = shape(128);
+  d64.tricks.emu_fraction = d128.tricks.emu_fraction = 0.5;
+  EXPECT_NE(predict_schedule(h200(), s1, d64).total_cycles,
+            predict_schedule(h200(), s4, d64).total_cycles);
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), s1, d128).total_cycles,
+                   predict_schedule(h200(), s4, d128).total_cycles);
+  json same = none;
+  same["window_three_warpgroups"] = same["window"];
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(same, "s.json"), d64).total_cycles,
+                   predict_schedule(h200(), s0, d64).total_cycles);
+  json bad = j;
+  bad["window_three_warpgroups"]["value"] = 0;
+  expect_refused_naming(bad, "window_three_warpgroups");
+}
+
 // As Note [PV wait with tau] says, calibrated.tau_pv_wait_cycles is charged with tau > 0 in the
 // non-causal kernel where O is rescaled before the GEMM (above d 128) and nowhere else: more of it
 // slows tau 8 at d 160, leaves tau 8 at d 128, tau 8 at d 160 causal and stock at d 160 as they
