@@ -3,11 +3,15 @@
 // scripts/datagen/mufu_table.py with the provenance of the GPU runs). The ex2 and lg2 tables hold
 // deltas from the libm functions; they are rebuilt here and the rebuilt results' bit sums checked
 // against the hardware's. Any doubt about a table is an error naming the file and the rebuild
-// command: no model ever falls back to 1/x, exp2 or log2.
+// command: no model ever falls back to 1/x, exp2 or log2. The rebuilt tables are kept in a cache
+// folder for the next process (Note [MUFU table cache] in mufu.h).
 #include "fa4sim/core/mufu.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
 #endif
 
 #include <array>
@@ -15,8 +19,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -186,12 +195,17 @@ void advise_huge_pages(std::vector<float>& out) {
 // Fills out[b, e) by fill(b, e, out.data()) in chunks of 2^18 on `threads` threads; returns the
 // sum of the bit patterns (mod 2^64, what the GPU summed). `nan` (when given) is set when an entry
 // is a NaN.
-template <typename F>
-uint64_t rebuild(std::vector<float>& out, int threads, F&& fill, bool* nan = nullptr) {
-  std::vector<float>().swap(out);  // a fresh allocation, not yet written
+// A fresh allocation of 2^23 zeros (asked for huge pages before the first write).
+void fresh_table(std::vector<float>& out) {
+  std::vector<float>().swap(out);
   out.reserve(kMufuTableEntries);
   advise_huge_pages(out);
   out.assign(kMufuTableEntries, 0.0f);
+}
+
+template <typename F>
+uint64_t rebuild(std::vector<float>& out, int threads, F&& fill, bool* nan = nullptr) {
+  fresh_table(out);
   std::vector<uint64_t> sums(chunk_count(kMufuTableEntries, kRebuildChunk), 0);
   std::vector<uint8_t> nans(sums.size(), 0);
   parallel_chunks(kMufuTableEntries, kRebuildChunk, threads,
@@ -274,7 +288,180 @@ void decode_block(const uint8_t* p, int64_t* d) {
   }
 }
 
+// ---- the cache of rebuilt tables (Note [MUFU table cache] in mufu.h)
+
+#ifndef FA4SIM_MUFU_SOURCE_HASH  // set by CMakeLists.txt: a hash of this file and mufu.h
+#define FA4SIM_MUFU_SOURCE_HASH "unhashed"
+#endif
+
+constexpr char kCacheMagic[16] = "fa4sim-mufu-c1";
+
+// A 64-bit hash of n bytes, continuing from h (hash64(b, hash64(a, h)) covers a, then b): four
+// lanes of xor, multiply by an odd constant and xor-shift over 8-byte words, then the tail bytes.
+// Each step is a bijection of its lane, so any change of one word changes the result; the
+// checksum of a cache file and the cache key.
+uint64_t hash64(const void* data, size_t n, uint64_t h) {
+  constexpr uint64_t kM = 0x9E3779B97F4A7C15u;
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t lane[4] = {h ^ 0x243F6A8885A308D3u, h ^ 0x13198A2E03707344u, h ^ 0xA4093822299F31D0u,
+                      h ^ 0x082EFA98EC4E6C89u};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * size_t(k), 8);
+      lane[k] = (lane[k] ^ w) * kM;
+      lane[k] ^= lane[k] >> 29;
+    }
+  uint64_t r = uint64_t(n) * kM;
+  for (uint64_t l : lane) {
+    r = (r ^ l) * kM;
+    r ^= r >> 32;
+  }
+  for (; i < n; ++i) {
+    r = (r ^ p[i]) * kM;
+    r ^= r >> 29;
+  }
+  return r;
+}
+
+uint64_t bit_sum(const std::vector<float>& v) {
+  uint64_t s = 0;
+  for (float x : v) s += f32_bits(x);
+  return s;
+}
+
+// A unit's cache entry: its file ("" = no cache folder) and what it must hold: the key, and the
+// code's tag, the input table and its sidecar, byte for byte.
+struct CacheEntry {
+  std::string path, unit;
+  uint64_t key = 0;
+  std::vector<uint8_t> input;
+};
+
+struct CacheHeader {
+  char magic[16];
+  uint64_t key, input_bytes, entries;
+};
+
+void append_blob(std::vector<uint8_t>& out, const void* p, size_t n) {
+  const uint64_t len = n;
+  const auto* b = reinterpret_cast<const uint8_t*>(&len);
+  out.insert(out.end(), b, b + sizeof len);
+  out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+}
+
+CacheEntry cache_entry(const char* unit, const TableFile& t) {
+  CacheEntry c;
+  const std::string dir = mufu_cache_dir();
+  if (dir.empty()) return c;
+  std::ifstream f(t.side, std::ios::binary);
+  const std::string side((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) return c;
+#if defined(__GLIBC__)
+  const char* libc = gnu_get_libc_version();
+#else
+  const char* libc = "not glibc";
+#endif
+  // The libm the tables were rebuilt with (std::exp2, std::log2) is part of the key: a cache
+  // folder shared by two machines keeps one entry per C library.
+  const std::string tag =
+      fmt::format("{} {} {} libc {}", kCacheMagic, unit, FA4SIM_MUFU_SOURCE_HASH, libc);
+  append_blob(c.input, tag.data(), tag.size());
+  append_blob(c.input, t.bytes.data(), t.bytes.size());
+  append_blob(c.input, side.data(), side.size());
+  c.key = hash64(c.input.data(), c.input.size(), 0);
+  c.path = fmt::format("{}/mufu-{}-{:016x}.bin", dir, unit, c.key);
+  c.unit = unit;
+  return c;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// Whether the entry's file holds tables for exactly this input, intact (out then holds them;
+// otherwise out holds anything and the caller rebuilds).
+bool read_cache(const CacheEntry& c, MufuTables& out) {
+  if (c.path.empty()) return false;
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(c.path.c_str(), "rb"));
+  if (!f) return false;
+  CacheHeader h{};
+  if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kCacheMagic, 16) != 0 ||
+      h.key != c.key || h.input_bytes != c.input.size() || h.entries != kMufuTableEntries)
+    return false;
+  std::vector<uint8_t> input(c.input.size());
+  if (std::fread(input.data(), 1, input.size(), f.get()) != input.size() || input != c.input)
+    return false;
+  uint64_t sum = hash64(input.data(), input.size(), hash64(&h, sizeof h, 0));
+  for (auto* v : {&out.a, &out.b}) {
+    fresh_table(*v);
+    if (std::fread(v->data(), sizeof(float), v->size(), f.get()) != v->size()) return false;
+    sum = hash64(v->data(), v->size() * sizeof(float), sum);
+  }
+  uint64_t want = 0;
+  return std::fread(&want, sizeof want, 1, f.get()) == 1 && want == sum &&
+         std::fgetc(f.get()) == EOF;
+}
+
+// Writes the entry (to a temporary file in the folder, renamed into place); any failure leaves
+// the cache as it was and is not reported.
+void write_cache(const CacheEntry& c, const MufuTables& t) {
+  if (c.path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(c.path).parent_path(), ec);
+  const std::string tmp = fmt::format(
+      "{}.{:016x}.tmp", c.path, std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
+  bool ok = false;
+  {
+    std::unique_ptr<std::FILE, FileCloser> f(std::fopen(tmp.c_str(), "wbx"));
+    if (!f) return;
+    CacheHeader h{};
+    std::memcpy(h.magic, kCacheMagic, 16);
+    h.key = c.key;
+    h.input_bytes = c.input.size();
+    h.entries = kMufuTableEntries;
+    uint64_t sum = hash64(c.input.data(), c.input.size(), hash64(&h, sizeof h, 0));
+    ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1 &&
+         std::fwrite(c.input.data(), 1, c.input.size(), f.get()) == c.input.size();
+    for (const auto* v : {&t.a, &t.b}) {
+      ok = ok && std::fwrite(v->data(), sizeof(float), v->size(), f.get()) == v->size();
+      sum = hash64(v->data(), v->size() * sizeof(float), sum);
+    }
+    ok = ok && std::fwrite(&sum, sizeof sum, 1, f.get()) == 1;
+    ok = std::fclose(f.release()) == 0 && ok;
+  }
+  if (!ok || std::rename(tmp.c_str(), c.path.c_str()) != 0) {
+    std::filesystem::remove(tmp, ec);
+    return;
+  }
+  // One entry per unit: the unit's other entries (other sources or inputs) are removed, so that
+  // the folder does not grow by 70 MiB with every edit.
+  const std::string prefix = fmt::format("mufu-{}-", c.unit);
+  const std::string mine = std::filesystem::path(c.path).filename().string();
+  try {
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(c.path).parent_path(), ec)) {
+      const std::string n = e.path().filename().string();
+      if (n != mine && n.size() == mine.size() && n.rfind(prefix, 0) == 0 && n.ends_with(".bin"))
+        std::filesystem::remove(e.path(), ec);
+    }
+  } catch (const std::exception&) {  // a folder changing under the iterator: left as it is
+  }
+}
+
 }  // namespace
+
+std::string mufu_cache_dir() {
+  const auto env = [](const char* k) -> std::string {
+    const char* v = std::getenv(k);
+    return v != nullptr ? v : "";
+  };
+  if (std::string d = env("FA4SIM_CACHE_DIR"); !d.empty()) return d;
+  if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return d + "/fa4sim";
+  if (std::string d = env("HOME"); !d.empty()) return d + "/.cache/fa4sim";
+  return "";
+}
 
 std::string ex2_table_path() { return data_dir() + "/mufu/ex2_approx_ftz.bin"; }
 std::string lg2_table_path() { return data_dir() + "/mufu/lg2_approx_ftz.bin"; }
@@ -300,6 +487,11 @@ void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
     const float r = static_cast<float>(std::exp2(negative ? -x : x));
     return f32_from_bits(static_cast<uint32_t>(static_cast<int32_t>(f32_bits(r)) + delta));
   };
+  const CacheEntry cache = cache_entry("ex2", t);
+  out.from_cache = read_cache(cache, out) &&
+                   bit_sum(out.a) == hardware_sum(t, bin_path, "positive") &&
+                   bit_sum(out.b) == hardware_sum(t, bin_path, "negative");
+  if (out.from_cache) return;
   const uint64_t sp = rebuild(out.a, threads, [&](uint64_t b, uint64_t e, float* o) {
     for (uint64_t j = b; j < e; ++j)
       o[j] = entry(uint32_t(j), false, rcp_table_delta(pos, uint32_t(j)));  // code - 1
@@ -310,6 +502,7 @@ void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
   });
   check_sum(bin_path, "positive ex2", "exp2", sp, hardware_sum(t, bin_path, "positive"));
   check_sum(bin_path, "negative ex2", "exp2", sn, hardware_sum(t, bin_path, "negative"));
+  write_cache(cache, out);
 }
 
 void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
@@ -350,6 +543,10 @@ void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
       }
     };
   };
+  const CacheEntry cache = cache_entry("lg2", t);
+  out.from_cache = read_cache(cache, out) && bit_sum(out.a) == hardware_sum(t, bin_path, "y0") &&
+                   bit_sum(out.b) == hardware_sum(t, bin_path, "y1");
+  if (out.from_cache) return;
   bool nan = false;
   const uint64_t s0 = rebuild(out.a, threads, table(b0, false), &nan);
   const uint64_t s1 = rebuild(out.b, threads, table(b1, true), &nan);
@@ -360,6 +557,7 @@ void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
                                      v == &out.a ? "y0" : "y1", j));
   check_sum(bin_path, "lg2 y0", "log2", s0, hardware_sum(t, bin_path, "y0"));
   check_sum(bin_path, "lg2 y1", "log2", s1, hardware_sum(t, bin_path, "y1"));
+  write_cache(cache, out);
 }
 
 namespace {

@@ -5,12 +5,17 @@
 // arithmetic); and (slow) over all 2^32 inputs each model reproduces the H200 probe's ulp histogram
 // against the reference (1/x correctly rounded, exp2 / log2 in double rounded to float32, FTZ on
 // input and output), bin for bin, with 0 special-class mismatches and 0 monotonicity violations.
+// The cache of rebuilt ex2/lg2 tables (Note [MUFU table cache]): a hit is bit for bit the rebuild,
+// a damaged cache file is rebuilt without an error, a changed input is never served from it, and
+// an unwritable cache folder only means a rebuild.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -437,6 +442,151 @@ TEST(Mufu, DamagedLg2TableIsRefused) {
   EXPECT_NE(err().find("sidecar"), std::string::npos);
   fs::remove(bin);
   EXPECT_NE(err().find("missing"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// ---- the rebuilt tables kept in mufu_cache_dir() (Note [MUFU table cache])
+
+namespace {
+
+// Sets FA4SIM_CACHE_DIR for the scope (restores what was there).
+struct CacheDirFor {
+  std::string old;
+  bool had = false;
+  explicit CacheDirFor(const fs::path& dir) {
+    if (const char* v = std::getenv("FA4SIM_CACHE_DIR")) old = v, had = true;
+    setenv("FA4SIM_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~CacheDirFor() {
+    if (had)
+      setenv("FA4SIM_CACHE_DIR", old.c_str(), 1);
+    else
+      unsetenv("FA4SIM_CACHE_DIR");
+  }
+};
+
+bool same_tables(const MufuTables& x, const MufuTables& y) {
+  return x.a.size() == kMufuTableEntries && x.b.size() == kMufuTableEntries &&
+         x.a.size() == y.a.size() && x.b.size() == y.b.size() &&
+         std::memcmp(x.a.data(), y.a.data(), x.a.size() * sizeof(float)) == 0 &&
+         std::memcmp(x.b.data(), y.b.data(), x.b.size() * sizeof(float)) == 0;
+}
+
+// The cache files of `unit` in `dir`.
+std::vector<fs::path> cache_files(const fs::path& dir, const std::string& unit) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("mufu-" + unit + "-", 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+template <typename Load>
+void check_cache(Load load, const std::string& path, const std::string& unit) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-cache-" + unit);
+  const CacheDirFor env(dir / "cache");
+  EXPECT_EQ(mufu_cache_dir(), (dir / "cache").string());
+  MufuTables built, hit;
+  load(path, built, 2);  // an empty cache: rebuilt, then written
+  EXPECT_FALSE(built.from_cache);
+  const std::vector<fs::path> files = cache_files(dir / "cache", unit);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(cache_files(dir / "cache", unit == "ex2" ? "lg2" : "ex2").empty());
+  load(path, hit, 2);
+  EXPECT_TRUE(hit.from_cache);
+  EXPECT_TRUE(same_tables(built, hit));  // bit for bit
+  if (unit != "ex2") {  // lg2: a hit is all that differs (the damaged cases are the same code)
+    fs::remove_all(dir);
+    return;
+  }
+  const std::string f = files[0].string();
+  const size_t size = fs::file_size(f);
+  // Two entries of the first table swapped: the bit sums still hold, only the checksum tells.
+  {
+    const size_t a0 = size - 8 - 2 * size_t(kMufuTableEntries) * 4;
+    std::vector<uint8_t> b = read_bytes(f);
+    ASSERT_NE(std::memcmp(&b[a0 + 4 * 100], &b[a0 + 4 * 200], 4), 0);
+    for (int k = 0; k < 4; ++k) std::swap(b[a0 + 4 * 100 + size_t(k)], b[a0 + 4 * 200 + size_t(k)]);
+    std::ofstream(f, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    MufuTables again;
+    ASSERT_NO_THROW(load(path, again, 2));
+    EXPECT_FALSE(again.from_cache);
+    EXPECT_TRUE(same_tables(built, again));
+    load(path, again, 2);  // rewritten
+    EXPECT_TRUE(again.from_cache);
+  }
+  fs::resize_file(f, size - 1);  // a file cut short
+  MufuTables cut;
+  ASSERT_NO_THROW(load(path, cut, 2));
+  EXPECT_FALSE(cut.from_cache);
+  EXPECT_TRUE(same_tables(built, cut));
+  EXPECT_EQ(fs::file_size(f), size);
+  EXPECT_EQ(cache_files(dir / "cache", unit).size(), 1u);  // no temporary file left behind
+  // A copy of the input elsewhere is the same input (the key is the bytes, not the path); its
+  // sidecar rewritten (the same fields, other bytes) is another input: rebuilt.
+  const std::string copy = copy_unit_table(path, dir);
+  MufuTables other;
+  load(copy, other, 2);
+  EXPECT_TRUE(other.from_cache);
+  edit_sidecar(copy, [](json& m) { m["comment"] = "copied for the cache test"; });
+  load(copy, other, 2);
+  EXPECT_FALSE(other.from_cache);
+  EXPECT_TRUE(same_tables(built, other));
+  // One entry per unit: the new input's replaced the old one.
+  EXPECT_EQ(cache_files(dir / "cache", unit).size(), 1u);
+  EXPECT_FALSE(fs::exists(f));
+  load(path, other, 2);
+  EXPECT_FALSE(other.from_cache);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+TEST(Mufu, TableCacheHitIsBitIdenticalAndADamagedCacheIsRebuilt) {
+  check_cache(load_ex2_table, ex2_table_path(), "ex2");
+  check_cache(load_lg2_table, lg2_table_path(), "lg2");
+}
+
+TEST(Mufu, ChangedInputIsNotServedFromTheCache) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-cache-changed");
+  const CacheDirFor env(dir / "cache");
+  // The cache holds the committed tables (under the copy's path, too: the key is the bytes).
+  const std::string bin = copy_unit_table(ex2_table_path(), dir);
+  ASSERT_EQ(unit_load_error(load_ex2_table, bin), "");
+  MufuTables t;
+  load_ex2_table(bin, t, 2);
+  ASSERT_TRUE(t.from_cache);
+  // One code of the negative half changed and the CRC-32 fixed: refused as without a cache.
+  const size_t at = kMufuTableEntries / 4 + 12345;
+  const uint8_t old = read_bytes(bin)[at];
+  patch_byte(bin, at, static_cast<uint8_t>((old & ~3u) | ((old & 3u) == 1u ? 2u : 1u)));
+  fix_crc(bin);
+  EXPECT_NE(unit_load_error(load_ex2_table, bin).find("negative ex2 table's bit sum"),
+            std::string::npos);
+  // The sidecar's hardware sum changed: refused.
+  copy_unit_table(ex2_table_path(), dir);
+  edit_sidecar(bin, [](json& m) { m["hardware_bit_sums"]["positive"] = 8967982403705967u; });
+  EXPECT_NE(unit_load_error(load_ex2_table, bin).find("positive ex2 table's bit sum"),
+            std::string::npos);
+  // lg2: a width byte of 33, CRC-32 fixed, with the committed table in the cache.
+  const std::string lg2 = copy_unit_table(lg2_table_path(), dir);
+  ASSERT_EQ(unit_load_error(load_lg2_table, lg2), "");
+  patch_byte(lg2, 0, 33);
+  fix_crc(lg2);
+  EXPECT_NE(unit_load_error(load_lg2_table, lg2).find("width 33"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Mufu, UnwritableCacheFolderRebuildsWithoutAnError) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-cache-ro");
+  std::ofstream(dir / "file") << "a file, not a folder";
+  const CacheDirFor env(dir / "file" / "cache");
+  for (int k = 0; k < 2; ++k) {
+    MufuTables t;
+    ASSERT_NO_THROW(load_ex2_table(ex2_table_path(), t, 2));
+    EXPECT_FALSE(t.from_cache);
+  }
   fs::remove_all(dir);
 }
 

@@ -1,8 +1,12 @@
-"""ctest `python_ml_dtypes_exhaustive` and `python_ml_dtypes_exhaustive_mx` (label slow): the Python
+"""ctest `ml_dtypes_crosscheck` and `ml_dtypes_crosscheck_mx` (label slow, with `--cli`): the Python
 API's encode, quantize and decode against ml_dtypes on every float32 input, typed arrays in and
 out, for each format both have: float8_e4m3fn, float8_e5m2, bfloat16 (`--formats e4m3,e5m2,bf16`)
 and the MX element formats float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e8m0fnu
-(`--formats e2m1,e2m3,e3m2,e8m0`):
+(`--formats e2m1,e2m3,e3m2,e8m0`). With `--cli FA4SIM`, the same pass also runs
+scripts/check/check_ml_dtypes.py's check of the CLI (`fa4sim quantize --all-float32`, both overflow
+modes, its classes and decode check): every chunk of 2^20 inputs is cast by ml_dtypes once, and
+the one cast is compared with both (ml_dtypes' casts are most of either check's time). Each side
+prints its report as it does alone; either failing fails the run. The API's comparisons:
   * encode(x, fmt, overflow=M, typed=True) has the bits of x.astype(ml_dtype);
   * quantize(x, fmt, overflow=M) is x.astype(ml_dtype).astype(float32);
   * decode(typed) of every code (an array of the format, no fmt) is typed.astype(float32).
@@ -22,6 +26,7 @@ Everything else is a mismatch; the count and the first mismatches are printed pe
 import argparse
 import sys
 import time
+from pathlib import Path
 
 try:
     import ml_dtypes
@@ -92,12 +97,12 @@ def nan_known(x_bits, enc_codes, theirs, t):
     return is_nan & (enc_codes == t.max_code) & (theirs == want_theirs)
 
 
-def check_chunk(name, overflow, t, x, xb, bufs):
-    """(bad encode indices, bad quantize indices, known NaN-class count) of one chunk. Only the
-    differing elements are indexed; the NaN codes are found by masks (Tables.nan_mask)."""
-    theirs_typed, enc, q, lib_q, ne, ok, bad, tnan, tmp = bufs
+def check_chunk(name, overflow, t, x, xb, theirs_typed, bufs):
+    """(bad encode indices, bad quantize indices, known NaN-class count) of one chunk; theirs_typed
+    holds x.astype(dt). Only the differing elements are indexed; the NaN codes are found by masks
+    (Tables.nan_mask)."""
+    enc, q, lib_q, ne, ok, bad, tnan, tmp = bufs
     theirs = theirs_typed.view(t.code_dtype)
-    np.copyto(theirs_typed, x, casting="unsafe")  # x.astype(dt), into the buffer
     fa4sim.encode(x, name, overflow=overflow, typed=True, out=enc)
     enc_codes = enc.view(t.code_dtype)
     none = np.array([], dtype=np.intp)
@@ -138,57 +143,109 @@ def check_chunk(name, overflow, t, x, xb, bufs):
     return bad_enc, bad_q, known
 
 
+class FormatCheck:
+    """One format's check, chunk by chunk (chunk()), then the decode of every code and the printed
+    result (end(), which returns the number of mismatches)."""
+
+    def __init__(self, name, step):
+        self.t0 = time.time()
+        self.name = name
+        self.dt, self.overflow, self.has_nan = FORMATS[name]
+        self.t = Tables(self.dt, self.has_nan)
+        self.counts = {"encode": 0, "quantize": 0, "decode": 0}
+        self.known, self.first = 0, []
+        # Buffers reused by every chunk (step inputs): no per-chunk allocation and page faults.
+        self.bufs = (np.empty(step, dtype=self.dt), np.empty(step, dtype=np.float32),
+                     np.empty(step, dtype=np.float32), *(np.empty(step, dtype=bool) for _ in range(4)),
+                     np.empty(step, dtype=self.t.code_dtype))
+        # typed=True gives an array of the format (chunk() writes into one with out=).
+        x = np.arange(16, dtype=np.float32)
+        assert fa4sim.encode(x, name, overflow=self.overflow, typed=True).dtype == self.dt
+
+    def chunk(self, b, xb, theirs_typed):
+        """The inputs b .. b + len(xb) - 1 (xb: their bits), theirs_typed = their x.astype(dt)."""
+        bad_enc, bad_q, k = check_chunk(self.name, self.overflow, self.t, xb.view(np.float32), xb,
+                                        theirs_typed, self.bufs)
+        self.known += k
+        for what, idx in (("encode", bad_enc), ("quantize", bad_q)):
+            self.counts[what] += len(idx)
+            self.first += [(what, hex(b + int(i))) for i in idx[:max(0, 5 - len(self.first))]]
+
+    def end(self):
+        name, t, counts, first = self.name, self.t, self.counts, self.first
+        idx = differ(fa4sim.decode(t.typed), t.typed)
+        counts["decode"] = idx.size
+        first += [("decode", hex(int(i))) for i in idx[:5]]
+        total = sum(counts.values())
+        if not self.has_nan and self.known != N_NAN:  # every NaN input, and nothing else, is the known class
+            print(f"  {name}: the NaN-input class holds {self.known} inputs, not the {N_NAN} NaNs")
+            total += 1
+        print(f"{name} (overflow {self.overflow}): mismatches over all 2^32 float32 inputs: encode "
+              f"{counts['encode']}, quantize {counts['quantize']}; over all 2^{t.bits} codes: decode "
+              f"{counts['decode']}" + ("" if self.has_nan else f"; NaN inputs as documented: {self.known}")
+              + f" [{time.time() - self.t0:.0f} s]", flush=True)
+        for what, xv in first:
+            print(f"  first: {what} of {xv}")
+        return total
+
+
 def check_format(name):
-    t0 = time.time()
-    dt, overflow, has_nan = FORMATS[name]
-    t = Tables(dt, has_nan)
-    counts = {"encode": 0, "quantize": 0, "decode": 0}
-    known, first = 0, []
-    # Buffers reused by every chunk (STEP inputs): no per-chunk allocation and page faults.
+    """The format alone: the library's casts made here, chunk by chunk."""
+    f = FormatCheck(name, STEP)
     base = np.arange(STEP, dtype=np.uint32)
     xb = np.empty(STEP, dtype=np.uint32)
-    x = xb.view(np.float32)
-    bufs = (np.empty(STEP, dtype=dt), np.empty(STEP, dtype=dt), np.empty(STEP, dtype=np.float32),
-            np.empty(STEP, dtype=np.float32),
-            *(np.empty(STEP, dtype=bool) for _ in range(4)), np.empty(STEP, dtype=t.code_dtype))
-    # typed=True gives an array of the format (the loop below writes into one with out=).
-    assert fa4sim.encode(x[:16], name, overflow=overflow, typed=True).dtype == dt
+    theirs_typed = np.empty(STEP, dtype=f.dt)
     for b in range(0, 1 << 32, STEP):
         np.add(base, np.uint32(b), out=xb)
-        bad_enc, bad_q, k = check_chunk(name, overflow, t, x, xb, bufs)
-        known += k
-        for what, idx in (("encode", bad_enc), ("quantize", bad_q)):
-            counts[what] += len(idx)
-            first += [(what, hex(b + int(i))) for i in idx[:max(0, 5 - len(first))]]
-    idx = differ(fa4sim.decode(t.typed), t.typed)
-    counts["decode"] = idx.size
-    first += [("decode", hex(int(i))) for i in idx[:5]]
-    total = sum(counts.values())
-    if not has_nan and known != N_NAN:  # every NaN input, and nothing else, is the known class
-        print(f"  {name}: the NaN-input class holds {known} inputs, not the {N_NAN} NaNs")
-        total += 1
-    print(f"{name} (overflow {overflow}): mismatches over all 2^32 float32 inputs: encode "
-          f"{counts['encode']}, quantize {counts['quantize']}; over all 2^{t.bits} codes: decode "
-          f"{counts['decode']}" + ("" if has_nan else f"; NaN inputs as documented: {known}")
-          + f" [{time.time() - t0:.0f} s]", flush=True)
-    for what, xv in first:
-        print(f"  first: {what} of {xv}")
-    return total
+        np.copyto(theirs_typed, xb.view(np.float32), casting="unsafe")  # x.astype(dt), into the buffer
+        f.chunk(b, xb, theirs_typed)
+    return f.end()
+
+
+class WithCli:
+    """check_ml_dtypes.check_formats' api: this module's check of each format on the casts that
+    the CLI's check makes of the same chunks (check_ml_dtypes.check's `also`)."""
+
+    def __init__(self, step):
+        self.step, self.bad, self.current = step, 0, None
+
+    def begin(self, name):
+        if name not in FORMATS:
+            return None
+        self.current = FormatCheck(name, self.step)
+        return self.current.chunk
+
+    def end(self, name):
+        self.bad += self.current.end()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--formats", default="e4m3,e5m2,bf16",
                     help=f"comma list of {', '.join(FORMATS)} (default e4m3,e5m2,bf16)")
+    ap.add_argument("--cli", metavar="FA4SIM",
+                    help="also run scripts/check/check_ml_dtypes.py's check of this fa4sim binary, "
+                         "on the same ml_dtypes casts (each chunk cast once for both checks)")
     a = ap.parse_args()
     names = a.formats.split(",")
     for n in names:
         if n not in FORMATS:
             ap.error(f"--formats: unknown format '{n}' (one of {', '.join(FORMATS)})")
+    cli_rc = 0
     with np.errstate(all="ignore"):  # NaN -> float8 casts warn; the results are compared
-        bad = sum(check_format(n) for n in names)
+        if a.cli:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "check"))
+            import check_ml_dtypes
+            api = WithCli(STEP)
+            cli_rc = check_ml_dtypes.check_formats(a.cli, names, chunk_bits=STEP.bit_length() - 1,
+                                                   api=api)
+            bad = api.bad
+        else:
+            bad = sum(check_format(n) for n in names)
     if bad:
-        sys.exit(f"FAIL: {bad} mismatches against ml_dtypes")
+        sys.exit(f"FAIL: {bad} mismatches against ml_dtypes" + (" (and the CLI's check failed)" if cli_rc else ""))
+    if cli_rc:
+        sys.exit(cli_rc)
     print(f"fa4sim {fa4sim.__version__} ({fa4sim.__git_revision__}) == ml_dtypes "
           f"{ml_dtypes.__version__} on every input of {', '.join(names)}")
 

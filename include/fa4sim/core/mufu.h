@@ -213,6 +213,7 @@ float rcp_approx_ftz(float x);
 // FA4_HD model.
 struct MufuTables {
   std::vector<float> a, b;  // ex2: pos, neg; lg2: y0, y1
+  bool from_cache = false;  // set by load_*_table: read from mufu_cache_dir(), not rebuilt
 };
 
 // data_dir()/mufu/ex2_approx_ftz.bin and lg2_approx_ftz.bin (sidecars: .json next to them).
@@ -223,8 +224,22 @@ std::string lg2_table_path();
 // patterns against the hardware's (in the sidecar), so a libm that rounds differently from the
 // one the table was measured against is caught. Any failure throws Error (exit 2) naming the file
 // and kMufuTableRebuild. `threads` as parallel_chunks (0: all cores).
+// Note [MUFU table cache]: a rebuild costs 0.1-0.2 CPU-s per unit, in every process; the rebuilt
+// tables are kept in mufu_cache_dir() and read back by the next process. Every check of the
+// input above still runs first, so each refusal is the same. A cache file is used only when its
+// checksum (over the whole file) holds, it was written by code of the same cache key (the cache
+// format and a hash of this module's sources, FA4SIM_MUFU_SOURCE_HASH, taken by CMake) and the
+// same C library, it holds byte-identical copies of the input table and its sidecar, and its
+// tables' bit sums are the sidecar's hardware sums; anything else is rebuilt in silence (and the
+// cache rewritten). Files are written to a temporary name and renamed into place, so concurrent
+// processes never read a half-written file, and a unit's other entries are then removed (one
+// entry of ~70 MiB per unit); a cache folder that cannot be written is not an error (the tables
+// are rebuilt each time).
 void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
 void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
+// The cache folder: $FA4SIM_CACHE_DIR when set and not empty; else $XDG_CACHE_HOME/fa4sim; else
+// $HOME/.cache/fa4sim; "" (no cache) when none of them is set.
+std::string mufu_cache_dir();
 // Loaded once (thread-safe), from the paths above; nothing falls back to exp2 / log2.
 Ex2ApproxTable ex2_approx_table();
 Lg2ApproxTable lg2_approx_table();
