@@ -47,6 +47,11 @@ ScheduleInput shape(int d, bool causal = false, int seq = 4096, int batch = 4, i
   return in;
 }
 
+// The whole grid's clocks of `in` on the H200 under `spec`.
+double clocks_of(const ScheduleSpec& spec, const ScheduleInput& in) {
+  return predict_schedule(h200(), spec, in).total_cycles;
+}
+
 }  // namespace
 
 // flash_attn/cute/interface.py _tile_size_fwd_sm90 (4.0.0b36), as data/schedule/sm90.json writes it.
@@ -120,9 +125,9 @@ TEST(Schedule, PredictionsMoveAsTheKernelDoes) {
   // emulating exps at d = 64 on the H200 costs time (measured: data/schedule/eval_h200.json)
   ScheduleInput emu = shape(64);
   emu.tricks.emu_fraction = 0.5;
-  EXPECT_GT(predict_schedule(h200(), sm90(), emu).total_cycles, base.total_cycles * 1.05);
+  EXPECT_GT(clocks_of(sm90(), emu), base.total_cycles * 1.05);
   // a prediction is a pure function of its input
-  EXPECT_EQ(predict_schedule(h200(), sm90(), shape(64)).total_cycles, base.total_cycles);
+  EXPECT_EQ(clocks_of(sm90(), shape(64)), base.total_cycles);
 }
 
 // The Blackwell kernel: upstream's stock setting is tau 8 with its emulation table.
@@ -198,33 +203,27 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   ScheduleInput causal = shape(64, true);
   json more_mask = j;
   more_mask["calibrated"]["mask_instructions"] = base.mask_instructions + 4;
-  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), causal).total_cycles,
-            predict_schedule(h200(), base, causal).total_cycles);
+  EXPECT_GT(clocks_of(parse_schedule_spec(more_mask, "m.json"), causal), clocks_of(base, causal));
   // the non-causal kernel has no masked scores: unchanged
-  EXPECT_DOUBLE_EQ(
-      predict_schedule(h200(), parse_schedule_spec(more_mask, "m.json"), shape(64)).total_cycles,
-      predict_schedule(h200(), base, shape(64)).total_cycles);
+  EXPECT_DOUBLE_EQ(clocks_of(parse_schedule_spec(more_mask, "m.json"), shape(64)),
+                   clocks_of(base, shape(64)));
   ScheduleInput tau = shape(64);
   tau.tricks.tau = 8;
   json more_tau = j;
   more_tau["calibrated"]["tau_cycles_fixed"] = base.tau_cycles_fixed + 200;
-  EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(more_tau, "t.json"), tau).total_cycles,
-            predict_schedule(h200(), base, tau).total_cycles);
+  EXPECT_GT(clocks_of(parse_schedule_spec(more_tau, "t.json"), tau), clocks_of(base, tau));
   // FMA instructions beside an MMA: at d 224 the O rescale runs beside the MMAs
   json more_stall = j;
   more_stall["calibrated"]["fma_tensor_stall"] = base.fma_tensor_stall + 2;
-  EXPECT_GT(
-      predict_schedule(h200(), parse_schedule_spec(more_stall, "s.json"), shape(224)).total_cycles,
-      predict_schedule(h200(), base, shape(224)).total_cycles);
+  EXPECT_GT(clocks_of(parse_schedule_spec(more_stall, "s.json"), shape(224)),
+            clocks_of(base, shape(224)));
   // P through shared memory (d 96: not RS) costs its exposed clocks; d 64 (RS) does not pay them
   json more_smem = j;
   more_smem["calibrated"]["smem_p_cycles"] = base.smem_p_cycles + 300;
-  EXPECT_GT(
-      predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(96)).total_cycles,
-      predict_schedule(h200(), base, shape(96)).total_cycles);
-  EXPECT_DOUBLE_EQ(
-      predict_schedule(h200(), parse_schedule_spec(more_smem, "p.json"), shape(64)).total_cycles,
-      predict_schedule(h200(), base, shape(64)).total_cycles);
+  EXPECT_GT(clocks_of(parse_schedule_spec(more_smem, "p.json"), shape(96)),
+            clocks_of(base, shape(96)));
+  EXPECT_DOUBLE_EQ(clocks_of(parse_schedule_spec(more_smem, "p.json"), shape(64)),
+                   clocks_of(base, shape(64)));
   json no_terms = j;
   for (const char* k : {"tau_cycles_fixed", "mask_instructions", "cta_fixed_cycles_per_d",
                         "fma_tensor_stall", "smem_p_cycles"})
@@ -262,7 +261,7 @@ TEST(Schedule, ClockDurationAndTmaScaleTerms) {
   };
   const ScheduleInput short_k = shape(128, false, 4096, 4, 16, 16),
                       long_k = shape(128, false, 16384, 4, 16, 16);
-  ASSERT_GT(predict_schedule(h200(), s, short_k).total_cycles, 1e6);
+  ASSERT_GT(clocks_of(s, short_k), 1e6);
   EXPECT_LT(ratio(short_k), 1);
   EXPECT_LT(ratio(long_k), ratio(short_k));
   // the line itself, at d 72 (padded to 80)
@@ -277,7 +276,7 @@ TEST(Schedule, ClockDurationAndTmaScaleTerms) {
   slow_tma["calibrated"]["tma_clock_scale"] = 1.5;
   EXPECT_GT(predict_schedule(h200(), parse_schedule_spec(slow_tma, "t.json"), shape(144, true))
                 .total_cycles,
-            predict_schedule(h200(), s, shape(144, true)).total_cycles);
+            clocks_of(s, shape(144, true)));
   json bad = j;
   bad["calibrated"]["clock_duration_slope"] = 3;
   expect_refused_naming(bad, "calibrated.clock_duration_slope");
@@ -372,9 +371,7 @@ TEST(Schedule, TmaBindsWhereTheSwizzleIsNarrow) {
   EXPECT_LT(free_loads.total_cycles, d144.total_cycles);
   // d 64 and d 128 (the calibration's head dims) are not load-bound: the table changes nothing there
   for (int d : {64, 128})
-    EXPECT_DOUBLE_EQ(predict_schedule(h200(), none, shape(d)).total_cycles,
-                     predict_schedule(h200(), sm90(), shape(d)).total_cycles)
-        << d;
+    EXPECT_DOUBLE_EQ(clocks_of(none, shape(d)), clocks_of(sm90(), shape(d))) << d;
 }
 
 TEST(Schedule, TmaTableMissingAFieldNamesIt) {
@@ -406,11 +403,9 @@ TEST(Schedule, RescaleBeforeGemmSitsWhereTheKernelPutsIt) {
   // so fewer instructions per iteration on average, never more
   EXPECT_LT(predict_schedule(h200(), base, shape(160)).instructions_per_iteration,
             predict_schedule(h200(), late, shape(160)).instructions_per_iteration);
-  EXPECT_NE(predict_schedule(h200(), base, shape(160)).total_cycles,
-            predict_schedule(h200(), late, shape(160)).total_cycles);
+  EXPECT_NE(clocks_of(base, shape(160)), clocks_of(late, shape(160)));
   // d 128 keeps the rescale after O += PV: the field changes nothing there
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), base, shape(128)).total_cycles,
-                   predict_schedule(h200(), late, shape(128)).total_cycles);
+  EXPECT_DOUBLE_EQ(clocks_of(base, shape(128)), clocks_of(late, shape(128)));
   json bad = j;
   bad["rescale_o_before_gemm_above_d"] = -8;
   expect_refused_naming(bad, "rescale_o_before_gemm_above_d");
@@ -431,14 +426,11 @@ TEST(Schedule, ThreeWarpgroupWindowAppliesToTileM192Only) {
   EXPECT_EQ(s0.window_three_warpgroups, 0);
   ScheduleInput d64 = shape(64), d128 = shape(128);
   d64.tricks.emu_fraction = d128.tricks.emu_fraction = 0.5;
-  EXPECT_NE(predict_schedule(h200(), s1, d64).total_cycles,
-            predict_schedule(h200(), s4, d64).total_cycles);
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), s1, d128).total_cycles,
-                   predict_schedule(h200(), s4, d128).total_cycles);
+  EXPECT_NE(clocks_of(s1, d64), clocks_of(s4, d64));
+  EXPECT_DOUBLE_EQ(clocks_of(s1, d128), clocks_of(s4, d128));
   json same = none;
   same["window_three_warpgroups"] = same["window"];
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), parse_schedule_spec(same, "s.json"), d64).total_cycles,
-                   predict_schedule(h200(), s0, d64).total_cycles);
+  EXPECT_DOUBLE_EQ(clocks_of(parse_schedule_spec(same, "s.json"), d64), clocks_of(s0, d64));
   json bad = j;
   bad["window_three_warpgroups"]["value"] = 0;
   expect_refused_naming(bad, "window_three_warpgroups");
@@ -456,16 +448,12 @@ TEST(Schedule, TauPvWaitIsChargedAboveD128WithTauOnly) {
   const ScheduleSpec longer = parse_schedule_spec(more, "w.json");
   ScheduleInput tau160 = shape(160), tau128 = shape(128);
   tau160.tricks.tau = tau128.tricks.tau = 8;
-  EXPECT_GT(predict_schedule(h200(), longer, tau160).total_cycles,
-            predict_schedule(h200(), base, tau160).total_cycles);
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, tau128).total_cycles,
-                   predict_schedule(h200(), base, tau128).total_cycles);
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, shape(160)).total_cycles,
-                   predict_schedule(h200(), base, shape(160)).total_cycles);
+  EXPECT_GT(clocks_of(longer, tau160), clocks_of(base, tau160));
+  EXPECT_DOUBLE_EQ(clocks_of(longer, tau128), clocks_of(base, tau128));
+  EXPECT_DOUBLE_EQ(clocks_of(longer, shape(160)), clocks_of(base, shape(160)));
   ScheduleInput causal160 = shape(160, true);
   causal160.tricks.tau = 8;
-  EXPECT_DOUBLE_EQ(predict_schedule(h200(), longer, causal160).total_cycles,
-                   predict_schedule(h200(), base, causal160).total_cycles);
+  EXPECT_DOUBLE_EQ(clocks_of(longer, causal160), clocks_of(base, causal160));
   json none = j;
   none["calibrated"].erase("tau_pv_wait_cycles");
   EXPECT_EQ(parse_schedule_spec(none, "n.json").tau_pv_wait_cycles, 0);
