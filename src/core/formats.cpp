@@ -271,28 +271,31 @@ template <const Format* P>
   return table.data();
 }
 
-// quantize() = decode(encode()) over an array. For the named formats of up to 16 bits, block by
-// block: the codes by the vectorised encode loop, then decode() of each code read from the
-// table above (the same values: the table holds decode() of every code; decode() itself has
-// branches and a float product that keep its loop scalar, 3-4x the time of encode's). fp32 and
-// run-time formats: decode(encode()) per element.
-template <class F, Overflow kOv>
-void quantize_loop(F fmt_, const float* src, float* dst, size_t n) {
-  if constexpr (requires { F::ptr; }) {
-    if constexpr (F::ptr->total_bits <= 16) {
-      constexpr uint32_t kMask = (uint32_t(1) << F::ptr->total_bits) - 1u;
-      constexpr size_t kBlock = 1024;
-      const float* table = decode_table<F::ptr>();
-      uint32_t codes[kBlock];
-      for (size_t b = 0; b < n; b += kBlock) {
-        const size_t m = std::min(kBlock, n - b);
-        for (size_t i = 0; i < m; ++i) codes[i] = encode(fmt_.get(), src[b + i], kOv) & kMask;
-        for (size_t i = 0; i < m; ++i) dst[b + i] = table[codes[i]];
-      }
-      return;
-    }
+// quantize() = decode(encode()) over an array. For the named signed formats of up to 16 bits,
+// block by block: the codes by the vectorised encode loop, then decode() of each code read from
+// the table above (the same values: the table holds decode() of every code; decode() itself has
+// branches and a float product that keep its loop scalar, 2-4x the time of encode's). fp32,
+// E8M0 (its decode is a shift that vectorises: the table is slower) and run-time formats keep
+// decode(encode()) per element.
+template <class F>
+constexpr bool quantizes_by_table() {
+  if constexpr (requires { F::ptr; })
+    return F::ptr->total_bits <= 16 && F::ptr->has_sign;
+  else
+    return false;
+}
+
+template <const Format* P, Overflow kOv>
+void quantize_by_table(const float* src, float* dst, size_t n) {
+  constexpr uint32_t kMask = (uint32_t(1) << P->total_bits) - 1u;
+  constexpr size_t kBlock = 1024;
+  const float* table = decode_table<P>();
+  uint32_t codes[kBlock];
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t m = std::min(kBlock, n - b);
+    for (size_t i = 0; i < m; ++i) codes[i] = encode(*P, src[b + i], kOv) & kMask;
+    for (size_t i = 0; i < m; ++i) dst[b + i] = table[codes[i]];
   }
-  for (size_t i = 0; i < n; ++i) dst[i] = quantize(fmt_.get(), src[i], kOv);
 }
 
 }  // namespace
@@ -303,10 +306,20 @@ FA4SIM_ARRAY_CLONES void quantize_array(const Format& f, std::span<const float> 
   require_overflow_mode(f, ov);
   with_format(f, [&](auto fmt_) {
     // One loop per overflow mode, as encode_array: the mode is a constant in each.
-    if (ov == Overflow::satfinite)
-      quantize_loop<decltype(fmt_), Overflow::satfinite>(fmt_, in.data(), out.data(), in.size());
-    else
-      quantize_loop<decltype(fmt_), Overflow::ieee>(fmt_, in.data(), out.data(), in.size());
+    const float* src = in.data();
+    float* dst = out.data();
+    const size_t n = in.size();
+    using F = decltype(fmt_);
+    if constexpr (quantizes_by_table<F>()) {
+      if (ov == Overflow::satfinite)
+        quantize_by_table<F::ptr, Overflow::satfinite>(src, dst, n);
+      else
+        quantize_by_table<F::ptr, Overflow::ieee>(src, dst, n);
+    } else if (ov == Overflow::satfinite) {
+      for (size_t i = 0; i < n; ++i) dst[i] = quantize(fmt_.get(), src[i], Overflow::satfinite);
+    } else {
+      for (size_t i = 0; i < n; ++i) dst[i] = quantize(fmt_.get(), src[i], Overflow::ieee);
+    }
   });
 }
 
