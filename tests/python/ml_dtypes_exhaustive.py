@@ -103,7 +103,10 @@ def check_chunk(name, overflow, t, x, xb, theirs_typed, bufs):
     (Tables.nan_mask)."""
     enc, q, lib_q, ne, ok, bad, tnan, tmp = bufs
     theirs = theirs_typed.view(t.code_dtype)
-    fa4sim.encode(x, name, overflow=overflow, typed=True, out=enc)
+    # threads=1: a chunk (2^20) is 16 of the module's parallel chunks, and handing them to the
+    # thread pool cost more than it saved on 2 cores (CI runs two of these checks side by side);
+    # the results do not depend on the thread count.
+    fa4sim.encode(x, name, overflow=overflow, typed=True, out=enc, threads=1)
     enc_codes = enc.view(t.code_dtype)
     none = np.array([], dtype=np.intp)
     have_tnan = False
@@ -125,7 +128,7 @@ def check_chunk(name, overflow, t, x, xb, theirs_typed, bufs):
     # quantize: the float32 bits of the library's code (its own cast to float32, as
     # Tables.f32_bits holds it per code), NaN = NaN; the known class as encode's (its float32
     # value is +max on our side, +-0 on the library's).
-    fa4sim.quantize(x, name, overflow=overflow, out=q)
+    fa4sim.quantize(x, name, overflow=overflow, out=q, threads=1)
     np.copyto(lib_q, theirs_typed, casting="unsafe")
     np.not_equal(q.view(np.uint32), lib_q.view(np.uint32), out=ne)
     bad_q = none
