@@ -22,6 +22,7 @@ every (shape, kind) of the calibration plan (cuDNN rows left out).
 """
 import argparse
 import bisect
+import collections
 import csv
 import datetime
 import json
@@ -125,7 +126,7 @@ def load_rows(path):
 
 
 NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
-PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "diag7", "heldout8", "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16", "heldout17")
+PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "diag7", "heldout8", "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16", "heldout17", "heldout18")
 CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
 CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
 
@@ -372,8 +373,17 @@ def cmd_cyclerms(a):
     """The spec's rms log error of the cycles on the --fit-plans' counts, nothing fitted (how a
     changed model scores on the counts before any refit)."""
     rows = cycle_rows(a)
-    print(f"{a.spec}: cycles rms log error {math.sqrt(cycle_loss(a.fa4sim, json.load(open(a.spec)), rows)):.4f} "
+    preds = predict(a.fa4sim, json.load(open(a.spec)), ncu_inputs(rows))
+    logs = [math.log(p["total_cycles"] / r["cycles"]) for p, r in zip(preds, rows)]
+    print(f"{a.spec}: cycles rms log error {math.sqrt(sum(x * x for x in logs) / len(logs)):.4f} "
           f"over {len(rows)} kernels of {a.fit_plans}")
+    if a.by_kind:  # median log error (model over kernel) per head dim, mask and kind
+        groups = collections.defaultdict(list)
+        for r, x in zip(rows, logs):
+            groups[(r["shape"]["head_dim"], bool(r["shape"]["causal"]), r["kind"])].append(x)
+        for (d, causal, kind), xs in sorted(groups.items()):
+            print(f"  d {d} {'causal' if causal else 'no mask'} {kind}: {len(xs)} kernels, "
+                  f"median log error {statistics.median(xs):+.3f}")
 
 
 def cmd_cycles(a):
@@ -585,6 +595,8 @@ def main():
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--ncu", default=NCU, help="scripts/gpu/schedule_ncu.sh's output (cycle counts)")
+    ap.add_argument("--by-kind", action="store_true",
+                    help="cyclerms: also the median log error per head dim, mask and kind")
     ap.add_argument("--clock-weight", type=float, default=1.0,
                     help="weight of the nvidia-smi clock log in fit's loss (0: time alone)")
     ap.add_argument("--params", default="", help="fit only these (comma-separated; default all but the optional)")

@@ -51,6 +51,15 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
   return v;
 }
 
+// An optional true/false field of a schedule file; `fallback` when absent.
+bool bool_field(const json& j, const std::string& origin, const char* name, bool fallback) {
+  if (!j.contains(name)) return fallback;
+  if (!j[name].is_boolean())
+    throw Error(fmt::format("schedule file '{}': field '{}' must be true or false", origin, name),
+                "see data/schedule/sm90.json for the format");
+  return j[name].get<bool>();
+}
+
 void parse_tma(const json& j, const std::string& origin, ScheduleSpec& s) {
   s.tma_rows = static_cast<int>(num_field(j, origin, "tma.rows_per_tile", 1, 256));
   if (j["tma"].contains("probe_clock_mhz"))
@@ -136,13 +145,8 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
   if (j.contains("rescale_o_before_gemm_above_d"))
     s.rescale_before_gemm_above_d =
         static_cast<int>(num_field(j, origin, "rescale_o_before_gemm_above_d", 0, 512));
-  if (j.contains("clock_from_stock")) {
-    if (!j["clock_from_stock"].is_boolean())
-      throw Error(
-          fmt::format("schedule file '{}': field 'clock_from_stock' must be true or false", origin),
-          "see data/schedule/sm90.json for the format");
-    s.clock_from_stock = j["clock_from_stock"].get<bool>();
-  }
+  s.clock_from_stock = bool_field(j, origin, "clock_from_stock", s.clock_from_stock);
+  s.rescale_stalls_tensor = bool_field(j, origin, "rescale_stalls_tensor", s.rescale_stalls_tensor);
   s.clock_mhz_base = num_field(j, origin, "calibrated.clock_mhz_base", 100, 10000);
   s.clock_tensor_slowdown = num_field(j, origin, "calibrated.clock_tensor_slowdown", 0, 100);
   return s;
@@ -240,6 +244,8 @@ struct StreamSpec {
   const Tricks* tricks = nullptr;
   bool tmem = false;  // sm100: S comes from and P goes to tensor memory (tcgen05.ld / st)
   double mask_instructions = 2;  // ALU instructions per masked score (a share spread evenly)
+  bool rescale_stalls_tensor =
+      true;  // O's rescale FMULs hold the tensor unit back (Note [O rescale and the tensor unit])
 };
 
 // O *= row_scale: one FMA-pipe instruction per O accumulator of a thread (sm100: per row element,
@@ -252,6 +258,7 @@ sched::Program rescale_stream(const StreamSpec& s) {
   const int step = s.packed ? 2 : 1;
   const int o_instr = static_cast<int>(std::lround(o_per_thread * share / step));
   for (int i = 0; i < o_instr; ++i) b.add(sched::kFma, -1, -1, step);
+  for (auto& in : b.p) in.stalls_tensor = s.rescale_stalls_tensor;
   return std::move(b.p);
 }
 
@@ -455,6 +462,7 @@ CtaTime cta_time(const ArchSpec& a, const ScheduleSpec& s, const Kernel& k, cons
             : 2;  // per thread: sm100 a row of the 128-row tile, sm90 2 rows of a wgmma m64 tile
   const int cols = sm100 ? k.tile_n : k.tile_n / 4;
   StreamSpec plain{rows, cols, k.d, false, k.rs, packed, &tr, sm100};
+  plain.rescale_stalls_tensor = s.rescale_stalls_tensor;
   StreamSpec mask = plain;
   mask.masked = true;
   mask.mask_instructions = s.mask_instructions;

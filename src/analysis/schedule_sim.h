@@ -14,6 +14,7 @@ struct Instr {
   Pipe pipe = kIssue;
   int dep1 = -1, dep2 = -1;  // indices of earlier instructions of the same program
   int width = 1;  // 2: a packed f32x2 instruction (one issue slot, twice the pipe's lanes)
+  bool stalls_tensor = true;  // an FMA-pipe instruction that holds the tensor unit back
 };
 
 using Program = std::vector<Instr>;

@@ -83,7 +83,8 @@ struct Sim {
         r.issued += 1;
         // An FMA-pipe instruction issued while the tensor unit runs holds it back (calibrated; the
         // MMAs already queued keep their wake-up times, later ones start later).
-        if (in.pipe == kFma && tensor_free > t) tensor_free += c.fma_tensor_stall * in.width;
+        if (in.pipe == kFma && in.stalls_tensor && tensor_free > t)
+          tensor_free += c.fma_tensor_stall * in.width;
         while (s.pc < static_cast<int>(p.size()) && s.ready[s.pc] != kNever) ++s.pc;
         return true;
       }

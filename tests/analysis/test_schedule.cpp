@@ -234,14 +234,41 @@ TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   EXPECT_EQ(old.cta_fixed_cycles_per_d, 0);
   EXPECT_EQ(old.fma_tensor_stall, 0);
   EXPECT_EQ(old.smem_p_cycles, 0);
-  json bad = j;
-  bad["clock_from_stock"] = 1;
-  try {
-    parse_schedule_spec(bad, "bad.json");
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("clock_from_stock"), std::string::npos) << e.what();
+  for (const char* flag : {"clock_from_stock", "rescale_stalls_tensor"}) {
+    json bad = j;
+    bad[flag] = 1;
+    try {
+      parse_schedule_spec(bad, "bad.json");
+      ADD_FAILURE() << "no error for " << flag;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+    }
   }
+}
+
+// rescale_stalls_tensor (Note [O rescale and the tensor unit]): absent, O's rescale FMULs hold the
+// tensor unit back like the softmax's FMAs; false, they do not, which shortens the stock kernel
+// above d 128 (O rescaled beside GEMM0's MMAs, every iteration) more than tau's (which rescales a
+// share of the iterations), and leaves a kernel without FMA stall unchanged.
+TEST(Schedule, RescaleStallFlagPricesOnlyTheRescale) {
+  json j = sm90_json();
+  const ScheduleSpec& base = sm90();
+  ASSERT_TRUE(base.rescale_stalls_tensor);
+  json off_j = j;
+  off_j["rescale_stalls_tensor"] = false;
+  const ScheduleSpec off = parse_schedule_spec(off_j, "off.json");
+  ScheduleInput tau = shape(256);
+  tau.tricks.tau = 8;
+  const double stock_gain = clocks_of(base, shape(256)) - clocks_of(off, shape(256));
+  const double tau_gain = clocks_of(base, tau) - clocks_of(off, tau);
+  EXPECT_GT(stock_gain, 0);
+  EXPECT_GT(stock_gain, tau_gain);
+  json no_stall_j = j;
+  no_stall_j["calibrated"]["fma_tensor_stall"] = 0;
+  json no_stall_off_j = no_stall_j;
+  no_stall_off_j["rescale_stalls_tensor"] = false;
+  EXPECT_DOUBLE_EQ(clocks_of(parse_schedule_spec(no_stall_j, "a.json"), shape(256)),
+                   clocks_of(parse_schedule_spec(no_stall_off_j, "b.json"), shape(256)));
 }
 
 // The clock line of Note [Clock and duration], term by term. With a positive slope a kernel longer

@@ -110,6 +110,19 @@ struct TileRule {
 // the softmax there fitted worse, docs/schedule.md "Round 8"; what it costs with tau is charged
 // instead, Note [PV wait with tau].)
 //
+// ---- Note [O rescale and the tensor unit]
+// The calibrated fma_tensor_stall charges each FMA-pipe instruction issued while the tensor unit
+// runs some clocks of the tensor unit's time. Nsight Compute's counts of every profiled variant
+// (scripts/datagen/ncu_tensor_active.py, data/schedule/ncu_tensor_active.json) show no variant
+// changing the tensor pipe's active cycles against stock by more than 0.5 %, whatever the FMA work
+// it adds or removes: the tricks cost tensor idle time, never slower MMAs. Above d 128 round 11
+// counted 6-12 % too many clocks for the stock kernel (median by head dim 192 and 256, both
+// masks; `schedule_fit.py cyclerms --by-kind`), whose O rescale runs every iteration beside
+// GEMM0's MMAs (Note [O rescale before the GEMM]). With rescale_stalls_tensor false the rescale's FMULs no longer stall the tensor unit;
+// the softmax's FMA-pipe instructions still do. Refitted, it is the round-13 candidate
+// (data/schedule/sm90_candidate_r13.json, docs/schedule.md "Round 13"); absent, the field is true
+// (round 11, data/schedule/sm90.json).
+//
 // ---- Note [Issue window with three warpgroups]
 // At d <= 96 upstream runs three consumer warpgroups (tile M 192), and ptxas gives each thread 128
 // registers there against 168 with two warpgroups (data/schedule/upstream_sass.json, every
@@ -186,6 +199,9 @@ struct ScheduleSpec {
   // optional field tma.probe_clock_mhz; 0: the table's clocks hold at any clock)
   double tma_probe_clock_mhz = 0;
   bool clock_from_stock = false;  // u of the stock kernel on the same shape (optional field)
+  // O's rescale FMULs hold the tensor unit back as the softmax's FMA-pipe instructions do (optional
+  // field; Note [O rescale and the tensor unit])
+  bool rescale_stalls_tensor = true;
   // Head dims above which O is rescaled between the issue of S = QK^T and of O += PV rather than
   // after O += PV completes (upstream sm90's rescale_O_before_gemm, Note [O rescale before the
   // GEMM]; optional field rescale_o_before_gemm_above_d, 0: never)
