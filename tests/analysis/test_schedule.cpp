@@ -269,6 +269,13 @@ TEST(Schedule, RescaleStallFlagPricesOnlyTheRescale) {
   no_stall_off_j["rescale_stalls_tensor"] = false;
   EXPECT_DOUBLE_EQ(clocks_of(parse_schedule_spec(no_stall_j, "a.json"), shape(256)),
                    clocks_of(parse_schedule_spec(no_stall_off_j, "b.json"), shape(256)));
+  // the round-13 candidate is round 11's file with the flag off and its constants refitted
+  const std::string cand =
+      std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90_candidate_r13.json";
+  const ScheduleSpec c = parse_schedule_spec(read_json_file(cand, "schedule file"), cand);
+  EXPECT_FALSE(c.rescale_stalls_tensor);
+  EXPECT_EQ(c.tiles.size(), base.tiles.size());
+  EXPECT_NE(c.wgmma_latency, base.wgmma_latency);
 }
 
 // The clock line of Note [Clock and duration], term by term. With a positive slope a kernel longer
