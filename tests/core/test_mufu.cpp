@@ -578,6 +578,67 @@ TEST(Mufu, ChangedInputIsNotServedFromTheCache) {
   fs::remove_all(dir);
 }
 
+// map_cached_*_table, what ex2_approx_table() and lg2_approx_table() use: an intact entry is
+// mapped and holds the loaded tables bit for bit, at aligned addresses; an entry that fails any
+// check of a read is a miss; a damaged input is refused as load_*_table refuses it.
+TEST(Mufu, CacheEntryIsMappedOnlyWhenEveryCheckHolds) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-cache-map");
+  const CacheDirFor env(dir / "cache");
+  const std::string bin = ex2_table_path();
+  Ex2ApproxTable v;
+  EXPECT_FALSE(map_cached_ex2_table(bin, v));  // an empty cache
+  MufuTables built;
+  load_ex2_table(bin, built, 2);  // rebuilt, then written
+  ASSERT_TRUE(map_cached_ex2_table(bin, v));
+  constexpr size_t kBytes = size_t(kMufuTableEntries) * sizeof(float);
+  EXPECT_EQ(std::memcmp(v.pos, built.a.data(), kBytes), 0);
+  EXPECT_EQ(std::memcmp(v.neg, built.b.data(), kBytes), 0);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.pos) % alignof(float), 0u);
+  const std::vector<fs::path> files = cache_files(dir / "cache", "ex2");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string f = files[0].string();
+  const std::vector<uint8_t> good = read_bytes(f);
+  // Each damaged copy is written in place (the mappings made above are not read again).
+  const auto mapped_with = [&](const std::vector<uint8_t>& b) {
+    std::ofstream(f, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    Ex2ApproxTable w;
+    return map_cached_ex2_table(bin, w);
+  };
+  // Two entries of the negative table swapped: the bit sums still hold, only the checksum tells.
+  std::vector<uint8_t> b = good;
+  const size_t b0 = good.size() - 8 - kBytes;
+  ASSERT_NE(std::memcmp(&b[b0 + 4 * 100], &b[b0 + 4 * 200], 4), 0);
+  for (size_t k = 0; k < 4; ++k) std::swap(b[b0 + 4 * 100 + k], b[b0 + 4 * 200 + k]);
+  EXPECT_FALSE(mapped_with(b));
+  b = good;
+  b[good.size() - 1] ^= 1;  // the checksum
+  EXPECT_FALSE(mapped_with(b));
+  b = good;
+  b[100] ^= 1;  // the copy of the input (its tag)
+  EXPECT_FALSE(mapped_with(b));
+  b = good;
+  b.pop_back();  // cut short
+  EXPECT_FALSE(mapped_with(b));
+  b = good;
+  b.push_back(0);  // a byte after the checksum
+  EXPECT_FALSE(mapped_with(b));
+  EXPECT_TRUE(mapped_with(good));
+  // A damaged input is refused before the cache is looked at, as load_ex2_table refuses it.
+  const std::string copy = copy_unit_table(bin, dir);
+  patch_byte(copy, 4321, read_bytes(copy)[4321] ^ 0x01);
+  EXPECT_THROW(map_cached_ex2_table(copy, v), Error);
+  // lg2: the entry written by a load is mapped and holds its tables.
+  Lg2ApproxTable l;
+  EXPECT_FALSE(map_cached_lg2_table(lg2_table_path(), l));
+  MufuTables lg2;
+  load_lg2_table(lg2_table_path(), lg2, 2);
+  ASSERT_TRUE(map_cached_lg2_table(lg2_table_path(), l));
+  EXPECT_EQ(std::memcmp(l.y0, lg2.a.data(), kBytes), 0);
+  EXPECT_EQ(std::memcmp(l.y1, lg2.b.data(), kBytes), 0);
+  fs::remove_all(dir);
+}
+
 TEST(Mufu, UnwritableCacheFolderRebuildsWithoutAnError) {
   const fs::path dir = fa4sim::test::temp_dir("mufu-cache-ro");
   std::ofstream(dir / "file") << "a file, not a folder";
