@@ -597,33 +597,40 @@ TEST(Mufu, CacheEntryIsMappedOnlyWhenEveryCheckHolds) {
   const std::vector<fs::path> files = cache_files(dir / "cache", "ex2");
   ASSERT_EQ(files.size(), 1u);
   const std::string f = files[0].string();
-  const std::vector<uint8_t> good = read_bytes(f);
-  // Each damaged copy is written in place (the mappings made above are not read again).
-  const auto mapped_with = [&](const std::vector<uint8_t>& b) {
-    std::ofstream(f, std::ios::binary)
-        .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  const size_t size = fs::file_size(f);
+  // Each damage is made in place and undone (the mappings made above are not read again).
+  const auto byte_at = [&](size_t at) {
+    std::ifstream in(f, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(at));
+    return static_cast<uint8_t>(in.get());
+  };
+  const auto mapped = [&] {
     Ex2ApproxTable w;
     return map_cached_ex2_table(bin, w);
   };
   // Two entries of the negative table swapped: the bit sums still hold, only the checksum tells.
-  std::vector<uint8_t> b = good;
-  const size_t b0 = good.size() - 8 - kBytes;
-  ASSERT_NE(std::memcmp(&b[b0 + 4 * 100], &b[b0 + 4 * 200], 4), 0);
-  for (size_t k = 0; k < 4; ++k) std::swap(b[b0 + 4 * 100 + k], b[b0 + 4 * 200 + k]);
-  EXPECT_FALSE(mapped_with(b));
-  b = good;
-  b[good.size() - 1] ^= 1;  // the checksum
-  EXPECT_FALSE(mapped_with(b));
-  b = good;
-  b[100] ^= 1;  // the copy of the input (its tag)
-  EXPECT_FALSE(mapped_with(b));
-  b = good;
-  b.pop_back();  // cut short
-  EXPECT_FALSE(mapped_with(b));
-  b = good;
-  b.push_back(0);  // a byte after the checksum
-  EXPECT_FALSE(mapped_with(b));
-  EXPECT_TRUE(mapped_with(good));
+  const size_t e1 = size - 8 - kBytes + 4 * 100, e2 = e1 + 4 * 100;
+  std::array<uint8_t, 4> x{}, y{};
+  for (size_t k = 0; k < 4; ++k) x[k] = byte_at(e1 + k), y[k] = byte_at(e2 + k);
+  ASSERT_NE(x, y);
+  for (size_t k = 0; k < 4; ++k) patch_byte(f, e1 + k, y[k]), patch_byte(f, e2 + k, x[k]);
+  EXPECT_FALSE(mapped());
+  for (size_t k = 0; k < 4; ++k) patch_byte(f, e1 + k, x[k]), patch_byte(f, e2 + k, y[k]);
+  for (const size_t at :
+       {size - 1, size_t(100)}) {  // the checksum; the copy of the input (its tag)
+    const uint8_t old = byte_at(at);
+    patch_byte(f, at, old ^ 1u);
+    EXPECT_FALSE(mapped()) << at;
+    patch_byte(f, at, old);
+  }
+  const uint8_t last = byte_at(size - 1);
+  fs::resize_file(f, size - 1);  // cut short
+  EXPECT_FALSE(mapped());
+  fs::resize_file(f, size + 1);  // a byte after the checksum
+  patch_byte(f, size - 1, last);
+  EXPECT_FALSE(mapped());
+  fs::resize_file(f, size);
+  EXPECT_TRUE(mapped());  // every damage undone
   // A damaged input is refused before the cache is looked at, as load_ex2_table refuses it.
   const std::string copy = copy_unit_table(bin, dir);
   patch_byte(copy, 4321, read_bytes(copy)[4321] ^ 0x01);
