@@ -31,6 +31,7 @@ Exit 0 when every rule holds, 1 otherwise (each offence printed as path:line: wh
 """
 import argparse
 import ast
+import bisect
 import os
 import re
 import subprocess
@@ -56,8 +57,12 @@ DRIVER_USE = re.compile(r'drivers_dir\(\)\s*\+\s*"/([^"]+)"')
 CPP_EXT = (".cpp", ".h", ".cu", ".cuh")
 # A brace that follows one of these opens a scope, not a function body.
 SCOPE_HEAD = re.compile(r"^(template\s*<.*>\s*)?(namespace|struct|class|enum|union|extern)\b")
-ACCESS_LABEL = re.compile(r"\s*(public|private|protected)\s*:(?!:)")
+ACCESS_LABEL = re.compile(r"(?<!\s)\s*(public|private|protected)\s*:(?!:)")
 CONTROL = re.compile(r"^(if|for|while|switch|catch|do|else|try)\b")
+# A run of characters that code_only copies as they are: none of # / R " ' or a newline.
+PLAIN_RUN = re.compile(r"[^#/R\"'\n]+")
+NEWLINE = re.compile(r"\n")
+BRACE_OR_STOP = re.compile(r"[;{}]")
 
 
 def tracked(*patterns):
@@ -99,6 +104,15 @@ def code_only(text):
     out, i, n = [], 0, len(text)
     line_start = True
     while i < n:
+        # Characters that start nothing are copied in one run (a line start survives only
+        # blanks); the loop stops at each character that may.
+        m = PLAIN_RUN.match(text, i)
+        if m:
+            run = m.group(0)
+            out.append(run)
+            line_start = line_start and not run.strip(" \t")
+            i = m.end()
+            continue
         c = text[i]
         if line_start and c == "#":  # a preprocessor line, with its continuations
             j = i
@@ -159,14 +173,11 @@ def function_lengths(path):
     """(first line, length, signature) of each C++ function body in `path`, wherever it is."""
     text = open(os.path.join(ROOT, path), encoding="utf-8").read()
     code = code_only(text)
-    line_of = [0] * (len(code) + 1)
-    ln = 1
-    for k, ch in enumerate(code):
-        line_of[k] = ln
-        ln += ch == "\n"
-    line_of[len(code)] = ln
+    newlines = [m.start() for m in NEWLINE.finditer(code)]
+    lines = text.split("\n")
     out, stack, last_stop = [], [], 0  # stack: (kind, start offset of its head)
-    for k, ch in enumerate(code):
+    for m in BRACE_OR_STOP.finditer(code):  # only ; { and } change anything below
+        k, ch = m.start(), m.group(0)
         if ch in ";":
             last_stop = k + 1
         elif ch == "{":
@@ -184,9 +195,9 @@ def function_lengths(path):
             if stack:
                 kind, start = stack.pop()
                 if kind == "f" and not any(kd == "f" for kd, _ in stack):
-                    first = line_of[start]
-                    sig = text.split("\n")[first - 1].strip()
-                    out.append((first, line_of[k] - first + 1, sig))
+                    first = 1 + bisect.bisect_left(newlines, start)  # the line of offset start
+                    sig = lines[first - 1].strip()
+                    out.append((first, 1 + bisect.bisect_left(newlines, k) - first + 1, sig))
             last_stop = k + 1
     return out
 

@@ -8,7 +8,10 @@
 #include "fa4sim/core/mufu.h"
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
@@ -294,7 +297,7 @@ void decode_block(const uint8_t* p, int64_t* d) {
 #define FA4SIM_MUFU_SOURCE_HASH "unhashed"
 #endif
 
-constexpr char kCacheMagic[16] = "fa4sim-mufu-c1";
+constexpr char kCacheMagic[16] = "fa4sim-mufu-c2";
 
 // A 64-bit hash of n bytes, continuing from h (hash64(b, hash64(a, h)) covers a, then b): four
 // lanes of xor, multiply by an odd constant and xor-shift over 8-byte words, then the tail bytes.
@@ -343,6 +346,16 @@ struct CacheHeader {
   char magic[16];
   uint64_t key, input_bytes, entries;
 };
+
+// A cache file: the header, the input (CacheEntry::input), zero bytes up to the next multiple of
+// 64 from the file's start, the two tables of 2^23 floats, and the checksum (hash64 over all that
+// precedes it). The padding puts the tables where a mapping of the file holds aligned floats.
+constexpr size_t kCacheAlign = 64;
+size_t cache_padding(const CacheEntry& c) {
+  const size_t at = sizeof(CacheHeader) + c.input.size();
+  return (kCacheAlign - at % kCacheAlign) % kCacheAlign;
+}
+constexpr std::array<uint8_t, kCacheAlign> kZeros{};
 
 void append_blob(std::vector<uint8_t>& out, const void* p, size_t n) {
   const uint64_t len = n;
@@ -393,7 +406,11 @@ bool read_cache(const CacheEntry& c, MufuTables& out) {
   std::vector<uint8_t> input(c.input.size());
   if (std::fread(input.data(), 1, input.size(), f.get()) != input.size() || input != c.input)
     return false;
-  uint64_t sum = hash64(input.data(), input.size(), hash64(&h, sizeof h, 0));
+  std::array<uint8_t, kCacheAlign> pad{};
+  const size_t npad = cache_padding(c);
+  if (std::fread(pad.data(), 1, npad, f.get()) != npad || pad != kZeros) return false;
+  uint64_t sum =
+      hash64(pad.data(), npad, hash64(input.data(), input.size(), hash64(&h, sizeof h, 0)));
   for (auto* v : {&out.a, &out.b}) {
     fresh_table(*v);
     if (std::fread(v->data(), sizeof(float), v->size(), f.get()) != v->size()) return false;
@@ -402,6 +419,62 @@ bool read_cache(const CacheEntry& c, MufuTables& out) {
   uint64_t want = 0;
   return std::fread(&want, sizeof want, 1, f.get()) == 1 && want == sum &&
          std::fgetc(f.get()) == EOF;
+}
+
+// map_cached_*_table (mufu.h): the entry's file mapped read-only for the rest of the process
+// instead of read into fresh memory. The same checks as read_cache: the size, header, input bytes,
+// padding and checksum, and the tables' bit sums (`want_a`, `want_b`, the hardware's). False, with
+// nothing kept mapped, when any fails or the system has no mmap.
+bool map_cache(const CacheEntry& c, uint64_t want_a, uint64_t want_b, const float** a,
+               const float** b) {
+#if defined(__linux__)
+  if (c.path.empty()) return false;
+  constexpr size_t kTable = size_t(kMufuTableEntries) * sizeof(float);
+  const size_t at = sizeof(CacheHeader) + c.input.size() + cache_padding(c);
+  const size_t size = at + 2 * kTable + sizeof(uint64_t);
+  const int fd = ::open(c.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  void* m = ::fstat(fd, &st) == 0 && uint64_t(st.st_size) == size
+                ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+                : MAP_FAILED;
+  ::close(fd);
+  if (m == MAP_FAILED) return false;
+  const auto* p = static_cast<const uint8_t*>(m);
+  CacheHeader h{};
+  std::memcpy(&h, p, sizeof h);
+  const auto* ta = reinterpret_cast<const float*>(p + at);
+  const auto* tb = reinterpret_cast<const float*>(p + at + kTable);
+  const auto sum_of = [](const float* v) {
+    uint64_t s = 0;
+    for (uint32_t j = 0; j < kMufuTableEntries; ++j) s += f32_bits(v[j]);
+    return s;
+  };
+  uint64_t want = 0;
+  std::memcpy(&want, p + at + 2 * kTable, sizeof want);
+  const bool ok =
+      std::memcmp(h.magic, kCacheMagic, 16) == 0 && h.key == c.key &&
+      h.input_bytes == c.input.size() && h.entries == kMufuTableEntries &&
+      std::memcmp(p + sizeof h, c.input.data(), c.input.size()) == 0 &&
+      std::memcmp(p + sizeof h + c.input.size(), kZeros.data(), at - sizeof h - c.input.size()) ==
+          0 &&
+      hash64(tb, kTable,
+             hash64(ta, kTable,
+                    hash64(p + sizeof h + c.input.size(), at - sizeof h - c.input.size(),
+                           hash64(p + sizeof h, c.input.size(), hash64(&h, sizeof h, 0))))) ==
+          want &&
+      sum_of(ta) == want_a && sum_of(tb) == want_b;
+  if (!ok) {
+    ::munmap(m, size);
+    return false;
+  }
+  *a = ta;
+  *b = tb;
+  return true;
+#else
+  (void)c, (void)want_a, (void)want_b, (void)a, (void)b;
+  return false;
+#endif
 }
 
 // Writes the entry (to a temporary file in the folder, renamed into place); any failure leaves
@@ -421,9 +494,12 @@ void write_cache(const CacheEntry& c, const MufuTables& t) {
     h.key = c.key;
     h.input_bytes = c.input.size();
     h.entries = kMufuTableEntries;
-    uint64_t sum = hash64(c.input.data(), c.input.size(), hash64(&h, sizeof h, 0));
+    const size_t npad = cache_padding(c);
+    uint64_t sum = hash64(kZeros.data(), npad,
+                          hash64(c.input.data(), c.input.size(), hash64(&h, sizeof h, 0)));
     ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1 &&
-         std::fwrite(c.input.data(), 1, c.input.size(), f.get()) == c.input.size();
+         std::fwrite(c.input.data(), 1, c.input.size(), f.get()) == c.input.size() &&
+         std::fwrite(kZeros.data(), 1, npad, f.get()) == npad;
     for (const auto* v : {&t.a, &t.b}) {
       ok = ok && std::fwrite(v->data(), sizeof(float), v->size(), f.get()) == v->size();
       sum = hash64(v->data(), v->size() * sizeof(float), sum);
@@ -466,19 +542,58 @@ std::string mufu_cache_dir() {
 std::string ex2_table_path() { return data_dir() + "/mufu/ex2_approx_ftz.bin"; }
 std::string lg2_table_path() { return data_dir() + "/mufu/lg2_approx_ftz.bin"; }
 
-void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
-  constexpr size_t kHalf = kMufuTableEntries / 4;  // 2 bits per entry
-  const TableFile t = read_table_file(bin_path, 2 * kHalf);
+namespace {
+
+constexpr size_t kEx2Half = kMufuTableEntries / 4;  // bytes of one ex2 table: 2 bits per entry
+
+// The ex2 input, read and checked: everything load_ex2_table refuses before it rebuilds.
+TableFile ex2_input(const std::string& bin_path) {
+  TableFile t = read_table_file(bin_path, 2 * kEx2Half);
   check_header(t, bin_path, "fa4sim/mufu-ex2-table-v1", "ex2.approx.ftz.f32");
   if (field(t, bin_path, "bits_per_entry") != 2 ||
       field(t, bin_path, "code_offset") != json{{"positive", 1}, {"negative", 2}})
     refuse(bin_path, fmt::format("sidecar '{}': not 2-bit codes with offsets 1 and 2", t.side));
   check_crc(t, bin_path);
+  // A byte holds a code 3 (both bits of a field set) when v & v >> 1 has a field's low bit set;
+  // the first such entry is named, as an entry-by-entry scan would.
+  for (uint32_t i = 0; i < kEx2Half; ++i)
+    if ((t.bytes[i] & (t.bytes[i] >> 1) & 0x55u) != 0)
+      for (uint32_t j = 4 * i;; ++j)
+        if (rcp_table_delta(t.bytes.data(), j) == 2)
+          refuse(bin_path, fmt::format("positive entry {} holds the unused code 3", j));
+  return t;
+}
+
+// The lg2 input, read and checked, and the byte offsets of its two block streams.
+struct Lg2Input {
+  TableFile t;
+  std::vector<size_t> b0, b1;
+};
+
+Lg2Input lg2_input(const std::string& bin_path) {
+  Lg2Input in{read_table_file(bin_path, 0), {}, {}};
+  const TableFile& t = in.t;
+  check_header(t, bin_path, "fa4sim/mufu-lg2-table-v1", "lg2.approx.ftz.f32");
+  const json& bytes = field(t, bin_path, "bytes");
+  if (field(t, bin_path, "block_entries") != 64 || !bytes.is_number_unsigned() ||
+      bytes.get<uint64_t>() != t.bytes.size())
+    refuse(bin_path, fmt::format("{} bytes, expected {} (sidecar '{}'), in blocks of 64",
+                                 t.bytes.size(), bytes.dump(), t.side));
+  check_crc(t, bin_path);
+  size_t at = 0;
+  in.b0 = block_offsets(t.bytes, at, bin_path, "y0");
+  in.b1 = block_offsets(t.bytes, at, bin_path, "y1");
+  if (at != t.bytes.size())
+    refuse(bin_path, fmt::format("{} bytes after the two tables", t.bytes.size() - at));
+  return in;
+}
+
+}  // namespace
+
+void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
+  const TableFile t = ex2_input(bin_path);
   const uint8_t* pos = t.bytes.data();
-  const uint8_t* neg = pos + kHalf;
-  for (uint32_t j = 0; j < kMufuTableEntries; ++j)
-    if (rcp_table_delta(pos, j) == 2)
-      refuse(bin_path, fmt::format("positive entry {} holds the unused code 3", j));
+  const uint8_t* neg = pos + kEx2Half;
   // Entry j: (float)exp2(+-j 2^-23) (the argument exact in double) plus the delta in ulps (the
   // results are positive, so bit patterns are ordered).
   // (j 2^-23 is exact in double: a multiplication by a power of two, no std::ldexp call.)
@@ -506,19 +621,10 @@ void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads) {
 }
 
 void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
-  const TableFile t = read_table_file(bin_path, 0);
-  check_header(t, bin_path, "fa4sim/mufu-lg2-table-v1", "lg2.approx.ftz.f32");
-  const json& bytes = field(t, bin_path, "bytes");
-  if (field(t, bin_path, "block_entries") != 64 || !bytes.is_number_unsigned() ||
-      bytes.get<uint64_t>() != t.bytes.size())
-    refuse(bin_path, fmt::format("{} bytes, expected {} (sidecar '{}'), in blocks of 64",
-                                 t.bytes.size(), bytes.dump(), t.side));
-  check_crc(t, bin_path);
-  size_t at = 0;
-  const std::vector<size_t> b0 = block_offsets(t.bytes, at, bin_path, "y0");
-  const std::vector<size_t> b1 = block_offsets(t.bytes, at, bin_path, "y1");
-  if (at != t.bytes.size())
-    refuse(bin_path, fmt::format("{} bytes after the two tables", t.bytes.size() - at));
+  const Lg2Input in = lg2_input(bin_path);
+  const TableFile& t = in.t;
+  const std::vector<size_t>& b0 = in.b0;
+  const std::vector<size_t>& b1 = in.b1;
   // Entry j: (float)log2(x) for x = m or m / 2 (exact), as an ordered integer, plus the delta.
   // An entry that is not finite or not a multiple of 2^-36 is marked NaN and refused below.
   const auto entry = [](uint32_t j, bool half, int64_t delta) {
@@ -560,30 +666,50 @@ void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads) {
   write_cache(cache, out);
 }
 
+bool map_cached_ex2_table(const std::string& bin_path, Ex2ApproxTable& out) {
+  const TableFile t = ex2_input(bin_path);
+  return map_cache(cache_entry("ex2", t), hardware_sum(t, bin_path, "positive"),
+                   hardware_sum(t, bin_path, "negative"), &out.pos, &out.neg);
+}
+
+bool map_cached_lg2_table(const std::string& bin_path, Lg2ApproxTable& out) {
+  const Lg2Input in = lg2_input(bin_path);
+  return map_cache(cache_entry("lg2", in.t), hardware_sum(in.t, bin_path, "y0"),
+                   hardware_sum(in.t, bin_path, "y1"), &out.y0, &out.y1);
+}
+
 namespace {
 
-// One unit's tables, loaded once (thread-safe static); a failed load throws and is retried by the
-// next call.
-template <auto Load, auto Path>
-const MufuTables& loaded_once() {
-  static const MufuTables kT = [] {
-    MufuTables t;
-    Load(Path(), t, 0);
+// One unit's tables for the process, loaded once (thread-safe static): the cache entry mapped, or
+// on a miss loaded by load_*_table (rebuilt, the cache written). A failed load throws and is
+// retried by the next call.
+template <typename View>
+struct ProcessTables {
+  MufuTables owned;  // empty when mapped
+  View view;
+};
+
+template <typename View, auto Map, auto Load, auto Path>
+View loaded_once() {
+  static const ProcessTables<View> kT = [] {
+    ProcessTables<View> t;
+    if (!Map(Path(), t.view)) {
+      Load(Path(), t.owned, 0);
+      t.view = View{t.owned.a.data(), t.owned.b.data()};  // a move of t keeps these buffers
+    }
     return t;
   }();
-  return kT;
+  return kT.view;
 }
 
 }  // namespace
 
 Ex2ApproxTable ex2_approx_table() {
-  const MufuTables& t = loaded_once<load_ex2_table, ex2_table_path>();
-  return {t.a.data(), t.b.data()};
+  return loaded_once<Ex2ApproxTable, map_cached_ex2_table, load_ex2_table, ex2_table_path>();
 }
 
 Lg2ApproxTable lg2_approx_table() {
-  const MufuTables& t = loaded_once<load_lg2_table, lg2_table_path>();
-  return {t.a.data(), t.b.data()};
+  return loaded_once<Lg2ApproxTable, map_cached_lg2_table, load_lg2_table, lg2_table_path>();
 }
 
 MufuHardware mufu_hardware() {

@@ -578,6 +578,74 @@ TEST(Mufu, ChangedInputIsNotServedFromTheCache) {
   fs::remove_all(dir);
 }
 
+// map_cached_*_table, what ex2_approx_table() and lg2_approx_table() use: an intact entry is
+// mapped and holds the loaded tables bit for bit, at aligned addresses; an entry that fails any
+// check of a read is a miss; a damaged input is refused as load_*_table refuses it.
+TEST(Mufu, CacheEntryIsMappedOnlyWhenEveryCheckHolds) {
+  const fs::path dir = fa4sim::test::temp_dir("mufu-cache-map");
+  const CacheDirFor env(dir / "cache");
+  const std::string bin = ex2_table_path();
+  Ex2ApproxTable v;
+  EXPECT_FALSE(map_cached_ex2_table(bin, v));  // an empty cache
+  MufuTables built;
+  load_ex2_table(bin, built, 2);  // rebuilt, then written
+  ASSERT_TRUE(map_cached_ex2_table(bin, v));
+  constexpr size_t kBytes = size_t(kMufuTableEntries) * sizeof(float);
+  EXPECT_EQ(std::memcmp(v.pos, built.a.data(), kBytes), 0);
+  EXPECT_EQ(std::memcmp(v.neg, built.b.data(), kBytes), 0);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.pos) % alignof(float), 0u);
+  const std::vector<fs::path> files = cache_files(dir / "cache", "ex2");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string f = files[0].string();
+  const size_t size = fs::file_size(f);
+  // Each damage is made in place and undone (the mappings made above are not read again).
+  const auto byte_at = [&](size_t at) {
+    std::ifstream in(f, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(at));
+    return static_cast<uint8_t>(in.get());
+  };
+  const auto mapped = [&] {
+    Ex2ApproxTable w;
+    return map_cached_ex2_table(bin, w);
+  };
+  // Two entries of the negative table swapped: the bit sums still hold, only the checksum tells.
+  const size_t e1 = size - 8 - kBytes + 4 * 100, e2 = e1 + 4 * 100;
+  std::array<uint8_t, 4> x{}, y{};
+  for (size_t k = 0; k < 4; ++k) x[k] = byte_at(e1 + k), y[k] = byte_at(e2 + k);
+  ASSERT_NE(x, y);
+  for (size_t k = 0; k < 4; ++k) patch_byte(f, e1 + k, y[k]), patch_byte(f, e2 + k, x[k]);
+  EXPECT_FALSE(mapped());
+  for (size_t k = 0; k < 4; ++k) patch_byte(f, e1 + k, x[k]), patch_byte(f, e2 + k, y[k]);
+  for (const size_t at :
+       {size - 1, size_t(100)}) {  // the checksum; the copy of the input (its tag)
+    const uint8_t old = byte_at(at);
+    patch_byte(f, at, old ^ 1u);
+    EXPECT_FALSE(mapped()) << at;
+    patch_byte(f, at, old);
+  }
+  const uint8_t last = byte_at(size - 1);
+  fs::resize_file(f, size - 1);  // cut short
+  EXPECT_FALSE(mapped());
+  fs::resize_file(f, size + 1);  // a byte after the checksum
+  patch_byte(f, size - 1, last);
+  EXPECT_FALSE(mapped());
+  fs::resize_file(f, size);
+  EXPECT_TRUE(mapped());  // every damage undone
+  // A damaged input is refused before the cache is looked at, as load_ex2_table refuses it.
+  const std::string copy = copy_unit_table(bin, dir);
+  patch_byte(copy, 4321, read_bytes(copy)[4321] ^ 0x01);
+  EXPECT_THROW(map_cached_ex2_table(copy, v), Error);
+  // lg2: the entry written by a load is mapped and holds its tables.
+  Lg2ApproxTable l;
+  EXPECT_FALSE(map_cached_lg2_table(lg2_table_path(), l));
+  MufuTables lg2;
+  load_lg2_table(lg2_table_path(), lg2, 2);
+  ASSERT_TRUE(map_cached_lg2_table(lg2_table_path(), l));
+  EXPECT_EQ(std::memcmp(l.y0, lg2.a.data(), kBytes), 0);
+  EXPECT_EQ(std::memcmp(l.y1, lg2.b.data(), kBytes), 0);
+  fs::remove_all(dir);
+}
+
 TEST(Mufu, UnwritableCacheFolderRebuildsWithoutAnError) {
   const fs::path dir = fa4sim::test::temp_dir("mufu-cache-ro");
   std::ofstream(dir / "file") << "a file, not a folder";

@@ -237,10 +237,23 @@ std::string lg2_table_path();
 // are rebuilt each time).
 void load_ex2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
 void load_lg2_table(const std::string& bin_path, MufuTables& out, int threads = 0);
+// The unit's cache entry for the table at `bin_path` (Note [MUFU table cache]) mapped read-only
+// for the rest of the process, what ex2_approx_table() and lg2_approx_table() use before they
+// fall back to load_*_table: a read copies and clears 128 MiB per process, about 60 % of a
+// cached load's CPU time (perf, `fa4sim attention` on 64 keys). Every check of the input that
+// load_*_table makes runs first (the same refusals, thrown), then the checks of the cache file a
+// read makes (its size, header, copy of the input, checksum, bit sums). False on a miss (no entry,
+// or one that fails a check), with nothing mapped; true with `out` pointing into the mapping,
+// never unmapped. The cache writer only renames new files into place, so a mapped file is never
+// changed under a process by fa4sim; one changed in place by another program is outside what the
+// checks can see.
+bool map_cached_ex2_table(const std::string& bin_path, Ex2ApproxTable& out);
+bool map_cached_lg2_table(const std::string& bin_path, Lg2ApproxTable& out);
 // The cache folder: $FA4SIM_CACHE_DIR when set and not empty; else $XDG_CACHE_HOME/fa4sim; else
 // $HOME/.cache/fa4sim; "" (no cache) when none of them is set.
 std::string mufu_cache_dir();
-// Loaded once (thread-safe), from the paths above; nothing falls back to exp2 / log2.
+// Loaded once (thread-safe), from the paths above (the cache entry mapped when it holds, else
+// load_*_table); nothing falls back to exp2 / log2.
 Ex2ApproxTable ex2_approx_table();
 Lg2ApproxTable lg2_approx_table();
 
