@@ -122,8 +122,8 @@ struct TileRule {
 // rescale's FMULs no longer stall the tensor unit; the softmax's FMA-pipe instructions still do.
 // Refitted, that is the round-13 candidate (data/schedule/sm90_candidate_r13.json): it fits the
 // cycles of kernels no fit used better (rms log error 0.0344 against 0.0386), but judged blind on
-// two fresh sets it lost the 10 % bound at d 224 without a mask, so it is not the default
-// (docs/schedule.md "Round 13"); absent, the field is true (round 11, data/schedule/sm90.json).
+// two fresh sets it lost the 10 % bound (stock at d 224 without a mask), so it is not the
+// default (docs/schedule.md "Round 13"); absent, the field is true (round 11, sm90.json).
 //
 // ---- Note [Issue window with three warpgroups]
 // At d <= 96 upstream runs three consumer warpgroups (tile M 192), and ptxas gives each thread 128
