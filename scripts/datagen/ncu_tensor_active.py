@@ -13,7 +13,6 @@ grouped as "other"), mask and kind as medians; --json writes the same table.
 """
 import argparse
 import collections
-import csv
 import datetime
 import json
 import os
@@ -22,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mufu_table import write_atomic  # noqa: E402
-from schedule_fit import NCU, PLANS, ROOT, ncu_number, newest_holding  # noqa: E402
+from schedule_fit import NCU, PLANS, ROOT, ncu_number, newest_holding, read_ncu_table  # noqa: E402
 
 DIMS = (64, 96, 128, 160, 192, 224, 256)
 
@@ -33,15 +32,8 @@ def plan_counts(plan):
     path = os.path.join(folder, f"ncu_{plan}.csv")
     if not os.path.exists(path):
         return None, None
-    with open(path) as f:
-        table = list(csv.reader(f))
-    head = next(i for i, r in enumerate(table) if r and r[0] == "ID")
-    names, data = table[head], table[head + 2:]
-    with open(os.path.join(folder, f"ncu_{plan}_order.jsonl")) as f:
-        order = [json.loads(x) for x in f if x.strip()][1:]
     out = {}
-    for o, r in zip(order, data):
-        m = dict(zip(names, r))
+    for o, m in read_ncu_table(folder, plan):
         cycles = ncu_number(m["gpc__cycles_elapsed.max"])
         tensor = ncu_number(m["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]) / 100
         out[(json.dumps(o["shape"], sort_keys=True), o["kind"])] = {

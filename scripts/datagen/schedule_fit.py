@@ -138,9 +138,9 @@ def ncu_number(v):
         return float("nan")
 
 
-def load_ncu_rows(folder, plan):
-    """Per profiled (shape, kind) of scripts/gpu/schedule_ncu.sh's output: the model's input and the
-    kernel's SM cycles (gpc__cycles_elapsed.max), clock and duration as Nsight Compute read them."""
+def read_ncu_table(folder, plan):
+    """(launch from ncu_<plan>_order.jsonl, {metric: raw value}) per profiled kernel of
+    scripts/gpu/schedule_ncu.sh's output in `folder`."""
     with open(os.path.join(folder, f"ncu_{plan}.csv")) as f:
         table = list(csv.reader(f))
     head = next(i for i, r in enumerate(table) if r and r[0] == "ID")
@@ -149,9 +149,14 @@ def load_ncu_rows(folder, plan):
         order = [json.loads(x) for x in f if x.strip()][1:]
     if len(order) != len(data):
         sys.exit(f"schedule_fit: {folder}: {len(order)} launches listed, {len(data)} profiled")
+    return [(o, dict(zip(names, r))) for o, r in zip(order, data)]
+
+
+def load_ncu_rows(folder, plan):
+    """Per profiled (shape, kind) of scripts/gpu/schedule_ncu.sh's output: the model's input and the
+    kernel's SM cycles (gpc__cycles_elapsed.max), clock and duration as Nsight Compute read them."""
     out = []
-    for o, r in zip(order, data):
-        m = dict(zip(names, r))
+    for o, m in read_ncu_table(folder, plan):
         s, kind = o["shape"], o["kind"]
         tau, emu, tile = 0.0, 0, None
         rest = kind
@@ -363,18 +368,22 @@ def cycle_rows(a):
     return [r for plan in a.fit_plans.split(",") for r in load_ncu_rows(ncu_folder(a, plan), plan)]
 
 
+def cycle_log_errors(fa4sim, spec, rows, inputs=None):
+    """log(model's cycles / kernel's) per row of `rows`."""
+    preds = predict(fa4sim, spec, inputs or ncu_inputs(rows))
+    return [math.log(p["total_cycles"] / r["cycles"]) for p, r in zip(preds, rows)]
+
+
 def cycle_loss(fa4sim, spec, rows, inputs=None):
     """Mean squared log ratio of the model's cycles to the kernel's over `rows`."""
-    preds = predict(fa4sim, spec, inputs or ncu_inputs(rows))
-    return sum(math.log(p["total_cycles"] / r["cycles"]) ** 2 for p, r in zip(preds, rows)) / len(rows)
+    return sum(x * x for x in cycle_log_errors(fa4sim, spec, rows, inputs)) / len(rows)
 
 
 def cmd_cyclerms(a):
     """The spec's rms log error of the cycles on the --fit-plans' counts, nothing fitted (how a
     changed model scores on the counts before any refit)."""
     rows = cycle_rows(a)
-    preds = predict(a.fa4sim, json.load(open(a.spec)), ncu_inputs(rows))
-    logs = [math.log(p["total_cycles"] / r["cycles"]) for p, r in zip(preds, rows)]
+    logs = cycle_log_errors(a.fa4sim, json.load(open(a.spec)), rows)
     print(f"{a.spec}: cycles rms log error {math.sqrt(sum(x * x for x in logs) / len(logs)):.4f} "
           f"over {len(rows)} kernels of {a.fit_plans}")
     if a.by_kind:  # median log error (model over kernel) per head dim, mask and kind
