@@ -10,6 +10,9 @@ of upstream FA4 and judges it on configurations it was not fitted on (docs/sched
       writes predicted / measured with the measured spread, and the acceptance figures
   schedule_fit.py cyclerms --fa4sim build/fa4sim [--spec S] --fit-plans P1,P2,..
       prints the spec's rms log error of the cycles on those plans' Nsight Compute counts, unfitted
+  schedule_fit.py repeat [--out data/schedule/effect_repeat.json]
+      how far two protocol runs of the same plan agree on each effect (a variant's change against
+      stock): the floor under the effect target's 3 points (no model involved)
   schedule_fit.py blackwell --fa4sim build/fa4sim
       fits the sm100 MMA latency (data/schedule/sm100.json) on one source of published Blackwell
       speeds (data/published/fa4_speeds.json) and predicts every other published row
@@ -37,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/datagen/
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
+DEFAULT_EVAL = os.path.join(ROOT, "data", "schedule", "eval_h200.json")
 PLAN_FILE = os.path.join(ROOT, "scripts", "gpu", "schedule_plan.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
           "clock_mhz_base", "clock_tensor_slowdown"]
@@ -223,10 +227,7 @@ def plan_rows(a, plan):
     shape of the plan (scripts/gpu/schedule_plan.json) that the primary run did not reach (its time
     budget ran out) comes from the other runs, merged with those."""
     primary = plan_path(a, plan)
-    root = os.path.dirname(os.path.dirname(primary))
-    others = [o for o in sorted(os.path.join(root, d, plan + ".jsonl") for d in os.listdir(root)
-                                if os.path.exists(os.path.join(root, d, plan + ".jsonl")))
-              if os.path.abspath(o) != os.path.abspath(primary)]
+    others = [o for o in plan_run_paths(a, plan) if os.path.abspath(o) != os.path.abspath(primary)]
     rows = merge_runs(load_rows(primary), others)
     with open(PLAN_FILE) as f:
         planned = {json.dumps(e["shape"], sort_keys=True) for e in json.load(f).get(plan, [])}
@@ -510,6 +511,53 @@ def cmd_eval(a):
     print(f"wrote {a.out}")
 
 
+def plan_run_paths(a, plan):
+    """Every run of the plan: the folders of data/gpu/schedule (beside the primary's) holding it."""
+    root = os.path.dirname(os.path.dirname(plan_path(a, plan)))
+    return sorted(os.path.join(root, d, plan + ".jsonl") for d in os.listdir(root)
+                  if os.path.exists(os.path.join(root, d, plan + ".jsonl")))
+
+
+def cmd_repeat(a):
+    """Per plan with two runs or more: each effect (variant vs stock, same shape) in every run, and
+    the largest difference between runs. A prediction judged against the runs' mean cannot be held
+    to closer than half that difference, whatever the model."""
+    out = a.out if a.out != DEFAULT_EVAL else os.path.join(ROOT, "data", "schedule", "effect_repeat.json")
+    items = []
+    for plan in PLANS:
+        paths = plan_run_paths(a, plan)
+        if len(paths) < 2:
+            continue
+        runs = [{(json.dumps(r["shape"], sort_keys=True), r["kind"]): r for r in load_rows(p)} for p in paths]
+        for key in sorted(runs[0]):
+            if key[1] == "stock":
+                continue
+            stock = (key[0], "stock")
+            eff = [run[stock]["ms"] / run[key]["ms"] - 1 for run in runs if key in run and stock in run]
+            if len(eff) >= 2:
+                items.append({"plan": plan, "shape": json.loads(key[0]), "kind": key[1],
+                              "runs": [os.path.relpath(p, ROOT) for p in paths],
+                              "effect_points": [round(100 * e, 3) for e in eff],
+                              "largest_difference_points": round(100 * (max(eff) - min(eff)), 3)})
+    diffs = [i["largest_difference_points"] for i in items]
+    summary = {"effects": len(items), "median_difference_points": statistics.median(diffs),
+               "within_3_points": sum(d <= 3 for d in diffs), "within_6_points": sum(d <= 6 for d in diffs),
+               "largest_difference_points": max(diffs)}
+    report = {"schema": "fa4sim/schedule-effect-repeat-v1",
+              "what": "each effect (a variant's TFLOP/s against stock on the same shape, in points) as each protocol "
+                      "run of the same plan measured it; within_6_points counts the effects a prediction could "
+                      "match to 3 points against the runs' mean if it were exact and the runs' errors symmetric",
+              "command": "python3 scripts/datagen/schedule_fit.py repeat", "date": datetime.date.today().isoformat(),
+              "summary": summary, "items": items}
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, out)
+    print(f"repeat: {summary}")
+    print(f"wrote {out}")
+
+
 BLACKWELL_FIT_SOURCE = "pull/2109"  # the published rows the sm100 MMA latency is fitted on
 GPU_ARCH = {"B200": "b200", "unknown-sm100": "b200", "GB300": "b300", "B300": "b300"}
 
@@ -600,7 +648,7 @@ def cmd_blackwell(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "blackwell"])
+    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "repeat", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--ncu", default=NCU, help="scripts/gpu/schedule_ncu.sh's output (cycle counts)")
@@ -617,10 +665,10 @@ def main():
     ap.add_argument("--fit-plans", default="calibration,heldout",
                     help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
                          "and is judged on heldout2)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "data", "schedule", "eval_h200.json"))
+    ap.add_argument("--out", default=DEFAULT_EVAL)
     a = ap.parse_args()
     return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
-            "blackwell": cmd_blackwell}[a.cmd](a)
+            "repeat": cmd_repeat, "blackwell": cmd_blackwell}[a.cmd](a)
 
 
 if __name__ == "__main__":
