@@ -106,7 +106,14 @@ def analyse(sass_path):
     math_ops = ("FFMA", "FADD", "FMUL", "FMNMX", "MUFU", "F2FP", "FSEL", "FSETP", "SHFL")
     n_between = sum(between[k] for k in math_ops)
     n_after = sum(after[k] for k in math_ops)
+    # consumer_release of K's and V's shared-memory stage: the mbarrier arrives (SYNCS.ARRIVE) after
+    # the wait for S and after the wait for O += PV, counted in instructions from that wait
+    arrives = [i for i, o in enumerate(ops) if o.startswith("SYNCS.ARRIVE")]
+    k_rel = next((i - w_s for i in arrives if w_s < i < w_o), None)
+    v_rel = next((i - w_o for i in arrives if i > w_o), None)
     return {"loop_instructions": len(body), "hgmma": sum(o.startswith("HGMMA") for o in ops),
+            "k_release_after_s_wait": k_rel, "s_wait_to_pv_wait": w_o - w_s,
+            "v_release_after_pv_wait": v_rel, "pv_wait_to_loop_end": len(body) - 1 - w_o,
             "vote": sum(o.startswith("VOTE") for o in ops),
             "softmax_before_pv_wait": n_between, "softmax_after_pv_wait": n_after,
             "share_after_pv_wait": round(n_after / max(1, n_between + n_after), 4),
@@ -184,7 +191,9 @@ def main():
               "machine": "the 2-core AMD EPYC VM, no GPU (compiled for sm_90a, nothing run)",
               "counted": "FFMA, FADD, FMUL, FMNMX, MUFU, F2FP, FSEL, FSETP, SHFL of the main loop between "
                          "WARPGROUP.DEPBAR.LE gsb0, 0x1 (S ready) and gsb0, 0x0 (O += PV done), and after the "
-                         "latter to the loop's end (at d <= 128 that includes O's rescale FMULs and P's F2FP)",
+                         "latter to the loop's end (at d <= 128 that includes O's rescale FMULs and P's F2FP); "
+                         "k_release_after_s_wait / v_release_after_pv_wait: instructions from the wait for S (for "
+                         "O += PV) to the SYNCS.ARRIVE that frees K's (V's) shared-memory stage for the producer",
               "rows": rows}
     write_atomic(a.out, (json.dumps(report, indent=1) + "\n").encode())
     print(f"wrote {a.out}")
