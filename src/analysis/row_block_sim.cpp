@@ -281,15 +281,9 @@ void p_row(const float* s, int n, float row_max, const SoftmaxParams& p, const c
                      p.mufu.ex2.pos != nullptr && p.mufu.ex2.neg != nullptr;
   if (table && k < n) {
     const float bias = p_bias(row_max, p.scale_log2, p.max_offset);
-    for (int q = k; q < n; ++q) {
-      if (p.exp2.mode == Exp2Mode::schedule && emu_col[q] != 0) continue;
-      const uint32_t u = f32_bits(p_argument(s[q], p.scale_log2, bias)), a = u & 0x7FFFFFFFu;
-      if (a < 0x00800000u || a >= 0x43000000u) continue;  // no table read (as ex2_approx_ftz)
-      const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
-      const int e = static_cast<int>(a >> 23) - 127;
-      const uint32_t j = (e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u)) & 0x007FFFFFu;
-      __builtin_prefetch((u >> 31) != 0 ? p.mufu.ex2.neg + j : p.mufu.ex2.pos + j);
-    }
+    for (int q = k; q < n; ++q)
+      if (p.exp2.mode != Exp2Mode::schedule || emu_col[q] == 0)
+        prefetch_ex2_entry(p_argument(s[q], p.scale_log2, bias), p.mufu.ex2);
   }
   for (; k < n; ++k) P[k] = p_exp2(s[k], row_max, p, emu_col[k] != 0);
 }
