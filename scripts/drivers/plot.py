@@ -10,7 +10,8 @@ Usage: python3 scripts/drivers/plot.py REPORT.json [REPORT.json ...] [--out DIR]
 - Any other report: every array of objects in `results` that has numeric fields becomes
   <command>_<key>.png, the numeric fields plotted against the first one, one line per value of the
   first text field.
-Prints the files it wrote. Exit 2 on a missing/invalid input file or when matplotlib is missing.
+Prints the files it wrote. Exit 2 on a missing/invalid input file or when matplotlib is missing;
+with --if-matplotlib (what `fa4sim report` passes) a missing matplotlib is exit 3 and no message.
 """
 import argparse
 import json
@@ -23,6 +24,8 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
+    if "--if-matplotlib" in sys.argv[1:]:
+        sys.exit(3)  # quietly: fa4sim report then tries Debian's python3
     print("plot.py: error: matplotlib is not installed (Debian: apt-get install python3-matplotlib; "
           "or: python3 -m pip install matplotlib)", file=sys.stderr)
     sys.exit(2)
@@ -187,6 +190,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="+", help="fa4sim report JSON files")
     ap.add_argument("--out", default=None, help="output directory (default: next to each report)")
+    ap.add_argument("--if-matplotlib", action="store_true",
+                    help="without matplotlib exit 3 quietly instead of 2 with a message")
     a = ap.parse_args()
     for path in a.reports:
         try:

@@ -2,7 +2,8 @@
 //
 // Adding a command: write src/cli/cmd_NAME.cpp with `void add_NAME(CLI::App& root)` (it creates
 // the subcommand, its options and a callback), declare it here and add one row to kCommands in
-// commands.cpp. The sections of `fa4sim report` are a library layer:
+// commands.cpp, named as the subcommand: fa4sim builds only the command named first on its
+// command line, found by that name (Note [One command built] in main.cpp). The sections of `fa4sim report` are a library layer:
 // include/fa4sim/report/sections.h.
 #pragma once
 

@@ -117,22 +117,37 @@ int run(int argc, char** argv) {
                        std::string("fa4sim ") + version() + " (" + git_describe() + ")");
   app.require_subcommand(1);
   app.fallthrough(false);
-  for (const auto& c : cli::commands()) c.add(app);
+
+  // `fa4sim help [CMD [SUB]]` = `fa4sim [CMD [SUB]] --help`.
+  std::vector<char*> args(argv, argv + argc);
+  static char help_flag[] = "--help";
+  if (argc > 1 && std::string(argv[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back(help_flag);
+    argc = int(args.size());
+    argv = args.data();
+  }
+  // Note [One command built]: a run names its command first (`fa4sim exp2 ...`), and only that
+  // command's options are built: building every command's options took most of a start's CPU,
+  // and the tests start fa4sim about a thousand times. Once a command is chosen the others play
+  // no part in parsing (require_subcommand(1) stops the search for further commands at the root)
+  // nor in any message (a command's --help and its errors name only it and its parents). Without
+  // a known command first (no arguments, --help, an option or an unknown word) every command is
+  // built: the usage lists them all and the messages name them.
+  const cli::CommandEntry* chosen = nullptr;
+  if (argc > 1)
+    for (const auto& c : cli::commands())
+      if (c.name == std::string(argv[1])) chosen = &c;
+  if (chosen != nullptr)
+    chosen->add(app);
+  else
+    for (const auto& c : cli::commands()) c.add(app);
   cli::refuse_empty_values(app);  // docs/input-policy.md
 
   // No arguments: the usage, and exit 2 (nothing was done).
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stdout);
     return fail("give a command (the list is above)", kExitUsage);
-  }
-  // `fa4sim help [CMD [SUB]]` = `fa4sim [CMD [SUB]] --help`.
-  std::vector<char*> args(argv, argv + argc);
-  static char help_flag[] = "--help";
-  if (std::string(argv[1]) == "help") {
-    args.erase(args.begin() + 1);
-    args.push_back(help_flag);
-    argc = int(args.size());
-    argv = args.data();
   }
   // Unknown (sub)command or an option before the command: say so before CLI11 calls it an
   // extra argument or asks for "a subcommand".

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "fa4sim/analysis/roofline.h"
@@ -20,12 +22,37 @@ void check_roofline_data() {
   for (const auto& n : known_arch_names()) load_known_arch(n);
 }
 
-std::string python_with_matplotlib() {
-  for (const char* py : {"python3", "/usr/bin/python3"}) {
-    if (run_shell(shell_command({py, "-c", "import matplotlib"}, ">/dev/null 2>&1")) == 0)
-      return py;
+namespace {
+
+// Whether `prog` (a name looked up on PATH, or a path) names an executable file.
+bool executable(const std::string& prog) {
+  if (prog.find('/') != std::string::npos) return ::access(prog.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "";
+  for (size_t b = 0; b <= dirs.size();) {
+    size_t e = dirs.find(':', b);
+    if (e == std::string::npos) e = dirs.size();
+    const std::string dir = e > b ? dirs.substr(b, e - b) : ".";
+    const std::string f = dir + "/" + prog;
+    if (::access(f.c_str(), X_OK) == 0 && !std::filesystem::is_directory(f)) return true;
+    b = e + 1;
   }
-  return {};
+  return false;
+}
+
+}  // namespace
+
+PlotRun draw_with_matplotlib(const std::string& json_path, const std::string& out_dir) {
+  const std::string script = drivers_dir() + "/plot.py";
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    if (!executable(py)) continue;  // as the shell's "not found": the next one
+    const int rc = run_shell(
+        shell_command({py, script, json_path, "--out", out_dir, "--if-matplotlib"}, ">/dev/null"));
+    if (rc == kPlotNoMatplotlib) continue;
+    return {rc == 0 ? PlotRun::drawn : PlotRun::failed,
+            shell_command({py, script, json_path, "--out", out_dir}, ">/dev/null")};
+  }
+  return {PlotRun::no_matplotlib, ""};
 }
 
 namespace {
@@ -144,22 +171,20 @@ std::string measured_table(ReportContext& ctx, const Report& r, const Table* t) 
 
 std::string figures(const ReportContext& ctx) {
   const std::string& out_dir = ctx.out_dir;
-  const std::string py = python_with_matplotlib();
-  const std::string script = drivers_dir() + "/plot.py";
-  if (py.empty())
-    return "Figures: not drawn, because no python3 with matplotlib was found (install Debian's "
-           "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/drivers/plot.py " +
-           out_dir + "/roofline.json --out " + out_dir + "`).\n\n";
   const std::string json_path = (std::filesystem::path(out_dir) / "roofline.json").string();
   for (const char* png : {"roofline_exp_over_mma.png", "roofline_pipe_model.png"})
     (void)ctx.own_path(png);  // plot.py writes these: never through a link out of the folder
-  const std::string cmd = shell_command({py, script, json_path, "--out", out_dir}, ">/dev/null");
-  if (run_shell(cmd) == 0)
+  const PlotRun run = draw_with_matplotlib(json_path, out_dir);
+  if (run.outcome == PlotRun::no_matplotlib)
+    return "Figures: not drawn, because no python3 with matplotlib was found (install Debian's "
+           "python3-matplotlib or `pip install matplotlib`, then run `python3 scripts/drivers/plot.py " +
+           out_dir + "/roofline.json --out " + out_dir + "`).\n\n";
+  if (run.outcome == PlotRun::drawn)
     return "Figures (drawn by `scripts/drivers/plot.py` with matplotlib):\n\n"
            "![T_exp/T_mma vs d](roofline_exp_over_mma.png)\n\n"
            "![Predicted exp throughput vs f](roofline_pipe_model.png)\n\n";
   return fmt::format("Figures: `{}` failed (see its message above); the JSON is complete.\n\n",
-                     cmd);
+                     run.cmd);
 }
 
 }  // namespace

@@ -60,18 +60,17 @@ Compared compare(const json& items, const std::string& measured_key, const std::
 }
 
 std::string figure(const std::string& out_dir) {
-  const std::string py = python_with_matplotlib();
   const std::string path = (std::filesystem::path(out_dir) / "schedule.json").string();
-  if (py.empty())
+  const PlotRun run = draw_with_matplotlib(path, out_dir);
+  if (run.outcome == PlotRun::no_matplotlib)
     return fmt::format(
         "Figure: not drawn, because no python3 with matplotlib was found (then run `python3 "
         "scripts/drivers/plot.py {} --out {}`).\n\n",
         path, out_dir);
-  const std::string cmd =
-      shell_command({py, drivers_dir() + "/plot.py", path, "--out", out_dir}, ">/dev/null");
-  if (run_shell(cmd) == 0)
+  if (run.outcome == PlotRun::drawn)
     return "![predicted vs measured and published TFLOP/s](schedule_predicted_vs_measured.png)\n\n";
-  return fmt::format("Figure: `{}` failed (see its message above); the JSON is complete.\n\n", cmd);
+  return fmt::format("Figure: `{}` failed (see its message above); the JSON is complete.\n\n",
+                     run.cmd);
 }
 
 }  // namespace

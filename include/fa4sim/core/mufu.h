@@ -139,6 +139,19 @@ FA4_HD float ex2_approx_ftz(float x, const Ex2ApproxTable& t) {
   return f32_from_bits((static_cast<uint32_t>(field) << 23) | (r & 0x007FFFFFu));
 }
 
+// Asks the cache for the entry ex2_approx_ftz(x, t) will read (none for the arguments it answers
+// without the table). A loop over many arguments calls this for all of them first: the reads of
+// the 32 MiB table, at places set by the fraction bits, then miss the cache side by side instead of
+// one after the other (Note [Table prefetch] in src/analysis/row_block_sim.cpp). Changes no value.
+inline void prefetch_ex2_entry(float x, const Ex2ApproxTable& t) {
+  const uint32_t u = f32_bits(x), a = u & 0x7FFFFFFFu;
+  if (a < 0x00800000u || a >= 0x43000000u) return;  // NaN, tiny, |x| >= 128: no table read
+  const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
+  const int e = static_cast<int>(a >> 23) - 127;
+  const uint32_t j = (e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u)) & 0x007FFFFFu;
+  __builtin_prefetch((u >> 31) != 0 ? t.neg + j : t.pos + j);
+}
+
 // ---- lg2.approx.ftz.f32
 
 // The two decoded tables: y0[j] = lg2.approx.ftz.f32(m) in [0, 1], y1[j] = lg2.approx.ftz.f32(m / 2)

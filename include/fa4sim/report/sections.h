@@ -37,8 +37,17 @@ void report_schedule(ReportContext& ctx);
 void check_schedule_data();
 
 // ---- the roofline section's parts (section_roofline.cpp)
-// A python3 that can import matplotlib: the one on PATH, else Debian's. Empty when none.
-std::string python_with_matplotlib();
+// scripts/drivers/plot.py run on `json_path` into `out_dir` with a python3 that has matplotlib:
+// the one on PATH, else Debian's. The run itself finds out (plot.py --if-matplotlib exits
+// kPlotNoMatplotlib, quietly, without matplotlib): one Python start per figure set where a
+// separate `import matplotlib` probe made two. `cmd` is the command line of the run that drew or
+// failed, without --if-matplotlib (what a user would type); empty when no python3 had matplotlib.
+inline constexpr int kPlotNoMatplotlib = 3;
+struct PlotRun {
+  enum Outcome { drawn, failed, no_matplotlib } outcome;
+  std::string cmd;
+};
+PlotRun draw_with_matplotlib(const std::string& json_path, const std::string& out_dir);
 struct ArchSpec;
 // Loads every data/archs file: Error when there is none or one is malformed.
 void check_roofline_data();
