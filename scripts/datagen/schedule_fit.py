@@ -36,11 +36,14 @@ import subprocess
 import sys
 import tempfile
 
+from mufu_table import write_atomic  # same folder
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/datagen/
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
-DEFAULT_EVAL = os.path.join(ROOT, "data", "schedule", "eval_h200.json")
+OUT = {"eval": os.path.join(ROOT, "data", "schedule", "eval_h200.json"),
+       "repeat": os.path.join(ROOT, "data", "schedule", "effect_repeat.json")}  # --out's defaults
 PLAN_FILE = os.path.join(ROOT, "scripts", "gpu", "schedule_plan.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
           "clock_mhz_base", "clock_tensor_slowdown"]
@@ -503,11 +506,7 @@ def cmd_eval(a):
                    "effects_within_3_points": sum(e["size_error_points"] <= 3 for e in big)}
         report["plans"][plan] = {"summary": summary, "items": items, "effects": eff}
         print(f"{plan}: {summary}")
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
+    write_atomic(a.out, (json.dumps(report, indent=1) + "\n").encode())
     print(f"wrote {a.out}")
 
 
@@ -520,9 +519,8 @@ def plan_run_paths(a, plan):
 
 def cmd_repeat(a):
     """Per plan with two runs or more: each effect (variant vs stock, same shape) in every run, and
-    the largest difference between runs. A prediction judged against the runs' mean cannot be held
-    to closer than half that difference, whatever the model."""
-    out = a.out if a.out != DEFAULT_EVAL else os.path.join(ROOT, "data", "schedule", "effect_repeat.json")
+    the largest difference between runs (an exact model's prediction would be off the runs' mean
+    by about half of it)."""
     items = []
     for plan in PLANS:
         paths = plan_run_paths(a, plan)
@@ -533,10 +531,11 @@ def cmd_repeat(a):
             if key[1] == "stock":
                 continue
             stock = (key[0], "stock")
-            eff = [run[stock]["ms"] / run[key]["ms"] - 1 for run in runs if key in run and stock in run]
+            have = [(p, run) for p, run in zip(paths, runs) if key in run and stock in run]
+            eff = [run[stock]["ms"] / run[key]["ms"] - 1 for _, run in have]
             if len(eff) >= 2:
                 items.append({"plan": plan, "shape": json.loads(key[0]), "kind": key[1],
-                              "runs": [os.path.relpath(p, ROOT) for p in paths],
+                              "runs": [os.path.relpath(p, ROOT) for p, _ in have],
                               "effect_points": [round(100 * e, 3) for e in eff],
                               "largest_difference_points": round(100 * (max(eff) - min(eff)), 3)})
     diffs = [i["largest_difference_points"] for i in items]
@@ -549,13 +548,9 @@ def cmd_repeat(a):
                       "match to 3 points against the runs' mean if it were exact and the runs' errors symmetric",
               "command": "python3 scripts/datagen/schedule_fit.py repeat", "date": datetime.date.today().isoformat(),
               "summary": summary, "items": items}
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, out)
+    write_atomic(a.out, (json.dumps(report, indent=1) + "\n").encode())
     print(f"repeat: {summary}")
-    print(f"wrote {out}")
+    print(f"wrote {a.out}")
 
 
 BLACKWELL_FIT_SOURCE = "pull/2109"  # the published rows the sm100 MMA latency is fitted on
@@ -665,8 +660,10 @@ def main():
     ap.add_argument("--fit-plans", default="calibration,heldout",
                     help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
                          "and is judged on heldout2)")
-    ap.add_argument("--out", default=DEFAULT_EVAL)
+    ap.add_argument("--out", default=None, help="eval's and repeat's report (defaults: " +
+                    ", ".join(os.path.relpath(v, ROOT) for v in OUT.values()) + ")")
     a = ap.parse_args()
+    a.out = a.out or OUT.get(a.cmd)
     return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
             "repeat": cmd_repeat, "blackwell": cmd_blackwell}[a.cmd](a)
 
