@@ -115,18 +115,22 @@ struct Ex2ApproxTable {
   const float* neg = nullptr;
 };
 
+// |x| 2^23 truncated toward zero, as an integer, for |x| in [2^-126, 128) (a = |x|'s bits): |x| =
+// (2^23 + frac) 2^(e - 23), e in [-126, 6], so |x| 2^23 = (2^23 + frac) 2^e < 2^30. Its integer
+// part's bits are i, its 23 fraction bits j: |x| = i + g with j = floor(g 2^23), the table's index.
+FA4_HD uint32_t ex2_fixed(uint32_t a) {
+  const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
+  const int e = static_cast<int>(a >> 23) - 127;
+  return e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u);
+}
+
 FA4_HD float ex2_approx_ftz(float x, const Ex2ApproxTable& t) {
   const uint32_t u = f32_bits(x), a = u & 0x7FFFFFFFu;
   const bool neg = (u >> 31) != 0;
   if (a > 0x7F800000u) return f32_from_bits(kGpuCanonicalNaN);  // NaN
   if (a < 0x00800000u) return 1.0f;                             // +-0, subnormal (ftz): 2^0
   if (a >= 0x43000000u) return neg ? 0.0f : f32_from_bits(0x7F800000u);  // |x| >= 128, +-inf
-  // |x| 2^23 truncated toward zero, as an integer: |x| = (2^23 + frac) 2^(e - 23), e in
-  // [-126, 6], so |x| 2^23 = (2^23 + frac) 2^e < 2^30. i = its integer part's bits, j = the 23
-  // fraction bits: |x| = i + g with j = floor(g 2^23).
-  const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
-  const int e = static_cast<int>(a >> 23) - 127;
-  const uint32_t fixed = e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u);
+  const uint32_t fixed = ex2_fixed(a);
   const int i = static_cast<int>(fixed >> 23);
   const uint32_t j = fixed & 0x007FFFFFu;
   // Scale the table's result by 2^+-i in its exponent field: exact while the result is normal.
@@ -146,9 +150,7 @@ FA4_HD float ex2_approx_ftz(float x, const Ex2ApproxTable& t) {
 inline void prefetch_ex2_entry(float x, const Ex2ApproxTable& t) {
   const uint32_t u = f32_bits(x), a = u & 0x7FFFFFFFu;
   if (a < 0x00800000u || a >= 0x43000000u) return;  // NaN, tiny, |x| >= 128: no table read
-  const uint32_t sig = 0x00800000u | (a & 0x007FFFFFu);
-  const int e = static_cast<int>(a >> 23) - 127;
-  const uint32_t j = (e >= 0 ? sig << e : (e > -24 ? sig >> -e : 0u)) & 0x007FFFFFu;
+  const uint32_t j = ex2_fixed(a) & 0x007FFFFFu;
   __builtin_prefetch((u >> 31) != 0 ? t.neg + j : t.pos + j);
 }
 
