@@ -916,7 +916,7 @@ def roofline(arch="all", d=128, dtype="bf16", tile="128x128", direction="fwd", e
 
 def schedule(arch="h200", *, batch=4, heads=32, kv_heads=None, seq=4096, seq_k=None, d=128,
              causal=False, tau=0.0, emu_fraction=0.0, degree=3, rescale_share=0.02, tile=None,
-             search=True, spec=None, arch_file=(), inputs=None):
+             search=True, spec=None, arch_file=(), inputs=None, kernel_factors=None):
     """FA4 forward's predicted time, TFLOP/s and binding resource (the schedule model):
     ``fa4sim schedule --json``'s ``results`` (the same numbers).
 
@@ -941,6 +941,9 @@ def schedule(arch="h200", *, batch=4, heads=32, kv_heads=None, seq=4096, seq_k=N
         spec: path of a kernel description (schema fa4sim/schedule-v1); None = the arch's own
             (data/schedule/sm90.json or sm100.json).
         arch_file: extra arch JSON files (added to arch).
+        kernel_factors: measured / modelled time per compiled kernel (H200), applied to the kernels
+            it holds: a path (schema fa4sim/schedule-kernel-factors-v1) or "none" for the model
+            alone; None = data/schedule/sm90_kernel_factors.json without spec, none with spec.
         inputs: instead of one configuration, a list of dicts with any of the keys arch, batch,
             heads, heads_kv, seq, seq_k, d, causal, tau, emu_fraction, degree, rescale_share,
             tile ([m, n]); missing keys take the arguments' values (``--inputs FILE``).
@@ -961,6 +964,9 @@ def schedule(arch="h200", *, batch=4, heads=32, kv_heads=None, seq=4096, seq_k=N
                                             else arch_file)]
     if spec is not None:
         o.spec = _os.fspath(spec)
+    if kernel_factors is not None:
+        o.kernel_factors = (_os.fspath(kernel_factors) if isinstance(kernel_factors, _os.PathLike)
+                            else _str(kernel_factors, "kernel_factors"))
     o.batch = _int(batch, "batch", 1, 65535)
     o.heads = _int(heads, "heads", 1, 4096)
     o.kv_heads = 0 if kv_heads is None else _int(kv_heads, "kv_heads", 1, 4096)

@@ -90,7 +90,8 @@ def schedule(arch: Union[str, Sequence[str]] = "h200", *, batch: int = 4, heads:
              d: int = 128, causal: bool = False, tau: Number = 0.0, emu_fraction: Number = 0.0,
              degree: int = 3, rescale_share: Number = 0.02, tile: Optional[str] = None,
              search: bool = True, spec: Optional[str] = None, arch_file: Sequence[str] = (),
-             inputs: Optional[Sequence[dict]] = None) -> dict: ...
+             inputs: Optional[Sequence[dict]] = None,
+             kernel_factors: Optional[str] = None) -> dict: ...
 
 __version__: str
 __git_revision__: str

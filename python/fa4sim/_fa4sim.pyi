@@ -137,6 +137,7 @@ class ScheduleOptions:
     arch: str
     arch_files: list
     spec: str
+    kernel_factors: str
     batch: int
     heads: int
     kv_heads: int

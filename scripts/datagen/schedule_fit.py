@@ -13,6 +13,12 @@ of upstream FA4 and judges it on configurations it was not fitted on (docs/sched
   schedule_fit.py repeat [--out data/schedule/effect_repeat.json]
       how far two protocol runs of the same plan agree on each effect (a variant's change against
       stock): the floor under the effect target's 3 points (no model involved)
+  schedule_fit.py factors --fa4sim build/fa4sim [--fit-plans all|P1,P2,..]
+      per compiled kernel (head dim, mask, tau, emulated fraction), the median of measured / modelled
+      time over its measured shapes (Note [Kernel factors]) -> data/schedule/sm90_kernel_factors.json
+  schedule_fit.py eval ... --kernel-factors FILE|earlier
+      eval with the factors of FILE (applied by fa4sim), or with each plan's factors taken from the
+      plans measured before it (forward in time: what a user who measured those would have had)
   schedule_fit.py blackwell --fa4sim build/fa4sim
       fits the sm100 MMA latency (data/schedule/sm100.json) on one source of published Blackwell
       speeds (data/published/fa4_speeds.json) and predicts every other published row
@@ -43,6 +49,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/datagen/
 DATA = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01b")
 SPEC = os.path.join(ROOT, "data", "schedule", "sm90.json")
 OUT = {"eval": os.path.join(ROOT, "data", "schedule", "eval_h200.json"),
+       "factors": os.path.join(ROOT, "data", "schedule", "sm90_kernel_factors.json"),
        "repeat": os.path.join(ROOT, "data", "schedule", "effect_repeat.json")}  # --out's defaults
 PLAN_FILE = os.path.join(ROOT, "scripts", "gpu", "schedule_plan.json")
 PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu",
@@ -247,13 +254,14 @@ def plan_path(a, plan):
     return os.path.join(newest_holding(a.data, plan + ".jsonl"), plan + ".jsonl")
 
 
-def predict(fa4sim, spec, inputs):
+def predict(fa4sim, spec, inputs, kernel_factors="none"):
+    """fa4sim's predictions of `inputs` with `spec`: the model alone, or with a kernel-factors file."""
     with tempfile.TemporaryDirectory() as d:
         sp, ip = os.path.join(d, "spec.json"), os.path.join(d, "inputs.json")
         json.dump(spec, open(sp, "w"))
         json.dump(inputs, open(ip, "w"))
-        r = subprocess.run([fa4sim, "schedule", "--inputs", ip, "--spec", sp, "--json", "-"],
-                           capture_output=True, text=True)
+        r = subprocess.run([fa4sim, "schedule", "--inputs", ip, "--spec", sp, "--kernel-factors",
+                            kernel_factors, "--json", "-"], capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"schedule_fit: fa4sim schedule failed: {r.stderr.strip()}")
         return json.loads(r.stdout)["results"]["predictions"]
@@ -468,18 +476,95 @@ def effect_rows(rows, preds):
     return out
 
 
+def kernel_key(inp):
+    """The compiled kernel a configuration runs (Note [Kernel factors]); None with a tile override."""
+    if "tile" in inp:
+        return None
+    return (inp["d"], bool(inp["causal"]), float(inp.get("tau", 0)), float(inp.get("emu_fraction", 0)))
+
+
+def kernel_ratios(rows, preds):
+    """Per kernel: measured / modelled time of each of its configurations."""
+    out = collections.defaultdict(list)
+    for r, p in zip(rows, preds):
+        k = kernel_key(r["input"])
+        if k is not None:
+            out[k].append(r["ms"] / p["ms"])
+    return out
+
+
+def with_factors(preds, rows, factors):
+    """The predictions scaled by their kernels' factors ({key: (factor, n)}), as fa4sim applies them."""
+    out = []
+    for r, p in zip(rows, preds):
+        f, n = factors.get(kernel_key(r["input"]), (1.0, 0))
+        q = dict(p)
+        q.update(ms=p["ms"] * f, tflops=p["tflops"] / f, total_cycles=p["total_cycles"] * f,
+                 kernel_factor=f, kernel_factor_measurements=n)
+        out.append(q)
+    return out
+
+
+def medians(ratios):
+    return {k: (statistics.median(v), len(v)) for k, v in ratios.items()}
+
+
+def cmd_factors(a):
+    spec = json.load(open(a.spec))
+    plans = [p for p in PLANS if os.path.exists(plan_path(a, p))] if a.fit_plans == "all" \
+        else a.fit_plans.split(",")
+    ratios = collections.defaultdict(list)
+    for plan in plans:
+        rows = plan_rows(a, plan)
+        for k, v in kernel_ratios(rows, predict(a.fa4sim, spec, [r["input"] for r in rows])).items():
+            ratios[k] += v
+    kernels = [{"d": k[0], "causal": k[1], "tau": k[2], "emu_fraction": k[3],
+                "factor": round(statistics.median(v), 5), "measurements": len(v),
+                "min": round(min(v), 5), "max": round(max(v), 5)} for k, v in sorted(ratios.items())]
+    report = {"schema": "fa4sim/schedule-kernel-factors-v1", "spec": os.path.relpath(a.spec, ROOT),
+              "archs": ["h200"],
+              "what": "per compiled kernel of upstream FA4's sm90 forward (head dim, mask, tau, emulated "
+                      "fraction; tile the kernel's own): the median of measured / modelled time over its "
+                      "configurations measured on the H200 with the protocol of scripts/gpu/schedule_device.sh, "
+                      "min and max beside it (Note [Kernel factors] in include/fa4sim/analysis/schedule.h)",
+              "command": "python3 scripts/datagen/schedule_fit.py factors --fa4sim build/fa4sim --fit-plans "
+                         + a.fit_plans,
+              "plans": plans, "data": "data/gpu/schedule (each plan's runs, merged as eval merges them)",
+              "gpu": "NVIDIA H200 (driver 580.159.04, flash-attn-4 4.0.0b36)",
+              "date": datetime.date.today().isoformat(), "kernels": kernels}
+    write_atomic(a.out, (json.dumps(report, indent=1) + "\n").encode())
+    print(f"{len(kernels)} kernels from {sum(k['measurements'] for k in kernels)} configurations of "
+          f"{len(plans)} plans; wrote {a.out}")
+
+
 def cmd_eval(a):
     spec = json.load(open(a.spec))
+    mode = a.kernel_factors
+    command = "python3 scripts/datagen/schedule_fit.py eval --fa4sim build/fa4sim"
+    if mode != "none":
+        command += f" --kernel-factors {mode} --out {os.path.relpath(a.out, ROOT)}"
     report = {"schema": "fa4sim/schedule-eval-v1", "spec": os.path.relpath(a.spec, ROOT),
               "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
-              "command": "python3 scripts/datagen/schedule_fit.py eval --fa4sim build/fa4sim", "date": datetime.date.today().isoformat(),
+              "command": command, "date": datetime.date.today().isoformat(),
+              "kernel_factors": {"none": "none: the schedule model alone",
+                                 "earlier": "each plan's from the plans before it in PLANS (measured "
+                                            "earlier): the median of measured / modelled time per kernel"
+                                 }.get(mode, os.path.relpath(mode, ROOT) if os.path.exists(mode) else mode),
               "plans": {}}
+    earlier = collections.defaultdict(list)  # kernel -> ratios of the plans evaluated so far
     for plan in PLANS:
         path = plan_path(a, plan)
         if not os.path.exists(path):
             continue
         rows = plan_rows(a, plan)
-        preds = predict(a.fa4sim, spec, [r["input"] for r in rows])
+        inputs = [r["input"] for r in rows]
+        if mode == "earlier":
+            raw = predict(a.fa4sim, spec, inputs)
+            preds = with_factors(raw, rows, medians(earlier))
+            for k, v in kernel_ratios(rows, raw).items():
+                earlier[k] += v
+        else:
+            preds = predict(a.fa4sim, spec, inputs, mode)
         items = []
         for r, p in zip(rows, preds):
             meas_tf = r["flops"] / (r["ms"] * 1e-3) / 1e12
@@ -491,6 +576,9 @@ def cmd_eval(a):
                           "ratio_at_sampled_clock": at_clock / meas_tf if at_clock else None, "binding": p["binding"],
                           "critical_path": p["critical_path"], "clock_mhz_predicted": p["clock_mhz"],
                           "clock_mhz_sampled": r["clock"]})
+            if mode != "none":
+                items[-1].update(kernel_factor=p["kernel_factor"],
+                                 kernel_factor_measurements=p["kernel_factor_measurements"])
         ratios = [abs(i["ratio"] - 1) for i in items]
         eff = effect_rows(rows, preds)
         big = [e for e in eff if e["beyond_spread"]]
@@ -643,7 +731,7 @@ def cmd_blackwell(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "repeat", "blackwell"])
+    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "repeat", "factors", "blackwell"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--ncu", default=NCU, help="scripts/gpu/schedule_ncu.sh's output (cycle counts)")
@@ -660,12 +748,15 @@ def main():
     ap.add_argument("--fit-plans", default="calibration,heldout",
                     help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
                          "and is judged on heldout2)")
-    ap.add_argument("--out", default=None, help="eval's and repeat's report (defaults: " +
+    ap.add_argument("--out", default=None, help="eval's, repeat's and factors' report (defaults: " +
                     ", ".join(os.path.relpath(v, ROOT) for v in OUT.values()) + ")")
+    ap.add_argument("--kernel-factors", default="none",
+                    help="eval: none (the model alone), earlier (each plan's factors from the plans before "
+                         "it), or a kernel-factors file applied by fa4sim")
     a = ap.parse_args()
     a.out = a.out or OUT.get(a.cmd)
     return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
-            "repeat": cmd_repeat, "blackwell": cmd_blackwell}[a.cmd](a)
+            "repeat": cmd_repeat, "factors": cmd_factors, "blackwell": cmd_blackwell}[a.cmd](a)
 
 
 if __name__ == "__main__":

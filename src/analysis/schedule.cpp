@@ -23,8 +23,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A number at a dotted path of a data file (`what` names the kind of file in messages, `example`
+// the file to look at for the format).
 double num_field(const json& j, const std::string& origin, const std::string& path, double lo,
-                 double hi) {
+                 double hi, const char* what = "schedule file",
+                 const char* example = "data/schedule/sm90.json") {
   const json* cur = &j;
   size_t start = 0;
   while (true) {
@@ -34,19 +37,19 @@ double num_field(const json& j, const std::string& origin, const std::string& pa
     const bool index =
         cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
     if (index ? std::stoul(key) >= cur->size() : !cur->is_object() || !cur->contains(key))
-      throw Error(fmt::format("schedule file '{}': missing field '{}'", origin, path),
-                  "see data/schedule/sm90.json for the format");
+      throw Error(fmt::format("{} '{}': missing field '{}'", what, origin, path),
+                  fmt::format("see {} for the format", example));
     cur = index ? &(*cur)[std::stoul(key)] : &(*cur)[key];
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
   if (cur->is_object() && cur->contains("value")) cur = &(*cur)["value"];
   if (!cur->is_number())
-    throw Error(fmt::format("schedule file '{}': field '{}' is not a number", origin, path),
+    throw Error(fmt::format("{} '{}': field '{}' is not a number", what, origin, path),
                 "give a number");
   const double v = cur->get<double>();
   if (!(v >= lo && v <= hi))
-    throw Error(fmt::format("schedule file '{}': field '{}' = {} is out of range", origin, path, v),
+    throw Error(fmt::format("{} '{}': field '{}' = {} is out of range", what, origin, path, v),
                 fmt::format("allowed {} .. {}", lo, hi));
   return v;
 }
@@ -171,6 +174,73 @@ ScheduleSpec load_schedule_spec(const std::string& name_or_path) {
   const std::string path =
       is_path ? name_or_path : roofline_data_dir() + "/schedule/" + name_or_path + ".json";
   return parse_schedule_spec(read_json_file(path, "schedule file"), path);
+}
+
+// ---- kernel factors (Note [Kernel factors])
+
+KernelFactors load_kernel_factors(const std::string& path) {
+  constexpr const char* kWhat = "kernel factors file";
+  constexpr const char* kExample = "data/schedule/sm90_kernel_factors.json";
+  const json j = read_json_file(path, kWhat);
+  const auto refuse = [&](const std::string& what) {
+    return Error(fmt::format("{} '{}': {}", kWhat, path, what),
+                 fmt::format("see {} for the format", kExample));
+  };
+  if (!j.is_object() || j.value("schema", "") != "fa4sim/schedule-kernel-factors-v1")
+    throw refuse("not a fa4sim/schedule-kernel-factors-v1 object");
+  KernelFactors f;
+  f.origin = path;
+  try {
+    if (!j.contains("spec") || !j["spec"].is_string()) throw refuse("missing field 'spec'");
+    f.spec = j["spec"].get<std::string>();
+    if (!j.contains("archs") || !j["archs"].is_array()) throw refuse("missing field 'archs'");
+    f.archs = j["archs"].get<std::vector<std::string>>();
+    if (!j.contains("kernels") || !j["kernels"].is_array()) throw refuse("missing field 'kernels'");
+    for (size_t i = 0; i < j["kernels"].size(); ++i) {
+      const json& k = j["kernels"][i];
+      const auto field = [&](const char* name, double lo, double hi) {
+        return num_field(j, path, fmt::format("kernels.{}.{}", i, name), lo, hi, kWhat, kExample);
+      };
+      KernelFactor kf;
+      kf.d = static_cast<int>(field("d", 8, 256));
+      if (!k.contains("causal") || !k["causal"].is_boolean())
+        throw refuse(fmt::format("field 'kernels.{}.causal' must be true or false", i));
+      kf.causal = k["causal"].get<bool>();
+      kf.tau = field("tau", 0, 64);
+      kf.emu_fraction = field("emu_fraction", 0, 1);
+      kf.factor = field("factor", 0.25, 4);
+      kf.measurements = static_cast<int>(field("measurements", 1, 1e6));
+      f.kernels.push_back(kf);
+    }
+  } catch (const json::exception& e) {
+    throw refuse(e.what());
+  }
+  return f;
+}
+
+const KernelFactor* find_kernel_factor(const KernelFactors& f, const ArchSpec& a,
+                                       const ScheduleInput& in) {
+  if (in.tile_m != 0 || in.tile_n != 0) return nullptr;
+  if (std::find(f.archs.begin(), f.archs.end(), a.name) == f.archs.end()) return nullptr;
+  for (const KernelFactor& k : f.kernels)
+    if (k.d == in.shape.d && k.causal == in.shape.causal &&
+        std::abs(k.tau - in.tricks.tau) < 1e-9 &&
+        std::abs(k.emu_fraction - in.tricks.emu_fraction) < 1e-9)
+      return &k;
+  return nullptr;
+}
+
+std::optional<KernelFactors> resolve_kernel_factors(const std::string& spec_path,
+                                                    const std::string& kernel_factors,
+                                                    const ArchSpec& a) {
+  if (kernel_factors == "none") return std::nullopt;
+  if (!kernel_factors.empty()) return load_kernel_factors(kernel_factors);
+  if (!spec_path.empty())
+    return std::nullopt;  // factors belong to the spec they were taken against
+  const std::string path =
+      roofline_data_dir() + "/schedule/" + schedule_spec_for_arch(a) + "_kernel_factors.json";
+  if (!fs::exists(path)) return std::nullopt;
+  return load_kernel_factors(path);
 }
 
 std::string schedule_spec_for_arch(const ArchSpec& a) {
@@ -667,7 +737,7 @@ double clock_line(const ArchSpec& a, const ScheduleSpec& s, double u, double cyc
 }  // namespace
 
 SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
-                                    const ScheduleInput& in) {
+                                    const ScheduleInput& in, const KernelFactors* factors) {
   check_input(in);
   const GridSim g = simulate_ctas(a, s, in);
   // Under the power cap, power / clock grows with the tensor share (Note [Schedule model]); with
@@ -696,6 +766,11 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
     if (done) break;
   }
   p.clock_mhz = clock;
+  if (const KernelFactor* kf = factors ? find_kernel_factor(*factors, a, in) : nullptr) {
+    p.kernel_factor = kf->factor;
+    p.kernel_factor_measurements = kf->measurements;
+    p.total_cycles *= kf->factor;
+  }
   p.ms = p.total_cycles / (p.clock_mhz * 1e3);
   p.tflops = p.flops / (p.ms * 1e-3) / 1e12;
   return p;
@@ -726,7 +801,9 @@ json to_json(const SchedulePrediction& p) {
               {"tensor_share_grid", p.tensor_share_grid},
               {"binding", p.binding},
               {"critical_path", p.critical_path},
-              {"clocks_per_iteration_by_state", p.path_breakdown}};
+              {"clocks_per_iteration_by_state", p.path_breakdown},
+              {"kernel_factor", p.kernel_factor},
+              {"kernel_factor_measurements", p.kernel_factor_measurements}};
 }
 
 }  // namespace fa4sim

@@ -17,15 +17,17 @@ namespace {
 constexpr double kSearchTaus[] = {0, 4, 8};
 constexpr int kSearchEighths = 8;
 
-ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, ScheduleInput in,
-                         double stock_tflops) {
-  ScheduleBest best{0, 0, stock_tflops, 0};
+ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, const KernelFactors* kf,
+                         ScheduleInput in, const SchedulePrediction& stock) {
+  const double stock_tflops = stock.tflops;
+  ScheduleBest best{0, 0, stock_tflops, 0, stock.kernel_factor, stock.kernel_factor_measurements};
   for (double tau : kSearchTaus)
     for (int e = 0; e <= kSearchEighths; ++e) {
       in.tricks.tau = tau;
       in.tricks.emu_fraction = e / 8.0;
-      const double t = predict_schedule(a, s, in).tflops;
-      if (t > best.tflops * (1 + 1e-9)) best = {tau, e / 8.0, t, 0};
+      const SchedulePrediction p = predict_schedule(a, s, in, kf);
+      if (p.tflops > best.tflops * (1 + 1e-9))
+        best = {tau, e / 8.0, p.tflops, 0, p.kernel_factor, p.kernel_factor_measurements};
     }
   best.gain = best.tflops / stock_tflops - 1;
   return best;
@@ -68,6 +70,9 @@ ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
   for (const ArchSpec& a : o.archs) {
     const ScheduleSpec s =
         load_schedule_spec(o.spec_path.empty() ? schedule_spec_for_arch(a) : o.spec_path);
+    const std::optional<KernelFactors> factors =
+        resolve_kernel_factors(o.spec_path, o.kernel_factors, a);
+    const KernelFactors* kf = factors ? &*factors : nullptr;
     ScheduleModelRow row;
     row.arch = a.name;
     ScheduleInput stock =
@@ -75,10 +80,15 @@ ScheduleModelResult compute_schedule(const ScheduleModelOptions& o) {
     const TileRule& rule = tile_rule(s, o.input.shape.d, o.input.shape.causal);
     stock.tricks.tau = rule.stock_tau;
     stock.tricks.emu_fraction = rule.stock_emu_fraction;
-    row.stock = predict_schedule(a, s, stock);
-    row.with_tricks = predict_schedule(a, s, o.input);
-    row.best = o.search ? search_best(a, s, o.input, row.stock.tflops)
-                        : ScheduleBest{0, 0, row.stock.tflops, 0};
+    row.stock = predict_schedule(a, s, stock, kf);
+    row.with_tricks = predict_schedule(a, s, o.input, kf);
+    row.best = o.search ? search_best(a, s, kf, o.input, row.stock)
+                        : ScheduleBest{0,
+                                       0,
+                                       row.stock.tflops,
+                                       0,
+                                       row.stock.kernel_factor,
+                                       row.stock.kernel_factor_measurements};
     r.rows.push_back(std::move(row));
   }
   return r;
@@ -100,7 +110,10 @@ std::vector<std::string> prediction_cells(const std::string& arch, const std::st
           fmt::format("{} ({:.0f} %)", p.binding,
                       100 * std::max({p.util_tensor, p.util_mufu, p.util_fma, p.util_alu,
                                       p.util_issue, p.util_tma})),
-          p.critical_path};
+          p.critical_path,
+          p.kernel_factor_measurements > 0
+              ? fmt::format("{:.3f} ({})", p.kernel_factor, p.kernel_factor_measurements)
+              : "-"};
 }
 
 }  // namespace
@@ -113,8 +126,8 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
   Table t;
   t.title = fmt::format("FA4 forward, schedule model: B{} H{}/{} S{}x{} d{}{}", sh.batch, sh.heads,
                         sh.heads_kv, sh.seq_q, sh.seq_k, sh.d, sh.causal ? " causal" : "");
-  t.columns = {"arch", "setting", "tile",     "CTAs (waves)",   "clk/iter",    "MHz",
-               "ms",   "TFLOP/s", "vs stock", "binding (busy)", "longest wait"};
+  t.columns = {"arch", "setting", "tile",     "CTAs (waves)",   "clk/iter",     "MHz",
+               "ms",   "TFLOP/s", "vs stock", "binding (busy)", "longest wait", "kernel factor"};
   json rows = json::array();
   for (const ScheduleModelRow& row : r.rows) {
     const double st = row.stock.tflops;
@@ -131,15 +144,21 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
                          {{"tau", row.best.tau},
                           {"emu_fraction", row.best.emu_fraction},
                           {"tflops", row.best.tflops},
-                          {"gain_vs_stock", row.best.gain}}}});
+                          {"gain_vs_stock", row.best.gain},
+                          {"kernel_factor", row.best.kernel_factor},
+                          {"kernel_factor_measurements", row.best.kernel_factor_measurements}}}});
     if (o.search)
       t.notes.push_back(
           row.best.gain > 0
               ? fmt::format(
                     "{}: best of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}}: tau {:g}, {:.3g} "
-                    "emulated, {:.1f} TFLOP/s ({:+.1f} % vs stock)",
+                    "emulated, {:.1f} TFLOP/s ({:+.1f} % vs stock; {})",
                     row.arch, row.best.tau, row.best.emu_fraction, row.best.tflops,
-                    100 * row.best.gain)
+                    100 * row.best.gain,
+                    row.best.kernel_factor_measurements > 0
+                        ? fmt::format("kernel factor {:.3f} from {} measured shapes",
+                                      row.best.kernel_factor, row.best.kernel_factor_measurements)
+                        : std::string("no kernel factor: the model alone"))
               : fmt::format(
                     "{}: no (tau, fraction) of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}} is "
                     "predicted faster than stock",
@@ -148,7 +167,9 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
   t.notes.push_back(
       "clk/iter: one main-loop iteration (one K/V block) of a CTA in steady state, SM clocks; busy: share "
       "of the CTA's clocks the resource is busy, per SM sub-partition; longest wait: where a warp "
-      "waits longest per iteration (docs/schedule.md)");
+      "waits longest per iteration (docs/schedule.md); kernel factor: measured / modelled time of this "
+      "compiled kernel on the H200, the median over (n) measured shapes, applied to ms and TFLOP/s "
+      "(Note [Kernel factors]; --kernel-factors none: the model alone)");
   rep.results = json{{"rows", rows}};
   rep.tables.push_back(std::move(t));
   return rep;

@@ -96,6 +96,12 @@ void add_schedule(CLI::App& root) {
   sub->add_option("--inputs", c.inputs,
                   "Predict every configuration of a JSON list instead (keys as the options)")
       ->type_name("FILE");
+  sub->add_option(
+         "--kernel-factors", c.kernel_factors,
+         "Measured / modelled time per compiled kernel (H200), applied to the kernels it holds: a "
+         "fa4sim/schedule-kernel-factors-v1 file, or 'none' for the model alone (default: "
+         "data/schedule/sm90_kernel_factors.json without --spec, none with --spec)")
+      ->type_name("FILE|none");
   add_common_options(sub, c.common);
   sub->callback([] {
     Stopwatch sw;

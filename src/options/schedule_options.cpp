@@ -41,6 +41,7 @@ ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c) {
   ScheduleModelOptions o;
   o.archs = schedule_archs(c.arch, c.arch_files);
   o.spec_path = c.spec;
+  o.kernel_factors = c.kernel_factors;
   o.input = schedule_input(c);
   o.search = !c.no_search;
   const ScheduleInput& in = o.input;
@@ -59,7 +60,8 @@ ScheduleModelOptions schedule_model_options(const ScheduleCliOptions& c) {
                   {"rescale_share", in.tricks.rescale_share},
                   {"clock_mhz", in.clock_mhz},
                   {"tile", c.tile},
-                  {"search", o.search}};
+                  {"search", o.search},
+                  {"kernel_factors", c.kernel_factors}};
   return o;
 }
 
@@ -69,9 +71,10 @@ Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
     throw Error(fmt::format("{} is not a JSON list", where), "give [{...}, ...]");
   Report rep;
   rep.command = "schedule";
-  rep.params = json{{"inputs", source}, {"spec", c.spec}};
+  rep.params = json{{"inputs", source}, {"spec", c.spec}, {"kernel_factors", c.kernel_factors}};
   json preds = json::array();
   std::map<std::string, ArchSpec> archs;
+  std::map<std::string, std::optional<KernelFactors>> factors;
   const ScheduleInput defaults = schedule_input(c);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& e = list[i];
@@ -83,7 +86,10 @@ Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
     if (!archs.count(arch)) archs.emplace(arch, schedule_archs(arch, {}).front());
     const ArchSpec& a = archs.at(arch);
     const ScheduleSpec s = load_schedule_spec(c.spec.empty() ? schedule_spec_for_arch(a) : c.spec);
-    json p = to_json(predict_schedule(a, s, in));
+    if (!factors.count(arch))
+      factors.emplace(arch, resolve_kernel_factors(c.spec, c.kernel_factors, a));
+    const std::optional<KernelFactors>& kf = factors.at(arch);
+    json p = to_json(predict_schedule(a, s, in, kf ? &*kf : nullptr));
     p["input"] = e;
     preds.push_back(std::move(p));
   }

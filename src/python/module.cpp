@@ -774,6 +774,7 @@ void bind_models(nb::module_& m) {
       .def_rw("arch", &ScheduleCliOptions::arch)
       .def_rw("arch_files", &ScheduleCliOptions::arch_files)
       .def_rw("spec", &ScheduleCliOptions::spec)
+      .def_rw("kernel_factors", &ScheduleCliOptions::kernel_factors)
       .def_rw("batch", &ScheduleCliOptions::batch)
       .def_rw("heads", &ScheduleCliOptions::heads)
       .def_rw("kv_heads", &ScheduleCliOptions::kv_heads)

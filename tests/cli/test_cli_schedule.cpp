@@ -95,3 +95,67 @@ TEST(CliSchedule, SpecWithWrongFieldTypesIsRefused) {
   }
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+json stock_of(const std::string& args) {
+  auto r = run_cli("schedule --no-search --json - " + args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? json::parse(r.out)["results"]["rows"][0]["stock"] : json{};
+}
+
+}  // namespace
+
+// (Note [Kernel factors]) A kernel of data/schedule/sm90_kernel_factors.json is scaled by its factor
+// on the archs the file names; --kernel-factors none, a --spec, a --tile or another arch leave the
+// model alone.
+TEST(CliSchedule, KernelFactorsScaleTheirKernelsOnly) {
+  const json file = json::parse(fa4sim::test::slurp(std::string(FA4SIM_SOURCE_DIR) +
+                                                    "/data/schedule/sm90_kernel_factors.json"));
+  const json* k224 = nullptr;
+  for (const json& k : file["kernels"])
+    if (k["d"] == 224 && k["causal"] == false && k["tau"] == 0 && k["emu_fraction"] == 0) k224 = &k;
+  ASSERT_NE(k224, nullptr) << "the file has no stock d 224 kernel";
+  const std::string shape = "--d 224 --batch 2 --heads 8 --seq 2048 ";
+  const json with = stock_of(shape), alone = stock_of(shape + "--kernel-factors none");
+  EXPECT_EQ(with["kernel_factor"], (*k224)["factor"]);
+  EXPECT_EQ(with["kernel_factor_measurements"], (*k224)["measurements"]);
+  EXPECT_NEAR(with["ms"].get<double>() / alone["ms"].get<double>(), (*k224)["factor"].get<double>(),
+              1e-12);
+  EXPECT_EQ(with["clock_mhz"], alone["clock_mhz"]);
+  EXPECT_EQ(with["iteration_cycles"], alone["iteration_cycles"]);
+  EXPECT_EQ(alone["kernel_factor"], 1.0);
+  EXPECT_EQ(alone["kernel_factor_measurements"], 0);
+  // a spec of one's own: the default factors were taken against data/schedule/sm90.json
+  const std::string spec = std::string(FA4SIM_SOURCE_DIR) + "/data/schedule/sm90.json";
+  EXPECT_EQ(stock_of(shape + "--spec " + spec)["kernel_factor_measurements"], 0);
+  EXPECT_EQ(
+      stock_of(shape + "--spec " + spec + " --kernel-factors " + std::string(FA4SIM_SOURCE_DIR) +
+               "/data/schedule/sm90_kernel_factors.json")["kernel_factor"],
+      (*k224)["factor"]);
+  EXPECT_EQ(stock_of(shape + "--tile 128x64")["kernel_factor_measurements"], 0);
+  EXPECT_EQ(stock_of(shape + "--arch h100_sxm")["kernel_factor_measurements"], 0);
+  // a kernel the file lacks (d 8 was never measured)
+  EXPECT_EQ(stock_of("--d 8")["kernel_factor_measurements"], 0);
+}
+
+TEST(CliSchedule, BadKernelFactorsFile) {
+  expect_usage_error("--kernel-factors /nonexistent.json", "does not exist");
+  expect_usage_error("--kernel-factors ''", "needs a value");
+  const std::string rel = "data/schedule/sm90_kernel_factors.json";
+  expect_usage_error("--kernel-factors " + edited(rel, "kf_no_factor.json",
+                                                  [](json& j) { j["kernels"][0].erase("factor"); }),
+                     "missing field 'kernels.0.factor'");
+  expect_usage_error("--kernel-factors " + edited(rel, "kf_zero.json",
+                                                  [](json& j) { j["kernels"][1]["factor"] = 0; }),
+                     "field 'kernels.1.factor' = 0 is out of range");
+  expect_usage_error("--kernel-factors " + edited(rel, "kf_causal.json",
+                                                  [](json& j) { j["kernels"][0]["causal"] = 1; }),
+                     "'kernels.0.causal' must be true or false");
+  expect_usage_error(
+      "--kernel-factors " + edited(rel, "kf_schema.json", [](json& j) { j["schema"] = "x"; }),
+      "not a fa4sim/schedule-kernel-factors-v1 object");
+  expect_usage_error(
+      "--kernel-factors " + edited(rel, "kf_archs.json", [](json& j) { j["archs"] = "h200"; }),
+      "kernel factors file");
+}

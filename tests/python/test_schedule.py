@@ -38,6 +38,16 @@ def test_parity_schedule_inputs(parity):
     assert [p["input"] for p in got["predictions"]] == entries
 
 
+
+def test_kernel_factors():
+    """Note [Kernel factors]: the default file scales a kernel it holds; "none" is the model alone."""
+    shape = {"d": 224, "batch": 2, "heads": 8, "seq": 2048, "search": False}
+    with_f = fa4sim.schedule(**shape)["rows"][0]["stock"]
+    alone = fa4sim.schedule(**shape, kernel_factors="none")["rows"][0]["stock"]
+    assert with_f["kernel_factor_measurements"] > 0 and alone["kernel_factor_measurements"] == 0
+    assert with_f["ms"] / alone["ms"] == pytest.approx(with_f["kernel_factor"], rel=1e-12)
+
+
 @pytest.mark.parametrize("kwargs,err,match", [
     ({"arch": "h201"}, ValueError, r"unknown arch.*h201|h201"),
     ({"d": 100}, ValueError, r"multiple of 8"),
@@ -58,6 +68,8 @@ def test_parity_schedule_inputs(parity):
     ({"search": "yes"}, TypeError, r"search must be True or False"),
     ({"arch": []}, ValueError, r"arch must name at least one"),
     ({"spec": "/nonexistent/spec.json"}, ValueError, r"spec.json"),
+    ({"kernel_factors": "/nonexistent/kf.json"}, ValueError, r"kernel factors file.*kf\.json"),
+    ({"kernel_factors": 1.5}, TypeError, r"kernel_factors must be a string"),
     ({"inputs": {"d": 64}}, TypeError, r"inputs must be a list of dicts"),
     ({"inputs": [{"d": "64"}]}, ValueError, r"inputs: entry 0"),
     ({"inputs": [{"d": object()}]}, ValueError, r"inputs\[0\]\['d'\]: object is not a JSON value"),

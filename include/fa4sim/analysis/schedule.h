@@ -38,8 +38,23 @@
 // multiple of 16, as upstream's tile_hdim); the TMA unit's time per tile is measured
 // (Note [Swizzle width], Note [Loads in nanoseconds]) and bounds the iteration's period from below.
 // Not modelled: HBM traffic, register spills, smem bank conflicts.
+// ---- Note [Kernel factors]
+// What the model leaves over is mostly a property of the compiled kernel, not of the shape: over
+// the 1060 H200 configurations of data/schedule/eval_h200.json, a factor per compiled kernel
+// (head dim, mask, tau, emulated fraction) takes 68 % of the variance of log(predicted /
+// measured), and the same kernel at another shape misses the same way (stock at d 224: 6-10 %
+// slower than the model in 8 of 8 shapes; tau 8 at d 224: 3-10 % faster). ptxas schedules each
+// kernel's main loop its own way (docs/schedule.md, Round 14), which instruction counts cannot
+// see. A kernel-factors file (data/schedule/sm90_kernel_factors.json, written by
+// scripts/datagen/schedule_fit.py factors) holds, per kernel measured on the H200, the median of
+// measured / modelled time over its measured shapes; a prediction of that kernel on an arch the
+// file names is multiplied by it (total_cycles and ms; the clock, the per-iteration figures and
+// the busy shares stay the model's). A kernel the file lacks, a tile other than the kernel's own,
+// or `--kernel-factors none` gives the schedule model alone (kernel_factor 1).
+
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -257,7 +272,32 @@ struct SchedulePrediction {
   std::string binding;        // the resource with the largest busy share
   std::string critical_path;  // what a warp waits for most in one iteration
   json path_breakdown;        // clocks per iteration a warp spends in each state
+  // measured / modelled time of this compiled kernel on the H200 (Note [Kernel factors]); 1: none
+  double kernel_factor = 1;
+  int kernel_factor_measurements = 0;  // the shapes its median was taken over
 };
+
+// One compiled kernel's factor (Note [Kernel factors]).
+struct KernelFactor {
+  int d = 0;
+  bool causal = false;
+  double tau = 0, emu_fraction = 0;
+  double factor = 1;  // measured / modelled time, median over `measurements` shapes
+  int measurements = 0;
+};
+
+struct KernelFactors {
+  std::string origin, spec;        // spec: the kernel description the factors were taken against
+  std::vector<std::string> archs;  // the archs whose predictions they correct
+  std::vector<KernelFactor> kernels;
+};
+
+// Reads a fa4sim/schedule-kernel-factors-v1 file; throws Error naming the file and the field.
+KernelFactors load_kernel_factors(const std::string& path);
+// The factor of the kernel `in` runs on arch `a` (nullptr: none; a --tile override is another
+// kernel).
+const KernelFactor* find_kernel_factor(const KernelFactors& f, const ArchSpec& a,
+                                       const ScheduleInput& in);
 
 // One configuration as JSON: {arch, batch, heads, heads_kv, seq, seq_k, d, causal, tau,
 // emu_fraction, degree, rescale_share, tile: [m, n]}; missing keys take `defaults`' values (arch
@@ -273,12 +313,17 @@ double tma_tile_clocks(const ScheduleSpec& s, int d, int rows);
 
 // Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
 // not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
+// With `factors`, a kernel they hold is scaled by its factor (Note [Kernel factors]).
 SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
-                                    const ScheduleInput& in);
+                                    const ScheduleInput& in,
+                                    const KernelFactors* factors = nullptr);
 
 struct ScheduleModelOptions {
   std::vector<ArchSpec> archs;
   std::string spec_path;  // empty: the arch's own (schedule_spec_for_arch)
+  // kernel factors (Note [Kernel factors]): empty: data/schedule/<spec>_kernel_factors.json
+  // when spec_path is empty, none otherwise; "none": none; else a path
+  std::string kernel_factors;
   ScheduleInput input;
   bool search = true;  // also search (tau, fraction) for the best predicted speed
   json params;
@@ -286,6 +331,8 @@ struct ScheduleModelOptions {
 
 struct ScheduleBest {
   double tau = 0, emu_fraction = 0, tflops = 0, gain = 0;  // gain: predicted / stock - 1
+  double kernel_factor = 1;  // the best kernel's (Note [Kernel factors]); 1 with no measurement
+  int kernel_factor_measurements = 0;
 };
 
 struct ScheduleModelRow {
@@ -297,6 +344,11 @@ struct ScheduleModelRow {
 struct ScheduleModelResult {
   std::vector<ScheduleModelRow> rows;
 };
+
+// The kernel factors for a --spec / --kernel-factors pair (Note [Kernel factors]); nullopt: none.
+std::optional<KernelFactors> resolve_kernel_factors(const std::string& spec_path,
+                                                    const std::string& kernel_factors,
+                                                    const ArchSpec& a);
 
 ScheduleModelResult compute_schedule(const ScheduleModelOptions& o);
 Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult& r);

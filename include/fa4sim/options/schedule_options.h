@@ -22,6 +22,8 @@ struct ScheduleCliOptions {
   std::string tile;
   bool no_search = false;
   std::string inputs;
+  std::string
+      kernel_factors;  // "" the default spec's file, "none", or a path (Note [Kernel factors])
   CommonOptions common;
 };
 
