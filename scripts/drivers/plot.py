@@ -118,32 +118,41 @@ def plot_roofline(rep, out_dir):
     return written
 
 
+def schedule_group(key):
+    """The legend group of a schedule report set: h200_<plan>, h200_kf_<plan> or blackwell_*."""
+    if key.startswith("blackwell"):
+        return ("^", "gold", "Blackwell, published (held out)")
+    plan = key.split("_", 2)[-1] if key.startswith("h200_kf_") else key[len("h200_"):]
+    num = int("".join(ch for ch in plan if ch.isdigit()) or 1) if plan.startswith("heldout") else 0
+    if key.startswith("h200_kf_"):
+        return (("D", "tab:green", "H200 heldout14-21, with earlier plans' kernel factors")
+                if num >= 14 else None)
+    if plan == "calibration" or (plan.startswith("heldout") and num <= 5):
+        return ("o", "tab:gray", "H200, fitted on (calibration, heldout-heldout5)")
+    if num >= 14:
+        return ("D", "tab:red", "H200 heldout14-21, model alone (blind after round 11)")
+    return ("o", "tab:cyan", "H200, heldout6-13, diag, moonshot (model alone)")
+
+
 def plot_schedule(rep, out_dir):
     """schedule_predicted_vs_measured.png: the schedule model's TFLOP/s against the H200's measured
-    ones (calibration, held-out, moonshot) and the published Blackwell ones, with the 5 % and 10 % bands."""
-    fig, ax = plt.subplots(figsize=(6.4, 6.0))
-    styles = {"h200_calibration": ("o", "tab:gray", "H200, calibration"),
-              "h200_heldout": ("o", "tab:cyan", "H200, heldout (fitted in round 2)"),
-              "h200_heldout2": ("o", "tab:blue", "H200, heldout2 (fitted in round 5)"),
-              "h200_heldout3": ("D", "tab:purple", "H200, heldout3 (fitted in round 5)"),
-              "h200_heldout4": ("o", "tab:orange", "H200, heldout4 (cycles, clock fitted in round 6)"),
-              "h200_heldout5": ("o", "tab:brown", "H200, heldout5 (clock fitted in round 6)"),
-              "h200_heldout6": ("D", "tab:red", "H200, heldout6 (held out)"),
-              "h200_heldout7": ("D", "tab:pink", "H200, heldout7 (held out)"),
-              "h200_heldout8": ("D", "darkred", "H200, heldout8 (held out)"),
-              "h200_heldout9": ("D", "tab:olive", "H200, heldout9 (held out, measured blind)"),
-              "h200_diag7": ("x", "black", "H200, diag7 (tau x emulation, not fitted)"),
-              "h200_moonshot": ("s", "tab:green", "H200, other tiles / fractions"),
-              "blackwell_published_held_out": ("^", "gold", "Blackwell, published")}
+    ones (the sets it was fitted on, the earlier held-out sets, the sets measured after round 11 alone
+    and with kernel factors) and the published Blackwell ones, with the 5 % and 10 % bands."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12.0, 5.6))
+    groups = {}
+    for key, res in rep["results"].items():
+        g = schedule_group(key) if isinstance(res, dict) else None
+        if g is not None:
+            groups.setdefault(g, []).extend(res.get("items", []))
     lo, hi = 1e9, 0
-    for key, (marker, color, label) in styles.items():
-        items = rep["results"].get(key, {}).get("items", [])
+    for (marker, color, label), items in groups.items():
         xs = [i.get("measured_tflops", i.get("published_tflops")) for i in items]
         ys = [i["predicted_tflops"] for i in items]
         if not xs:
             continue
         lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
-        ax.scatter(xs, ys, marker=marker, s=14, color=color, alpha=0.75, label=f"{label} ({len(xs)})")
+        ax.scatter(xs, ys, marker=marker, s=10 if color == "tab:gray" else 14, color=color,
+                   alpha=0.6, label=f"{label} ({len(xs)})")
     if hi == 0:  # not a report section's comparison (e.g. one `fa4sim schedule` prediction)
         plt.close(fig)
         return plot_generic(rep, out_dir)
@@ -156,6 +165,21 @@ def plot_schedule(rep, out_dir):
     ax.set_ylabel("schedule model TFLOP/s")
     ax.set_title("fa4sim schedule: predicted vs measured")
     ax.legend(fontsize=7)
+    # right: the H200 sets measured after round 11, predicted / measured, alone and with kernel factors
+    for (marker, color, label), items in groups.items():
+        if color not in ("tab:red", "tab:green"):
+            continue
+        xs2 = [i["measured_tflops"] for i in items]
+        ax2.scatter(xs2, [i["predicted_tflops"] / i["measured_tflops"] for i in items], marker=marker,
+                    s=14, color=color, alpha=0.6, label=f"{label} ({len(xs2)})")
+    for f, ls in ((0.05, "--"), (0.10, ":")):
+        for sign in (1, -1):
+            ax2.axhline(1 + sign * f, color="black", lw=0.6, ls=ls)
+    ax2.axhline(1, color="black", lw=0.8)
+    ax2.set_xlabel("measured TFLOP/s (H200, heldout14-21)")
+    ax2.set_ylabel("predicted / measured")
+    ax2.set_title("the blind sets, without and with kernel factors")
+    ax2.legend(fontsize=7)
     return [save(fig, rep, out_dir, "schedule_predicted_vs_measured.png")]
 
 
