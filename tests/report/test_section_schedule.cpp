@@ -30,8 +30,8 @@ TEST(ScheduleReportSlow, EverySetAgreesWithTheStoredEvaluations) {
   report_schedule(ctx);
   const json out = read((dir / "schedule.json").string())["results"];
   const std::string data = roofline_data_dir() + "/schedule/";
-  const json alone = read(data + "eval_h200.json"), earlier =
-                                                        read(data + "eval_h200_kernel_factors_earlier.json");
+  const json alone = read(data + "eval_h200.json"),
+             earlier = read(data + "eval_h200_kernel_factors_earlier.json");
   int held_n = 0, held5 = 0, held10 = 0, kf5 = 0, kf10 = 0;
   for (const auto& [plan, p] : alone["plans"].items()) {
     ASSERT_TRUE(out.contains("h200_" + plan)) << plan;
@@ -56,8 +56,8 @@ TEST(ScheduleReportSlow, EverySetAgreesWithTheStoredEvaluations) {
   ASSERT_EQ(ctx.findings.size(), 3u);
   EXPECT_EQ(ctx.findings[0].fa4sim, std::to_string(held5) + " / " + std::to_string(held10) +
                                         " of " + std::to_string(held_n));
-  EXPECT_EQ(ctx.findings[1].fa4sim, std::to_string(kf5) + " / " + std::to_string(kf10) + " of " +
-                                        std::to_string(held_n));
+  EXPECT_EQ(ctx.findings[1].fa4sim,
+            std::to_string(kf5) + " / " + std::to_string(kf10) + " of " + std::to_string(held_n));
   EXPECT_EQ(out["blackwell_published_held_out"]["stale"], 0);
   std::filesystem::remove_all(dir);
 }
