@@ -34,6 +34,7 @@ import bisect
 import collections
 import csv
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -537,6 +538,21 @@ def cmd_factors(a):
           f"{len(plans)} plans; wrote {a.out}")
 
 
+def kernel_factors_note(mode):
+    """What eval's report says of its kernel factors: the mode, or the file with the plans it was
+    taken over and its digest (a file re-taken later names other plans)."""
+    if mode in ("none", "earlier"):
+        return {"none": "none: the schedule model alone",
+                "earlier": "each plan's from the plans before it in PLANS (measured earlier): the median "
+                           "of measured / modelled time per kernel"}[mode]
+    with open(mode, "rb") as f:
+        raw = f.read()
+    path = os.path.abspath(mode)
+    return {"file": os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path, "plans": json.loads(raw).get("plans"),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "note": "plans the file's factors were taken over are in sample; the others are blind"}
+
+
 def cmd_eval(a):
     spec = json.load(open(a.spec))
     mode = a.kernel_factors
@@ -546,10 +562,7 @@ def cmd_eval(a):
     report = {"schema": "fa4sim/schedule-eval-v1", "spec": os.path.relpath(a.spec, ROOT),
               "spec_calibration": spec.get("calibration"), "data": os.path.relpath(a.data, ROOT),
               "command": command, "date": datetime.date.today().isoformat(),
-              "kernel_factors": {"none": "none: the schedule model alone",
-                                 "earlier": "each plan's from the plans before it in PLANS (measured "
-                                            "earlier): the median of measured / modelled time per kernel"
-                                 }.get(mode, os.path.relpath(mode, ROOT) if os.path.exists(mode) else mode),
+              "kernel_factors": kernel_factors_note(mode),
               "plans": {}}
     earlier = collections.defaultdict(list)  # kernel -> ratios of the plans evaluated so far
     for plan in PLANS:
