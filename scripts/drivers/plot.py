@@ -125,12 +125,12 @@ def schedule_group(key):
     plan = key.split("_", 2)[-1] if key.startswith("h200_kf_") else key[len("h200_"):]
     num = int("".join(ch for ch in plan if ch.isdigit()) or 1) if plan.startswith("heldout") else 0
     if key.startswith("h200_kf_"):
-        return (("D", "tab:green", "H200 heldout14-21, with earlier plans' kernel factors")
+        return (("D", "tab:green", "H200 heldout14 and later, with earlier plans' kernel factors")
                 if num >= 14 else None)
     if plan == "calibration" or (plan.startswith("heldout") and num <= 5):
         return ("o", "tab:gray", "H200, fitted on (calibration, heldout-heldout5)")
     if num >= 14:
-        return ("D", "tab:red", "H200 heldout14-21, model alone (blind after round 11)")
+        return ("D", "tab:red", "H200 heldout14 and later, model alone (blind after round 11)")
     return ("o", "tab:cyan", "H200, heldout6-13, diag, moonshot (model alone)")
 
 
@@ -176,7 +176,7 @@ def plot_schedule(rep, out_dir):
         for sign in (1, -1):
             ax2.axhline(1 + sign * f, color="black", lw=0.6, ls=ls)
     ax2.axhline(1, color="black", lw=0.8)
-    ax2.set_xlabel("measured TFLOP/s (H200, heldout14-21)")
+    ax2.set_xlabel("measured TFLOP/s (H200, heldout14 and later)")
     ax2.set_ylabel("predicted / measured")
     ax2.set_title("the blind sets, without and with kernel factors")
     ax2.legend(fontsize=7)
