@@ -967,6 +967,9 @@ def schedule(arch="h200", *, batch=4, heads=32, kv_heads=None, seq=4096, seq_k=N
     if kernel_factors is not None:
         o.kernel_factors = (_os.fspath(kernel_factors) if isinstance(kernel_factors, _os.PathLike)
                             else _str(kernel_factors, "kernel_factors"))
+        if not o.kernel_factors:
+            raise ValueError("kernel_factors must be a path or 'none', got an empty string "
+                             "(leave it None for the default)")
     o.batch = _int(batch, "batch", 1, 65535)
     o.heads = _int(heads, "heads", 1, 4096)
     o.kv_heads = 0 if kv_heads is None else _int(kv_heads, "kv_heads", 1, 4096)

@@ -478,10 +478,19 @@ def effect_rows(rows, preds):
 
 
 def kernel_key(inp):
-    """The compiled kernel a configuration runs (Note [Kernel factors]); None with a tile override."""
+    """The compiled kernel a configuration runs (Note [Kernel factors]): head dim, mask, tau,
+    emulated fraction and the emulation's degree (3 when nothing is emulated); None with a tile."""
     if "tile" in inp:
         return None
-    return (inp["d"], bool(inp["causal"]), float(inp.get("tau", 0)), float(inp.get("emu_fraction", 0)))
+    emu = float(inp.get("emu_fraction", 0))
+    return (inp["d"], bool(inp["causal"]), float(inp.get("tau", 0)), emu,
+            int(inp.get("degree", 3)) if emu > 0 else 3)
+
+
+def factor_of(ratios):
+    """A kernel's factor from its measured / modelled times: the median, rounded as the file holds it
+    (so that eval's `earlier` mode applies what a file would)."""
+    return round(statistics.median(ratios), 5)
 
 
 def kernel_ratios(rows, preds):
@@ -507,7 +516,7 @@ def with_factors(preds, rows, factors):
 
 
 def medians(ratios):
-    return {k: (statistics.median(v), len(v)) for k, v in ratios.items()}
+    return {k: (factor_of(v), len(v)) for k, v in ratios.items()}
 
 
 def cmd_factors(a):
@@ -519,8 +528,8 @@ def cmd_factors(a):
         rows = plan_rows(a, plan)
         for k, v in kernel_ratios(rows, predict(a.fa4sim, spec, [r["input"] for r in rows])).items():
             ratios[k] += v
-    kernels = [{"d": k[0], "causal": k[1], "tau": k[2], "emu_fraction": k[3],
-                "factor": round(statistics.median(v), 5), "measurements": len(v),
+    kernels = [{"d": k[0], "causal": k[1], "tau": k[2], "emu_fraction": k[3], "degree": k[4],
+                "factor": factor_of(v), "measurements": len(v),
                 "min": round(min(v), 5), "max": round(max(v), 5)} for k, v in sorted(ratios.items())]
     report = {"schema": "fa4sim/schedule-kernel-factors-v1", "spec": os.path.relpath(a.spec, ROOT),
               "archs": ["h200"],
@@ -758,16 +767,25 @@ def main():
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--extra-params", default="",
                     help="optional terms fitted too, comma-separated: " + ", ".join(OPTIONAL))
-    ap.add_argument("--fit-plans", default="calibration,heldout",
+    ap.add_argument("--fit-plans", default=None,
                     help="plans the constants are fitted on (round 1 was calibration alone; round 2 adds heldout "
-                         "and is judged on heldout2)")
+                         "and is judged on heldout2; factors: all, every plan measured)")
     ap.add_argument("--out", default=None, help="eval's, repeat's and factors' report (defaults: " +
                     ", ".join(os.path.relpath(v, ROOT) for v in OUT.values()) + ")")
     ap.add_argument("--kernel-factors", default="none",
                     help="eval: none (the model alone), earlier (each plan's factors from the plans before "
                          "it), or a kernel-factors file applied by fa4sim")
     a = ap.parse_args()
-    a.out = a.out or OUT.get(a.cmd)
+    a.fit_plans = a.fit_plans or ("all" if a.cmd == "factors" else "calibration,heldout")
+    if a.kernel_factors not in ("none", "earlier") and not os.path.isfile(a.kernel_factors):
+        sys.exit(f"schedule_fit: error: --kernel-factors {a.kernel_factors!r} is neither none, earlier nor a "
+                 "file (give a kernel-factors file such as data/schedule/sm90_kernel_factors.json)")
+    if a.kernel_factors != "none" and a.cmd != "eval":
+        sys.exit("schedule_fit: error: --kernel-factors is an option of eval only")
+    # eval with factors writes beside eval_h200.json, never over it (the model alone's record)
+    a.out = a.out or (OUT["eval"].replace(".json", "_kernel_factors_earlier.json" if a.kernel_factors == "earlier"
+                                           else "_kernel_factors.json")
+                      if a.cmd == "eval" and a.kernel_factors != "none" else OUT.get(a.cmd))
     return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
             "repeat": cmd_repeat, "factors": cmd_factors, "blackwell": cmd_blackwell}[a.cmd](a)
 

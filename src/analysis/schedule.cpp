@@ -191,9 +191,13 @@ KernelFactors load_kernel_factors(const std::string& path) {
   KernelFactors f;
   f.origin = path;
   try {
-    if (!j.contains("spec") || !j["spec"].is_string()) throw refuse("missing field 'spec'");
+    if (!j.contains("spec") || !j["spec"].is_string())
+      throw refuse("field 'spec' must name the kernel description the factors were taken against");
     f.spec = j["spec"].get<std::string>();
-    if (!j.contains("archs") || !j["archs"].is_array()) throw refuse("missing field 'archs'");
+    const bool names = j.contains("archs") && j["archs"].is_array() && !j["archs"].empty() &&
+                       std::all_of(j["archs"].begin(), j["archs"].end(),
+                                   [](const json& x) { return x.is_string(); });
+    if (!names) throw refuse("field 'archs' must be a non-empty list of arch names");
     f.archs = j["archs"].get<std::vector<std::string>>();
     if (!j.contains("kernels") || !j["kernels"].is_array()) throw refuse("missing field 'kernels'");
     for (size_t i = 0; i < j["kernels"].size(); ++i) {
@@ -201,15 +205,31 @@ KernelFactors load_kernel_factors(const std::string& path) {
       const auto field = [&](const char* name, double lo, double hi) {
         return num_field(j, path, fmt::format("kernels.{}.{}", i, name), lo, hi, kWhat, kExample);
       };
+      const auto whole = [&](const char* name, double lo, double hi, int multiple) {
+        const double v = field(name, lo, hi);
+        if (v != std::floor(v) || static_cast<long>(v) % multiple != 0)
+          throw refuse(fmt::format("field 'kernels.{}.{}' = {} is not a whole multiple of {}", i,
+                                   name, v, multiple));
+        return static_cast<int>(v);
+      };
       KernelFactor kf;
-      kf.d = static_cast<int>(field("d", 8, 256));
+      kf.d = whole("d", 8, 256, 8);
       if (!k.contains("causal") || !k["causal"].is_boolean())
         throw refuse(fmt::format("field 'kernels.{}.causal' must be true or false", i));
       kf.causal = k["causal"].get<bool>();
       kf.tau = field("tau", 0, 64);
       kf.emu_fraction = field("emu_fraction", 0, 1);
+      // optional: files before it was keyed held degree-3 kernels only (the only degree measured)
+      if (k.contains("degree")) kf.degree = whole("degree", 0, 5, 1);
       kf.factor = field("factor", 0.25, 4);
-      kf.measurements = static_cast<int>(field("measurements", 1, 1e6));
+      kf.measurements = whole("measurements", 1, 1e6, 1);
+      for (const KernelFactor& o : f.kernels)
+        if (o.d == kf.d && o.causal == kf.causal && o.tau == kf.tau &&
+            o.emu_fraction == kf.emu_fraction && o.degree == kf.degree)
+          throw refuse(
+              fmt::format("kernels.{} repeats an earlier kernel (d {}, causal {}, tau {}, "
+                          "fraction {}, degree {})",
+                          i, kf.d, kf.causal, kf.tau, kf.emu_fraction, kf.degree));
       f.kernels.push_back(kf);
     }
   } catch (const json::exception& e) {
@@ -225,7 +245,8 @@ const KernelFactor* find_kernel_factor(const KernelFactors& f, const ArchSpec& a
   for (const KernelFactor& k : f.kernels)
     if (k.d == in.shape.d && k.causal == in.shape.causal &&
         std::abs(k.tau - in.tricks.tau) < 1e-9 &&
-        std::abs(k.emu_fraction - in.tricks.emu_fraction) < 1e-9)
+        std::abs(k.emu_fraction - in.tricks.emu_fraction) < 1e-9 &&
+        (in.tricks.emu_fraction == 0 || k.degree == in.tricks.degree))
       return &k;
   return nullptr;
 }

@@ -26,8 +26,15 @@ ScheduleBest search_best(const ArchSpec& a, const ScheduleSpec& s, const KernelF
       in.tricks.tau = tau;
       in.tricks.emu_fraction = e / 8.0;
       const SchedulePrediction p = predict_schedule(a, s, in, kf);
-      if (p.tflops > best.tflops * (1 + 1e-9))
-        best = {tau, e / 8.0, p.tflops, 0, p.kernel_factor, p.kernel_factor_measurements};
+      // Like with like (Note [Kernel factors]): both with their factors when both have one, else
+      // both without, the result scaled to stock's reported speed.
+      const bool both = p.kernel_factor_measurements > 0 && stock.kernel_factor_measurements > 0;
+      const double gain = both
+                              ? p.tflops / stock_tflops
+                              : (p.tflops * p.kernel_factor) / (stock_tflops * stock.kernel_factor);
+      const double t = stock_tflops * gain;
+      if (t > best.tflops * (1 + 1e-9))
+        best = {tau, e / 8.0, t, 0, p.kernel_factor, p.kernel_factor_measurements};
     }
   best.gain = best.tflops / stock_tflops - 1;
   return best;
@@ -156,8 +163,11 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
                     row.arch, row.best.tau, row.best.emu_fraction, row.best.tflops,
                     100 * row.best.gain,
                     row.best.kernel_factor_measurements > 0
-                        ? fmt::format("kernel factor {:.3f} from {} measured shapes",
+                        ? fmt::format("kernel factor {:.3f} from {} measured configurations",
                                       row.best.kernel_factor, row.best.kernel_factor_measurements)
+                    : row.stock.kernel_factor_measurements > 0
+                        ? std::string("this setting has no kernel factor: compared with stock "
+                                      "by the model alone")
                         : std::string("no kernel factor: the model alone"))
               : fmt::format(
                     "{}: no (tau, fraction) of tau {{0, 4, 8}} x fraction {{0, 1/8, .., 1}} is "
@@ -168,7 +178,7 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
       "clk/iter: one main-loop iteration (one K/V block) of a CTA in steady state, SM clocks; busy: share "
       "of the CTA's clocks the resource is busy, per SM sub-partition; longest wait: where a warp "
       "waits longest per iteration (docs/schedule.md); kernel factor: measured / modelled time of this "
-      "compiled kernel on the H200, the median over (n) measured shapes, applied to ms and TFLOP/s "
+      "compiled kernel on the H200, the median over (n) measured configurations, applied to ms and TFLOP/s "
       "(Note [Kernel factors]; --kernel-factors none: the model alone)");
   rep.results = json{{"rows", rows}};
   rep.tables.push_back(std::move(t));

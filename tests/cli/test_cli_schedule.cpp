@@ -137,6 +137,14 @@ TEST(CliSchedule, KernelFactorsScaleTheirKernelsOnly) {
   EXPECT_EQ(stock_of(shape + "--arch h100_sxm")["kernel_factor_measurements"], 0);
   // a kernel the file lacks (d 8 was never measured)
   EXPECT_EQ(stock_of("--d 8")["kernel_factor_measurements"], 0);
+  // the emulation's degree is compiled in: every measured kernel emulates with degree 3
+  const auto tricks = [](const std::string& args) {
+    auto r = run_cli("schedule --no-search --json - --d 224 --tau 8 --emu-fraction 0.25 " + args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? json::parse(r.out)["results"]["rows"][0]["with_tricks"] : json{};
+  };
+  EXPECT_GT(tricks("--degree 3")["kernel_factor_measurements"].get<int>(), 0);
+  EXPECT_EQ(tricks("--degree 5")["kernel_factor_measurements"], 0);
 }
 
 TEST(CliSchedule, BadKernelFactorsFile) {
@@ -155,7 +163,22 @@ TEST(CliSchedule, BadKernelFactorsFile) {
   expect_usage_error(
       "--kernel-factors " + edited(rel, "kf_schema.json", [](json& j) { j["schema"] = "x"; }),
       "not a fa4sim/schedule-kernel-factors-v1 object");
-  expect_usage_error(
-      "--kernel-factors " + edited(rel, "kf_archs.json", [](json& j) { j["archs"] = "h200"; }),
-      "kernel factors file");
+  const auto refused = [&](const char* name, void (*edit)(json&), const std::string& needle) {
+    expect_usage_error("--kernel-factors " + edited(rel, name, edit), needle);
+  };
+  refused(
+      "kf_archs.json", [](json& j) { j["archs"] = "h200"; },
+      "field 'archs' must be a non-empty list of arch names");
+  refused(
+      "kf_archs_empty.json", [](json& j) { j["archs"] = json::array(); },
+      "field 'archs' must be a non-empty list of arch names");
+  refused(
+      "kf_d.json", [](json& j) { j["kernels"][2]["d"] = 100; },
+      "field 'kernels.2.d' = 100 is not a whole multiple of 8");
+  refused(
+      "kf_n.json", [](json& j) { j["kernels"][0]["measurements"] = 1.5; },
+      "field 'kernels.0.measurements' = 1.5 is not a whole multiple of 1");
+  refused(
+      "kf_dup.json", [](json& j) { j["kernels"][1] = j["kernels"][0]; },
+      "kernels.1 repeats an earlier kernel");
 }

@@ -70,6 +70,7 @@ def test_kernel_factors():
     ({"spec": "/nonexistent/spec.json"}, ValueError, r"spec.json"),
     ({"kernel_factors": "/nonexistent/kf.json"}, ValueError, r"kernel factors file.*kf\.json"),
     ({"kernel_factors": 1.5}, TypeError, r"kernel_factors must be a string"),
+    ({"kernel_factors": ""}, ValueError, r"kernel_factors must be a path or 'none'"),
     ({"inputs": {"d": 64}}, TypeError, r"inputs must be a list of dicts"),
     ({"inputs": [{"d": "64"}]}, ValueError, r"inputs: entry 0"),
     ({"inputs": [{"d": object()}]}, ValueError, r"inputs\[0\]\['d'\]: object is not a JSON value"),

@@ -40,17 +40,20 @@
 // Not modelled: HBM traffic, register spills, smem bank conflicts.
 // ---- Note [Kernel factors]
 // What the model leaves over is mostly a property of the compiled kernel, not of the shape: over
-// the 1060 H200 configurations of data/schedule/eval_h200.json, a factor per compiled kernel
-// (head dim, mask, tau, emulated fraction) takes 68 % of the variance of log(predicted /
-// measured), and the same kernel at another shape misses the same way (stock at d 224: 6-10 %
-// slower than the model in 8 of 8 shapes; tau 8 at d 224: 3-10 % faster). ptxas schedules each
-// kernel's main loop its own way (docs/schedule.md, Round 14), which instruction counts cannot
-// see. A kernel-factors file (data/schedule/sm90_kernel_factors.json, written by
-// scripts/datagen/schedule_fit.py factors) holds, per kernel measured on the H200, the median of
-// measured / modelled time over its measured shapes; a prediction of that kernel on an arch the
-// file names is multiplied by it (total_cycles and ms; the clock, the per-iteration figures and
-// the busy shares stay the model's). A kernel the file lacks, a tile other than the kernel's own,
-// or `--kernel-factors none` gives the schedule model alone (kernel_factor 1).
+// the 1060 H200 configurations measured before round 15 (data/schedule/eval_h200.json), a factor
+// per compiled kernel (head dim, mask, tau, emulated fraction and, with emulation, the degree)
+// takes 68 % of the variance of log(predicted / measured), and the same kernel at another shape
+// misses the same way (stock at d 224: 6-10 % slower than the model in 8 of 8 shapes; tau 8 at
+// d 224: 3-10 % faster). ptxas schedules each kernel's main loop its own way (docs/schedule.md,
+// Round 14), which instruction counts cannot see. A kernel-factors file
+// (data/schedule/sm90_kernel_factors.json, written by scripts/datagen/schedule_fit.py factors)
+// holds, per kernel measured on the H200, the median of measured / modelled time over its measured
+// configurations; a prediction of that kernel on an arch the file names has its time multiplied
+// by it (total_cycles and ms; TFLOP/s divided; the clock, the per-iteration figures and the busy
+// shares stay the model's). A kernel the file lacks, any --tile, or `--kernel-factors none` gives
+// the schedule model alone (kernel_factor 1). The search for the best (tau, fraction) compares like
+// with like: a setting against stock with both factors when both kernels have one, else both
+// without.
 
 #pragma once
 
@@ -282,7 +285,8 @@ struct KernelFactor {
   int d = 0;
   bool causal = false;
   double tau = 0, emu_fraction = 0;
-  double factor = 1;  // measured / modelled time, median over `measurements` shapes
+  int degree = 3;     // the emulation's polynomial degree (matched only when emu_fraction > 0)
+  double factor = 1;  // measured / modelled time, median over `measurements` configurations
   int measurements = 0;
 };
 
