@@ -75,6 +75,14 @@ Compared compare(const json& items, const std::string& measured_key, const std::
   return c;
 }
 
+json to_json(const Compared& c) {
+  return {{"configurations", c.n},
+          {"within_5pct", c.within5},
+          {"within_10pct", c.within10},
+          {"stale", c.stale},
+          {"items", c.items}};
+}
+
 std::string share(int k, int n) {
   return fmt::format("{} ({:.0f} %)", k, 100.0 * k / std::max(1, n));
 }
@@ -126,9 +134,8 @@ void report_schedule(ReportContext& ctx) {
   json results = json::object();
   Compared held_model, held_factored;
   int last_held_out = 0;
-  for (const auto& [plan, unused] : h200["plans"].items()) {  // PLANS order: as measured
-    const Compared c =
-        compare(h200["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false);
+  for (const auto& [plan, entry] : h200["plans"].items()) {  // PLANS order: as measured
+    const Compared c = compare(entry.at("items"), "measured_tflops", "predicted_tflops", false);
     Compared f;
     if (earlier["plans"].contains(plan))
       f = compare(earlier["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false,
@@ -140,27 +147,14 @@ void report_schedule(ReportContext& ctx) {
     t.rows.push_back({"h200_" + plan, fmt::format("{}", c.n), share(c.within5, c.n),
                       share(c.within10, c.n), f.n ? share(f.within5, f.n) : "-",
                       f.n ? share(f.within10, f.n) : "-", fmt::format("{}", c.stale + f.stale)});
-    results["h200_" + plan] = {{"configurations", c.n},
-                               {"within_5pct", c.within5},
-                               {"within_10pct", c.within10},
-                               {"stale", c.stale},
-                               {"items", c.items}};
-    if (f.n)
-      results["h200_kf_" + plan] = {{"configurations", f.n},
-                                    {"within_5pct", f.within5},
-                                    {"within_10pct", f.within10},
-                                    {"stale", f.stale},
-                                    {"items", f.items}};
+    results["h200_" + plan] = to_json(c);
+    if (f.n) results["h200_kf_" + plan] = to_json(f);
   }
   const Compared held = compare(bw["items"], "published_tflops", "predicted_tflops", true);
   t.rows.push_back({"blackwell_published_held_out", fmt::format("{}", held.n),
                     share(held.within5, held.n), share(held.within10, held.n), "-", "-",
                     fmt::format("{}", held.stale)});
-  results["blackwell_published_held_out"] = {{"configurations", held.n},
-                                             {"within_5pct", held.within5},
-                                             {"within_10pct", held.within10},
-                                             {"stale", held.stale},
-                                             {"items", held.items}};
+  results["blackwell_published_held_out"] = to_json(held);
   t.notes.push_back(
       "H200: medians of interleaved rounds (scripts/gpu/fa4_protocol.py; each plan's runs merged). The "
       "model's cycle constants are fitted on the Nsight Compute counts of calibration and heldout to "
