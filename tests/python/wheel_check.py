@@ -193,7 +193,7 @@ def main():
     env = dict(os.environ)
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", dist,
-         "-C", f"build-dir={os.path.join(a.work, 'build')}", a.source], env=env)
+         "--config-settings", f"build-dir={os.path.join(a.work, 'build')}", a.source], env=env)
     print(f"pip wheel: {time.time() - t0:.0f} s (incremental when {a.work}/build exists)")
     wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
     assert len(wheels) == 1, wheels
