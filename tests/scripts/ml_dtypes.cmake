@@ -20,6 +20,11 @@ if(FA4SIM_PYTHON3)
                      --fa4sim $<TARGET_FILE:fa4sim> --formats e2m1,e2m3,e3m2,e8m0)
     set_tests_properties(ml_dtypes_crosscheck_mx PROPERTIES LABELS slow SKIP_RETURN_CODE 77 TIMEOUT 2400)
   endif()
+  # The repair of ml_dtypes < 0.6's e8m0 bug (check_ml_dtypes.E8M0_BUG) on made-up chunks, whatever
+  # ml_dtypes is installed: the exhaustive checks above use it only under such a version.
+  add_test(NAME check_ml_dtypes_repair
+           COMMAND ${FA4SIM_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/scripts/check_ml_dtypes_repair.py)
+  set_tests_properties(check_ml_dtypes_repair PROPERTIES LABELS fast SKIP_RETURN_CODE 77 TIMEOUT 60)
   # Block quantisers against torchao's reference (its numpy port when torch is absent), 10^6
   # blocks per mode of every kind in CI; the 10^7 per mode of docs/commands/block.md is the
   # script's default (`python3 scripts/check/check_block_scale.py`), run by hand: it outlasts CI's time.
