@@ -7,6 +7,7 @@
 
 #include "fa4sim/core/exp2_emu.h"
 
+#include "cpu_features.h"
 #include "exp2_emu_avx2.h"
 
 namespace fa4sim {
@@ -22,13 +23,6 @@ size_t ex2_emu_poly_avx2_lanes(const float* in, float* out, size_t n, const floa
 #endif
 
 namespace {
-
-#if FA4SIM_EX2_RUNTIME
-bool cpu_has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-#endif
 
 void ex2_emu_scalar(const float* in, float* out, size_t n, int degree) {
   for (size_t i = 0; i < n; ++i) out[i] = ex2_emu(in[i], degree);
@@ -53,7 +47,7 @@ bool ex2_emu_array_is_simd() {
 #if FA4SIM_EX2_AVX2
   return true;
 #elif FA4SIM_EX2_RUNTIME
-  return cpu_has_avx2_fma();
+  return detail::cpu_has_avx2_fma();
 #else
   return false;
 #endif
@@ -75,7 +69,8 @@ void ex2_emu(std::span<const float> in, std::span<float> out, int degree) {
 #else
   size_t done = 0;
 #if FA4SIM_EX2_RUNTIME
-  if (cpu_has_avx2_fma()) done = detail::ex2_emu_avx2_lanes(in.data(), out.data(), n, degree);
+  if (detail::cpu_has_avx2_fma())
+    done = detail::ex2_emu_avx2_lanes(in.data(), out.data(), n, degree);
 #endif
   ex2_emu_scalar(in.data() + done, out.data() + done, n - done, degree);
 #endif
@@ -95,7 +90,8 @@ void ex2_emu_poly(std::span<const float> in, std::span<float> out, std::span<con
                         detail::ex2_finish8_poly(detail::ex2_split8(u), c, degree));
   }
 #elif FA4SIM_EX2_RUNTIME
-  if (cpu_has_avx2_fma()) i = detail::ex2_emu_poly_avx2_lanes(in.data(), out.data(), n, c, degree);
+  if (detail::cpu_has_avx2_fma())
+    i = detail::ex2_emu_poly_avx2_lanes(in.data(), out.data(), n, c, degree);
 #endif
   for (; i < n; ++i) out[i] = ex2_emu_poly(in[i], c, degree);
 }
