@@ -24,8 +24,9 @@ struct Shape {
 };
 
 // Partial row groups (rows % 6), partial and single key panels (nv % 16, nv < 16), odd d, d = 1.
-const Shape kShapes[] = {{128, 1024, 128}, {37, 300, 64}, {5, 700, 96}, {13, 61, 13}, {1, 9, 8},
-                         {128, 129, 128},  {6, 16, 7},    {7, 17, 1},   {1, 1, 256}, {64, 33, 256}};
+const Shape kShapes[] = {{128, 1024, 128}, {37, 300, 64},   {5, 700, 96}, {13, 61, 13},
+                         {1, 9, 8},        {128, 129, 128}, {6, 16, 7},   {7, 17, 1},
+                         {1, 1, 256},      {64, 33, 256}};
 
 TEST(AttentionScores, EveryElementIsTheNaiveFmaChain) {
   uint32_t seed = 1;
@@ -39,11 +40,12 @@ TEST(AttentionScores, EveryElementIsTheNaiveFmaChain) {
       for (int j = 0; j < s.nv; ++j) {
         float c = 0.0f;
         for (int k = 0; k < s.d; ++k)
-          c = std::fma(Q[size_t(i) * size_t(s.d) + size_t(k)], K[size_t(j) * size_t(s.d) + size_t(k)], c);
+          c = std::fma(Q[size_t(i) * size_t(s.d) + size_t(k)],
+                       K[size_t(j) * size_t(s.d) + size_t(k)], c);
         const float got = S[size_t(i) * size_t(s.nv) + size_t(j)];
         if (bits(got) != bits(c) && ++bad <= 5)
-          ADD_FAILURE() << "rows " << s.rows << " nv " << s.nv << " d " << s.d << ": S[" << i << "]["
-                        << j << "] = " << got << ", the naive chain " << c;
+          ADD_FAILURE() << "rows " << s.rows << " nv " << s.nv << " d " << s.d << ": S[" << i
+                        << "][" << j << "] = " << got << ", the naive chain " << c;
       }
     EXPECT_EQ(bad, 0) << "rows " << s.rows << " nv " << s.nv << " d " << s.d;
   }
