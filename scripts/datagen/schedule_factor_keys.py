@@ -14,6 +14,10 @@ than two. Keys:
   kernel+BH<=48      and whether batch x heads <= 48
   kernel+seq-slope   the kernel's factor times exp(b * log2(seq / 8192)), one b per (tau on,
                      emulated fraction), fitted by least squares on the earlier plans' residuals
+  paired-effects     times as `kernel`; each effect from the model's effect times the median, over
+                     the earlier shapes where both kernels ran, of measured / modelled (variant /
+                     stock) for the same pair of kernels (shape-paired, so what the two kernels
+                     share at a shape cancels)
 Prints per key: configurations within 5 % and 10 %, and the effects beyond their spread with the
 sign right and within 3 points (the issue's targets); --json writes the same.
   python3 scripts/datagen/schedule_factor_keys.py [--eval data/schedule/eval_h200.json] [--json OUT]
@@ -44,6 +48,7 @@ KEYS = {
     "kernel+seq>=16k": lambda i: kernel(i) + (i["seq"] >= 16384,),
     "kernel+BH<=48": lambda i: kernel(i) + (i["batch"] * i["heads"] <= 48,),
     "kernel+seq-slope": None,
+    "paired-effects": None,
 }
 
 
@@ -71,6 +76,21 @@ def slopes(earlier, med):
     return out
 
 
+def paired_ratios(ev, plans):
+    """(stock kernel, variant kernel) -> measured / modelled (variant / stock) at each shape of
+    `plans` where both ran."""
+    out = collections.defaultdict(list)
+    for plan in plans:
+        items = ev["plans"][plan]["items"]
+        stock = {json.dumps(it["shape"], sort_keys=True): it for it in items if it["kind"] == "stock"}
+        for it in items:
+            st = stock.get(json.dumps(it["shape"], sort_keys=True))
+            if st is not None and it["kind"] != "stock":
+                out[(kernel(st["input"]), kernel(it["input"]))].append(
+                    (it["measured_tflops"] / st["measured_tflops"]) / (it["predicted_tflops"] / st["predicted_tflops"]))
+    return out
+
+
 def score(ev, name):
     plans = list(ev["plans"])
     tot = collections.Counter()
@@ -86,6 +106,7 @@ def score(ev, name):
             med[kernel(it["input"])].append(ratio(it))
             fine[keyf(it["input"])].append(ratio(it))
         b = slopes(earlier, med) if name == "kernel+seq-slope" else {}
+        pairs = paired_ratios(ev, plans[:n]) if name == "paired-effects" else {}
 
         def factor(i):
             f = fine.get(keyf(i), [])
@@ -97,10 +118,11 @@ def score(ev, name):
                 return 1.0  # a kernel never measured: the model alone
             return g * math.exp(b.get(trick(i), 0.0) * math.log2(i["seq"] / 8192)) if b else g
 
-        pred = {}
+        pred, model, kern = {}, {}, {}
         for it in ev["plans"][plan]["items"]:
             p = it["predicted_tflops"] * factor(it["input"])
-            pred[(json.dumps(it["shape"], sort_keys=True), it["kind"])] = p
+            k = (json.dumps(it["shape"], sort_keys=True), it["kind"])
+            pred[k], model[k], kern[k] = p, it["predicted_tflops"], kernel(it["input"])
             err = abs(p / it["measured_tflops"] - 1)
             tot["configurations"] += 1
             tot["within_5pct"] += err <= 0.05
@@ -109,7 +131,11 @@ def score(ev, name):
             if not e["beyond_spread"]:
                 continue
             s = json.dumps(e["shape"], sort_keys=True)
-            pe = pred[(s, e["kind"])] / pred[(s, "stock")] - 1
+            v, st = (s, e["kind"]), (s, "stock")
+            pe = pred[v] / pred[st] - 1
+            r = pairs.get((kern[st], kern[v]), [])
+            if len(r) >= 2:  # paired-effects: the pair's earlier median, else the kernel factors
+                pe = model[v] / model[st] * statistics.median(r) - 1
             tot["effects_beyond_spread"] += 1
             tot["effects_sign_right"] += (pe > 0) == (e["measured_effect"] > 0)
             tot["effects_within_3_points"] += abs(pe - e["measured_effect"]) * 100 <= 3
