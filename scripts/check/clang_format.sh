@@ -8,8 +8,9 @@
 #   scripts/check/clang_format.sh --fix [FILE ...]       format them in place (clang-format -i)
 #   --list-if-present LIST (after --check/--fix): the files LIST names (# comments), when it exists
 #
-# The files, when none are given: every *.cpp *.h *.cu *.cuh that git tracks (outside a git
-# checkout, every one under src/ include/ tests/ scripts/), except the generated
+# The files, when none are given: every *.cpp *.h *.cu *.cuh that git tracks or would track (new
+# files not yet added, not ignored; outside a git checkout, every one under src/ include/ tests/
+# scripts/), except the generated
 # src/cuda/wgmma_ops.cuh (scripts/build/gen_wgmma.py writes it, byte for byte). ctest
 # clang_format runs --check (tests/scripts/clang_format.cmake). Exit 77 without clang-format-14.
 set -euo pipefail
@@ -32,7 +33,7 @@ generated='^src/cuda/wgmma_ops\.cuh$'
 
 tree_files() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh'
+    git ls-files --cached --others --exclude-standard -- '*.cpp' '*.h' '*.cu' '*.cuh'
   else
     find src include tests scripts -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' \
       -o -name '*.cuh' \) | sort
