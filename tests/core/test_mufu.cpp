@@ -772,16 +772,17 @@ TEST(MufuSlow, RcpReproducesTheH200HistogramOverAll2to32Inputs) {
 TEST(MufuSlow, Ex2ReproducesTheH200HistogramOverAll2to32Inputs) {
   const Ex2ApproxTable table = ex2_approx_table();
   Stopwatch sw;
-  const SweepResult r =
-      sweep_all([table](uint32_t x) { return f32_bits(ex2_approx_ftz(f32_from_bits(x), table)); },
-                // 2^x overflows float32 for x >= 128 and is 0 after the probe's flush for x < -126;
-                // libm is asked only between (its overflow and underflow paths set errno, slowly).
-                [](float x) {
-                  if (x >= 1024.0f) return std::numeric_limits<float>::infinity();
-                  if (x < -1100.0f) return 0.0f;
-                  return static_cast<float>(std::exp2(static_cast<double>(x)));
-                },
-                [](float, float y, float yn) { return yn >= y; });
+  const SweepResult r = sweep_all(
+      [table](uint32_t x) { return f32_bits(ex2_approx_ftz(f32_from_bits(x), table)); },
+      // 2^x is inf in float32 for x >= 128 and 0 after the probe's flush for x < -126; libm is
+      // not asked where its overflow and underflow paths (which set errno, slowly) would
+      // run: x >= 1024 and x < -1100.
+      [](float x) {
+        if (x >= 1024.0f) return std::numeric_limits<float>::infinity();
+        if (x < -1100.0f) return 0.0f;
+        return static_cast<float>(std::exp2(static_cast<double>(x)));
+      },
+      [](float, float y, float yn) { return yn >= y; });
   expect_probe("ex2.approx.ftz.f32", r, sw.seconds());
 }
 
