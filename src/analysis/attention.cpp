@@ -735,6 +735,7 @@ struct UnitOperands {
   RowMat<double> Qa, Ka, Va;  // the float32 inputs before quantisation (reference a)
   RowMat<double> Qb, Kb, Vb;  // dequantised: stored * descale, exact in float64 (reference b)
   detail::Panels8 Kap, Vap, Kbp, Vbp;  // K^T and V of references a and b as column panels
+  detail::Panels<float> Ksp;           // the model's K^T as column panels (score_product)
   std::vector<SoftmaxParams>
       variants;               // the full model; with the split, P unclipped, P not converted
                               // (block mode: P float32, exp2 exact, tau 0)
@@ -770,6 +771,8 @@ UnitOperands unit_operands(const RunSetup& rs, int b, int h) {
   u.Qb = u.Qs.cast<double>() * qd;
   u.Kb = u.Ks.cast<double>() * kd;
   u.Vb = u.Vs.cast<double>() * vd;
+  // Always: the wheel's baseline build runs the score product's AVX2 copy on an AVX2 CPU.
+  u.Ksp = detail::panels_of_transpose(u.Ks.data(), size_t(d), sk, d);
 #if defined(__AVX2__) && defined(__FMA__)
   u.Kap = detail::panels_of_transpose(u.Ka.data(), size_t(d), sk, d);
   u.Kbp = detail::panels_of_transpose(u.Kb.data(), size_t(d), sk, d);
@@ -991,7 +994,7 @@ void run_unit(const RunSetup& rs, int b, int h, UnitMetrics& m) {
     m.visible += double(rows) * double(nv);
     t0 = thread_cpu_seconds();
     RowMat<float> S(rows, nv);
-    detail::score_product(u.Qs.data() + size_t(m0) * size_t(rs.in->d), rows, u.Ks.data(), nv,
+    detail::score_product(u.Qs.data() + size_t(m0) * size_t(rs.in->d), rows, u.Ksp, u.Ks.data(), nv,
                           rs.in->d, S.data());
     t1 = thread_cpu_seconds();
     ph.s_gemm += t1 - t0;

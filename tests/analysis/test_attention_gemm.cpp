@@ -1,4 +1,4 @@
-// Tests of src/analysis/attention_gemm.cpp: the float64 references' products of `fa4sim attention`
+// Tests of src/analysis/attention_gemm.h: the float64 references' products of `fa4sim attention`
 // give, element by element, the bits of the naive loop `c = 0; for k: c = std::fma(a, b, c)`
 // (an independent implementation of the documented order), for every blocking edge.
 #include <gtest/gtest.h>

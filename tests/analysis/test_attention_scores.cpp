@@ -34,7 +34,8 @@ TEST(AttentionScores, EveryElementIsTheNaiveFmaChain) {
     const auto Q = normal_matrix(s.rows, s.d, 1.0, seed++);
     const auto K = normal_matrix(s.nv, s.d, 1.0, seed++);
     std::vector<float> S(size_t(s.rows) * size_t(s.nv), -1.0f);
-    fa4sim::detail::score_product(Q.data(), s.rows, K.data(), s.nv, s.d, S.data());
+    const auto Kp = fa4sim::detail::panels_of_transpose(K.data(), size_t(s.d), s.nv, s.d);
+    fa4sim::detail::score_product(Q.data(), s.rows, Kp, K.data(), s.nv, s.d, S.data());
     int bad = 0;
     for (int i = 0; i < s.rows; ++i)
       for (int j = 0; j < s.nv; ++j) {
@@ -57,7 +58,8 @@ TEST(AttentionScores, AnotherOrderWouldDiffer) {
   const int d = 128, n = 256;
   const auto Q = normal_matrix(1, d, 1.0, 99), K = normal_matrix(n, d, 1.0, 100);
   std::vector<float> S(static_cast<size_t>(n));
-  fa4sim::detail::score_product(Q.data(), 1, K.data(), n, d, S.data());
+  const auto Kp = fa4sim::detail::panels_of_transpose(K.data(), size_t(d), n, d);
+  fa4sim::detail::score_product(Q.data(), 1, Kp, K.data(), n, d, S.data());
   int differ = 0;
   for (int j = 0; j < n; ++j) {
     float lo = 0.0f, hi = 0.0f;
