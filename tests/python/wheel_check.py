@@ -105,58 +105,70 @@ def check_isa(so_path):
 
 
 EX2_PRODUCER = r"""
-import sys, numpy as np, fa4sim
-degree, step = int(sys.argv[1]), int(sys.argv[2])
+import mmap, sys, numpy as np, fa4sim
+degree, step, path, first = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 assert fa4sim._ext.ex2_emu_array_is_simd() in (True, False)
-out = sys.stdout.buffer
-base = np.arange(step, dtype=np.uint32)
-xb, y = np.empty(step, dtype=np.uint32), np.empty(step, dtype=np.float32)
-for b in range(0, 1 << 32, step):
+with open(path, "r+b") as f:
+    mm = mmap.mmap(f.fileno(), 0)
+slots = [np.frombuffer(mm, dtype=np.float32, count=step, offset=(first + k) * step * 4) for k in (0, 1)]
+go, ready = sys.stdin.buffer, sys.stdout.buffer
+base, xb = np.arange(step, dtype=np.uint32), np.empty(step, dtype=np.uint32)
+for k, b in enumerate(range(0, 1 << 32, step)):
+    if k >= 2 and go.read(1) != b"g":  # the slot of chunk k - 2 is free again
+        sys.exit("ex2_emu producer: the checker stopped")
     np.add(base, np.uint32(b), out=xb)
-    out.write(fa4sim.ex2_emu(xb.view(np.float32), degree, out=y))
-out.flush()
+    fa4sim.ex2_emu(xb.view(np.float32), degree, out=slots[k % 2])
+    ready.write(b"r")
+    ready.flush()
 """
 
 
-def read_into(stream, buf):
-    """Fill buf from stream; False if the stream ends first."""
-    view, got = memoryview(buf).cast("B"), 0
-    while got < view.nbytes:
-        n = stream.readinto(view[got:])
-        if not n:
-            return False
-        got += n
-    return True
-
-
 def compare_ex2(wheel_python, wheel_env, native_env, degrees):
-    """Bits of ex2_emu from the wheel and from the native module on all 2^32 inputs."""
+    """Bits of ex2_emu from the wheel and from the native module on all 2^32 inputs.
+
+    Each module runs in a producer process (both are the package `fa4sim`, so one process cannot
+    import both) that writes its outputs into two slots of a shared file (tmpfs where there is one:
+    no copy through a pipe) and says "r" on its stdout when a chunk is there; the checker compares
+    the chunk in place and says "g" on the producers' stdin when its slot may be written again. The
+    producers compute chunk k + 1 while the checker compares chunk k."""
+    import mmap
     import numpy as np
-    step = 1 << 20  # inputs per chunk; the buffers are reused (no per-chunk allocation)
+    step = 1 << 20  # inputs per chunk
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     ok = True
-    w, n = np.empty(step, dtype=np.uint32), np.empty(step, dtype=np.uint32)
-    for degree in degrees:
-        t0 = time.time()
-        procs = [subprocess.Popen([py, "-c", EX2_PRODUCER, str(degree), str(step)], stdout=subprocess.PIPE,
-                                  env=env, cwd=tempfile.gettempdir(), bufsize=0)
-                 for py, env in ((wheel_python, wheel_env), (sys.executable, native_env))]
-        mismatches, first = 0, []
-        for b in range(0, 1 << 32, step):
-            if not (read_into(procs[0].stdout, w) and read_into(procs[1].stdout, n)):
-                sys.exit(f"FAIL: ex2_emu producer stopped at input {b:#x}")
-            if np.array_equal(w, n):
-                continue
-            diff = np.nonzero(w != n)[0]
-            mismatches += diff.size
-            for j in diff[:max(0, 5 - len(first))]:
-                first.append((b + int(j), int(w[j]), int(n[j])))
-        for p in procs:
-            p.wait()
-        print(f"ex2_emu degree {degree}: {mismatches} mismatches of 2^32 inputs (wheel vs native) "
-              f"[{time.time() - t0:.0f} s]")
-        for x, wb, nb in first:
-            print(f"  input {x:#010x}: wheel {wb:#010x}, native {nb:#010x}")
-        ok = ok and mismatches == 0
+    with tempfile.NamedTemporaryFile(dir=shm, prefix="fa4sim-wheel-ex2-") as f:
+        f.truncate(4 * step * 4)  # 2 producers x 2 slots x step float32
+        mm = mmap.mmap(f.fileno(), 0)
+        view = [[np.frombuffer(mm, dtype=np.uint32, count=step, offset=(2 * p + k) * step * 4)
+                 for k in (0, 1)] for p in (0, 1)]
+        for degree in degrees:
+            t0 = time.time()
+            procs = [subprocess.Popen([py, "-c", EX2_PRODUCER, str(degree), str(step), f.name, str(2 * i)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                      cwd=tempfile.gettempdir(), bufsize=0)
+                     for i, (py, env) in enumerate(((wheel_python, wheel_env), (sys.executable, native_env)))]
+            mismatches, first = 0, []
+            for k, b in enumerate(range(0, 1 << 32, step)):
+                if any(p.stdout.read(1) != b"r" for p in procs):
+                    sys.exit(f"FAIL: ex2_emu producer stopped at input {b:#x}")
+                w, n = view[0][k % 2], view[1][k % 2]
+                if not np.array_equal(w, n):
+                    diff = np.nonzero(w != n)[0]
+                    mismatches += diff.size
+                    for j in diff[:max(0, 5 - len(first))]:
+                        first.append((b + int(j), int(w[j]), int(n[j])))
+                if b + 2 * step < 1 << 32:
+                    for p in procs:
+                        p.stdin.write(b"g")
+            for p in procs:
+                p.stdin.close()
+                if p.wait() != 0:
+                    sys.exit(f"FAIL: an ex2_emu producer exited with {p.returncode}")
+            print(f"ex2_emu degree {degree}: {mismatches} mismatches of 2^32 inputs (wheel vs native) "
+                  f"[{time.time() - t0:.0f} s]")
+            for x, wb, nb in first:
+                print(f"  input {x:#010x}: wheel {wb:#010x}, native {nb:#010x}")
+            ok = ok and mismatches == 0
     if not ok:
         sys.exit("FAIL: the wheel's ex2_emu differs from the native build's")
 
