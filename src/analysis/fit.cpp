@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -400,29 +401,44 @@ Minimax l1_fit_exp2(int degree, bool fix_c0) {
 namespace {
 
 // `known`: the stats of `cs` on one of the three passes, already computed (that pass is skipped).
+// only: when set, the passes of the other objectives are not run and their figures stay NaN
+// (FitConfig::score_every_objective = false).
 std::vector<PolyScore> score_polys_known(const std::vector<std::vector<float>>& cs, double lo,
-                                         double hi, int threads, const KnownPass* known) {
-  auto pass = [&](double a, double b, const char* od) {
+                                         double hi, int threads, const KnownPass* known,
+                                         std::optional<FitObjective> only = std::nullopt) {
+  auto pass = [&](double a, double b, const char* od,
+                  bool wanted) -> std::optional<std::vector<Stats3>> {
     if (known && known->lo == a && known->hi == b && known->out_dtype == od) return known->stats;
+    if (!wanted) return std::nullopt;
     return run_batch(cs, a, b, od, threads);
   };
-  std::vector<PolyScore> out(cs.size());
-  const auto f = pass(0.0, 1.0, "bf16");
-  const auto b = pass(lo, hi, "bf16");
-  const auto h = pass(lo, hi, "fp16");
+  const bool fp32 = only == FitObjective::fp32_maxrel || only == FitObjective::fp32_meanrel;
+  const bool bf16 = only == FitObjective::bf16_identical || only == FitObjective::bf16_max_ulp;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<PolyScore> out(cs.size(),
+                             PolyScore{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+  const auto f = pass(0.0, 1.0, "bf16", !only || fp32);
+  const auto b = pass(lo, hi, "bf16", !only || bf16);
+  const auto h = pass(lo, hi, "fp16", !only || only == FitObjective::fp16_identical);
   for (size_t i = 0; i < cs.size(); ++i) {
     PolyScore& s = out[i];
-    s.fp32_max_rel = f[i].plain.max_rel;
-    s.fp32_max_rel_at = f[i].plain.max_rel_at;
-    s.fp32_mean_rel = f[i].weighted.mean_rel;
-    const Exp2Stats& bw = b[i].weighted;
-    s.bf16_identical_pct = 100.0 * bw.identical / bw.n;
-    s.bf16_within_1ulp_pct = 100.0 * bw.within_1ulp / bw.n;
-    s.bf16_max_ulp = bw.max_ulp;
-    const Exp2Stats& hw = h[i].weighted;
-    s.fp16_identical_pct = 100.0 * hw.identical / hw.n;
-    s.fp16_within_1ulp_pct = 100.0 * hw.within_1ulp / hw.n;
-    s.fp16_max_ulp = hw.max_ulp;
+    if (f) {
+      s.fp32_max_rel = (*f)[i].plain.max_rel;
+      s.fp32_max_rel_at = (*f)[i].plain.max_rel_at;
+      s.fp32_mean_rel = (*f)[i].weighted.mean_rel;
+    }
+    if (b) {
+      const Exp2Stats& bw = (*b)[i].weighted;
+      s.bf16_identical_pct = 100.0 * bw.identical / bw.n;
+      s.bf16_within_1ulp_pct = 100.0 * bw.within_1ulp / bw.n;
+      s.bf16_max_ulp = bw.max_ulp;
+    }
+    if (h) {
+      const Exp2Stats& hw = (*h)[i].weighted;
+      s.fp16_identical_pct = 100.0 * hw.identical / hw.n;
+      s.fp16_within_1ulp_pct = 100.0 * hw.within_1ulp / hw.n;
+      s.fp16_max_ulp = hw.max_ulp;
+    }
   }
   return out;
 }
@@ -746,7 +762,9 @@ FitResult run_fit(const FitConfig& cfg) {
   res.candidates = ev.proxy_count + ev.exact_count;
   KnownPass known = ev.last_exact;  // the finalists' pass has the result's and upstream's stats
   known.stats = {known.stats[fi], known.stats.back()};
-  const auto sc = score_polys_known({res.coeffs, up}, cfg.lo, cfg.hi, cfg.threads, &known);
+  const auto sc = score_polys_known(
+      {res.coeffs, up}, cfg.lo, cfg.hi, cfg.threads, &known,
+      cfg.score_every_objective ? std::nullopt : std::optional<FitObjective>(cfg.objective));
   res.score = sc[0];
   res.upstream = sc[1];
   return res;

@@ -61,6 +61,10 @@ struct FitConfig {
   bool minimax_only = false;    // stop after stage 1 (the multiprecision minimax fit)
   int threads = 0;
   bool progress = true;  // stderr, only when it is a TTY
+  // The result's and upstream's figures for every objective (PolyScore), which costs up to two
+  // more exhaustive passes over [lo, hi) after the search; false keeps only the figures of the pass
+  // the objective was decided on (the others NaN), for callers that need the objective alone.
+  bool score_every_objective = true;
 };
 
 void validate(const FitConfig& c);
