@@ -38,6 +38,10 @@ FIRST = 14  # heldout14 and later: the sets the round-15 figures sum
 
 
 def kernel(i):
+    """As schedule_fit.kernel_key: None for a tile override, which keeps the model alone (fa4sim
+    applies no factor with --tile) and gives no kernel its ratio."""
+    if "tile" in i:
+        return None
     emu = float(i.get("emu_fraction", 0))
     return (i["d"], bool(i["causal"]), float(i.get("tau", 0)), emu, int(i.get("degree", 3)) if emu > 0 else 3)
 
@@ -65,7 +69,7 @@ def slopes(earlier, med):
     xs, ys = collections.defaultdict(list), collections.defaultdict(list)
     for it in earlier:
         k = kernel(it["input"])
-        if len(med[k]) >= 3:
+        if k is not None and len(med[k]) >= 3:
             xs[trick(it["input"])].append(math.log2(it["input"]["seq"] / 8192))
             ys[trick(it["input"])].append(math.log(ratio(it) / statistics.median(med[k])))
     out = {}
@@ -85,7 +89,7 @@ def paired_ratios(ev, plans):
         stock = {json.dumps(it["shape"], sort_keys=True): it for it in items if it["kind"] == "stock"}
         for it in items:
             st = stock.get(json.dumps(it["shape"], sort_keys=True))
-            if st is not None and it["kind"] != "stock":
+            if st is not None and it["kind"] != "stock" and kernel(it["input"]) is not None:
                 out[(kernel(st["input"]), kernel(it["input"]))].append(
                     (it["measured_tflops"] / st["measured_tflops"]) / (it["predicted_tflops"] / st["predicted_tflops"]))
     return out
@@ -103,12 +107,15 @@ def score(ev, name):
         fine = collections.defaultdict(list)
         keyf = KEYS[name] or kernel
         for it in earlier:
-            med[kernel(it["input"])].append(ratio(it))
-            fine[keyf(it["input"])].append(ratio(it))
+            if kernel(it["input"]) is not None:
+                med[kernel(it["input"])].append(ratio(it))
+                fine[keyf(it["input"])].append(ratio(it))
         b = slopes(earlier, med) if name == "kernel+seq-slope" else {}
         pairs = paired_ratios(ev, plans[:n]) if name == "paired-effects" else {}
 
         def factor(i):
+            if kernel(i) is None:
+                return 1.0
             f = fine.get(keyf(i), [])
             if len(f) >= 2:
                 g = statistics.median(f)

@@ -408,6 +408,40 @@ def cmd_cyclerms(a):
                   f"median log error {statistics.median(xs):+.3f}")
 
 
+def cmd_clocktricks(a):
+    """calibrated.clock_tricks_slope and clock_tricks_c0 (Note [Clock follows the tricks in long
+    runs], include/fa4sim/analysis/schedule.h): a grid search for the smallest squared error of the
+    effects (variant vs stock on the same shape, the model alone) over --fit-plans; the other
+    constants stay. Writes the pair into --spec."""
+    spec = json.load(open(a.spec))
+    rows = [r for plan in a.fit_plans.split(",") for r in plan_rows(a, plan) if "tile" not in r["kind"]]
+    inputs = [r["input"] for r in rows]
+
+    def sse(slope, c0):
+        spec["calibrated"]["clock_tricks_slope"], spec["calibrated"]["clock_tricks_c0"] = slope, c0
+        return sum((e["predicted_effect"] - e["measured_effect"]) ** 2
+                   for e in effect_rows(rows, predict(a.fa4sim, spec, inputs)))
+
+    grid = [(sl, c0) for sl in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0)
+            for c0 in (3e4, 1e5, 2e5, 3e5, 5e5, 1e6, 2e6, 3e6, 5e6)]
+    none = sse(0, 1e6)
+    scored = sorted((sse(sl, c0), sl, c0) for sl, c0 in grid)
+    v, slope, c0 = scored[0]
+    print(f"effects' squared error over {len(rows)} configurations of {a.fit_plans}: {none:.4f} without the "
+          f"term, {v:.4f} with slope {slope}, c0 {c0:g} (best of {len(grid)}; next: " +
+          ", ".join(f"{x:.4f} ({s}, {c:g})" for x, s, c in scored[1:4]) + ")")
+    spec["calibrated"]["clock_tricks_slope"], spec["calibrated"]["clock_tricks_c0"] = slope, c0
+    spec["calibration_clock_tricks"] = {
+        "command": "python3 scripts/datagen/schedule_fit.py clocktricks --fa4sim build/fa4sim --fit-plans " + a.fit_plans,
+        "date": datetime.date.today().isoformat(), "configurations": len(rows),
+        "effects_squared_error": {"without": round(none, 5), "with": round(v, 5)},
+        "note": "clock_tricks_slope and clock_tricks_c0 only, on the effects; grid of slopes 0.05-1 and c0 3e4-5e6 cycles"}
+    with open(a.spec, "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    print(f"wrote {a.spec}")
+
+
 def cmd_cycles(a):
     """The cycle constants fitted on Nsight Compute's cycle counts (no clock in them): per window
     a Nelder-Mead run on the squared log ratio of the model's cycles to the kernel's."""
@@ -753,7 +787,8 @@ def cmd_blackwell(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "repeat", "factors", "blackwell"])
+    ap.add_argument("cmd", choices=["fit", "cycles", "cyclerms", "eval", "repeat", "factors", "blackwell",
+                                    "clocktricks"])
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"))
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--ncu", default=NCU, help="scripts/gpu/schedule_ncu.sh's output (cycle counts)")
@@ -787,7 +822,8 @@ def main():
                                            else "_kernel_factors.json")
                       if a.cmd == "eval" and a.kernel_factors != "none" else OUT.get(a.cmd))
     return {"fit": cmd_fit, "cycles": cmd_cycles, "cyclerms": cmd_cyclerms, "eval": cmd_eval,
-            "repeat": cmd_repeat, "factors": cmd_factors, "blackwell": cmd_blackwell}[a.cmd](a)
+            "repeat": cmd_repeat, "factors": cmd_factors, "blackwell": cmd_blackwell,
+            "clocktricks": cmd_clocktricks}[a.cmd](a)
 
 
 if __name__ == "__main__":

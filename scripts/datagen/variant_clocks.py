@@ -9,6 +9,12 @@ head-dim group (up to 64, 96, 128, 192, 256), mask and kind. Kinds with fewer th
 out.
 
   python3 scripts/datagen/variant_clocks.py [--root data/gpu/schedule]
+
+--effective: the effective clock instead (docs/schedule.md "Round 16"): per plan and shape, Nsight
+Compute's cycles of one launch (gpc__cycles_elapsed.max, schedule_ncu.sh) over the timed runs'
+median time, variant against stock, as the median per mask, head dim (<= 128 or above), seq
+(<= 6144, 8192, >= 16384) and kind; and the same for the cycles alone (the effect in cycles,
+measured and modelled), which show whether a change in time is the clock's or the cycles'.
 """
 import argparse
 import bisect
@@ -20,15 +26,64 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schedule_fit  # noqa: E402
 from schedule_fit import ROOT, load_clock_log  # noqa: E402
 
 GROUPS = (64, 96, 128, 192, 256)
 
 
+def seq_group(seq):
+    return ">=16384" if seq >= 16384 else ("8192" if seq >= 8192 else "<=6144")
+
+
+def effective(fa4sim):
+    """The effective clock and the cycles' effects of each variant against stock (--effective)."""
+    spec = json.load(open(schedule_fit.SPEC))
+    a = argparse.Namespace(ncu=schedule_fit.NCU, data=schedule_fit.DATA)
+    clk, cyc = collections.defaultdict(list), collections.defaultdict(list)
+    for plan in schedule_fit.PLANS:
+        if not os.path.exists(schedule_fit.plan_path(a, plan)):
+            continue
+        folder = schedule_fit.ncu_folder(a, plan)
+        if not os.path.exists(os.path.join(folder, f"ncu_{plan}.csv")):  # a plan without counts
+            continue
+        ncu = schedule_fit.load_ncu_rows(folder, plan)
+        ms = {(json.dumps(r["shape"], sort_keys=True), r["kind"]): r["ms"] for r in schedule_fit.plan_rows(a, plan)}
+        preds = schedule_fit.predict(fa4sim, spec, schedule_fit.ncu_inputs(ncu))
+        by = {(json.dumps(r["shape"], sort_keys=True), r["kind"]): (r, p) for r, p in zip(ncu, preds)}
+        for (shape, kind), (r, p) in by.items():
+            if kind == "stock" or kind.startswith("tile") or (shape, "stock") not in by:
+                continue
+            sr, sp = by[(shape, "stock")]
+            s = r["shape"]
+            key = ("causal" if s["causal"] else "no mask", "<=128" if s["head_dim"] <= 128 else ">128",
+                   seq_group(s["seq"]), kind)
+            cyc[key].append((sr["cycles"] / r["cycles"] - 1, sp["total_cycles"] / p["total_cycles"] - 1))
+            if (shape, kind) in ms and (shape, "stock") in ms:
+                clk[key].append(r["cycles"] / ms[(shape, kind)] / (sr["cycles"] / ms[(shape, "stock")]) - 1)
+    print("mask | head dim | seq | kind | shapes | effective clock vs stock (median) | effect in cycles: "
+          "measured, modelled (medians)")
+    for key in sorted(cyc):
+        if len(cyc[key]) < 3:
+            continue
+        c = f"{100 * statistics.median(clk[key]):+.1f} %" if clk[key] else "-"
+        m = statistics.median(x[0] for x in cyc[key])
+        p = statistics.median(x[1] for x in cyc[key])
+        print(f"{key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(cyc[key])} | {c} | {100 * m:+.1f} %, {100 * p:+.1f} %")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.join(ROOT, "data", "gpu", "schedule"))
+    ap.add_argument("--effective", action="store_true", help="the effective clock and the cycles' effects")
+    ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"), help="for --effective")
     a = ap.parse_args()
+    if a.effective:
+        if not os.access(a.fa4sim, os.X_OK):
+            print(f"variant_clocks: error: fa4sim binary '{a.fa4sim}' not found (--fa4sim)", file=sys.stderr)
+            sys.exit(2)
+        effective(a.fa4sim)
+        return
     if not os.path.isdir(a.root):
         print(f"variant_clocks: error: no folder {a.root} (give --root the data/gpu/schedule folder)", file=sys.stderr)
         sys.exit(2)

@@ -141,6 +141,10 @@ ScheduleSpec parse_schedule_fields(const json& j, const std::string& origin) {
     s.mask_instructions = num_field(j, origin, "calibrated.mask_instructions", 0, 64);
   if (cal.contains("clock_duration_slope"))
     s.clock_duration_slope = num_field(j, origin, "calibrated.clock_duration_slope", -1, 1);
+  if (cal.contains("clock_tricks_slope"))
+    s.clock_tricks_slope = num_field(j, origin, "calibrated.clock_tricks_slope", 0, 100);
+  if (cal.contains("clock_tricks_c0"))
+    s.clock_tricks_c0 = num_field(j, origin, "calibrated.clock_tricks_c0", 1, 1e12);
   if (cal.contains("tma_clock_scale"))
     s.tma_clock_scale = num_field(j, origin, "calibrated.tma_clock_scale", 0.1, 10);
   if (cal.contains("cta_fixed_cycles_per_d"))
@@ -768,6 +772,7 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
   const bool same =
       !s.clock_from_stock || (in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
                               in.tricks.emu_fraction == rule.stock_emu_fraction);
+  const bool tricks_only = in.tile_m == 0 && in.tile_n == 0;
   ScheduleInput stock = in;
   stock.tile_m = stock.tile_n = 0;
   stock.tricks.tau = rule.stock_tau;
@@ -781,7 +786,15 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
     p = finish_grid(a, s, g, clock);
     if (in.clock_mhz > 0) break;
     const SchedulePrediction sp = same ? p : finish_grid(a, s, gs, clock);
-    const double next = clock_line(a, s, sp.tensor_share_grid, sp.total_cycles, in.shape.d);
+    double u = sp.tensor_share_grid;
+    if (!same && tricks_only &&
+        s.clock_tricks_slope > 0) {  // Note [Clock follows the tricks in long runs]
+      const double w = std::clamp(
+          s.clock_tricks_slope * std::log(std::max(sp.total_cycles, 1.0) / s.clock_tricks_c0), 0.0,
+          1.0);
+      u += w * (p.tensor_share_grid - sp.tensor_share_grid);
+    }
+    const double next = clock_line(a, s, u, sp.total_cycles, in.shape.d);
     const bool done = std::abs(next - clock) < 0.01;
     clock = next;
     if (done) break;

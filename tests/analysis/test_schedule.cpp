@@ -195,6 +195,54 @@ TEST(Schedule, ClockFollowsTheShapeNotTheTricks) {
   EXPECT_LT(predict_schedule(h200(), sm90(), shape(128)).clock_mhz, stock.clock_mhz);
 }
 
+// A short run keeps the stock kernel's clock (above);
+// a long one moves towards the variant's own tensor share by w = clamp(a ln(cycles_stock / c0), 0,
+// 1), all the way at w = 1; a tile override keeps the stock clock; without the fields, w = 0
+// (Note [Clock follows the tricks in long runs]).
+TEST(Schedule, ClockFollowsTheTricksInLongRuns) {
+  ASSERT_GT(sm90().clock_tricks_slope, 0);
+  ScheduleInput emu = shape(64, false, 16384, 2, 16, 16);
+  emu.tricks.emu_fraction = 0.5;
+  const auto stock = predict_schedule(h200(), sm90(), shape(64, false, 16384, 2, 16, 16));
+  const auto variant = predict_schedule(h200(), sm90(), emu);
+  ScheduleSpec own = sm90();
+  own.clock_from_stock = false;
+  const double own_clock = predict_schedule(h200(), own, emu).clock_mhz;
+  const double w = std::clamp(
+      sm90().clock_tricks_slope * std::log(stock.total_cycles / sm90().clock_tricks_c0), 0.0, 1.0);
+  ASSERT_GT(w, 0);
+  ASSERT_LT(w, 1);
+  EXPECT_GT(variant.clock_mhz, stock.clock_mhz);
+  EXPECT_LT(variant.clock_mhz, own_clock);
+  ScheduleSpec full = sm90();
+  full.clock_tricks_c0 = 1;  // w = 1: the variant's own share, the stock kernel's length
+  full.clock_tricks_slope = 100;
+  const auto v1 = predict_schedule(h200(), full, emu);
+  ScheduleSpec none = sm90();
+  none.clock_tricks_slope = 0;
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), none, emu).clock_mhz, stock.clock_mhz);
+  EXPECT_GT(v1.clock_mhz, variant.clock_mhz);
+  EXPECT_NEAR(v1.clock_mhz,
+              std::min(h200().sm_clock_mhz,
+                       sm90().clock_mhz_base /
+                           (1 + sm90().clock_tensor_slowdown * v1.tensor_share_grid +
+                            sm90().clock_duration_slope * std::log(stock.total_cycles / 1e6))),
+              1e-6);
+  ScheduleInput tiled = emu;  // a tile override: the stock clock
+  tiled.tile_m = 128;
+  tiled.tile_n = 128;
+  EXPECT_DOUBLE_EQ(predict_schedule(h200(), full, tiled).clock_mhz, stock.clock_mhz);
+  json j = sm90_json();
+  j["calibrated"].erase("clock_tricks_slope");
+  EXPECT_EQ(parse_schedule_spec(j, "old.json").clock_tricks_slope, 0);
+  json bad = sm90_json();
+  bad["calibrated"]["clock_tricks_c0"] = 0;
+  expect_refused_naming(bad, "calibrated.clock_tricks_c0");
+  bad = sm90_json();
+  bad["calibrated"]["clock_tricks_slope"] = -1;
+  expect_refused_naming(bad, "calibrated.clock_tricks_slope");
+}
+
 // The optional calibrated terms: absent, they change nothing; present, each moves what it prices.
 TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   json j =
