@@ -772,7 +772,7 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
   const bool same =
       !s.clock_from_stock || (in.tile_m == 0 && in.tile_n == 0 && in.tricks.tau == rule.stock_tau &&
                               in.tricks.emu_fraction == rule.stock_emu_fraction);
-  const bool tricks_only = in.tile_m == 0 && in.tile_n == 0;
+  const bool no_tile = in.tile_m == 0 && in.tile_n == 0;  // tile overrides keep the stock clock
   ScheduleInput stock = in;
   stock.tile_m = stock.tile_n = 0;
   stock.tricks.tau = rule.stock_tau;
@@ -787,7 +787,7 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
     if (in.clock_mhz > 0) break;
     const SchedulePrediction sp = same ? p : finish_grid(a, s, gs, clock);
     double u = sp.tensor_share_grid;
-    if (!same && tricks_only &&
+    if (!same && no_tile &&
         s.clock_tricks_slope > 0) {  // Note [Clock follows the tricks in long runs]
       const double w = std::clamp(
           s.clock_tricks_slope * std::log(std::max(sp.total_cycles, 1.0) / s.clock_tricks_c0), 0.0,
