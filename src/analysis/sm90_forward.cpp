@@ -25,6 +25,18 @@ void Sm90Gemm::pv(float* o, const float* p, const float* v, size_t ldv, int n, i
   }
 }
 
+void Sm90Gemm::qk_tile(float* S, size_t lds, const float* Q, size_t ldq, int rows, const float* K,
+                       size_t ldk, int n, int d) const {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < n; ++c)
+      S[size_t(r) * lds + size_t(c)] = qk(Q + size_t(r) * ldq, K + size_t(c) * ldk, d);
+}
+
+void Sm90Gemm::pv_rows(float* O, size_t ldo, const float* P, size_t ldp, int rows, const float* V,
+                       size_t ldv, int n, int d) const {
+  for (int r = 0; r < rows; ++r) pv(O + size_t(r) * ldo, P + size_t(r) * ldp, V, ldv, n, d);
+}
+
 Sm90WgmmaGemm::Sm90WgmmaGemm(const Format& in_format)
     : f_(&in_format), fp16_(&in_format == &kFP16) {}
 
@@ -75,6 +87,125 @@ void Sm90WgmmaGemm::pv(float* o, const float* p, const float* v, size_t ldv, int
   }
 }
 
+namespace {
+
+// Operands decoded once for a block: row r of a rows x n matrix (row stride ld, or column stride
+// ld when `transpose`) becomes `padded` decoded operands from out[r * padded], n rounded up to
+// the wgmma K with zeros (the bit path's zero padding).
+std::vector<WgmmaOperand> decoded_rows(const Format& f, bool fp16, const float* x, size_t ld,
+                                       bool transpose, int rows, int n, int padded) {
+  const WgmmaInput in = fp16 ? WgmmaInput::fp16 : WgmmaInput::bf16;
+  std::vector<WgmmaOperand> out(size_t(rows) * size_t(padded), wgmma_decode(in, 0));
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < n; ++k)
+      out[size_t(r) * size_t(padded) + size_t(k)] = wgmma_decode(
+          in, in_bits(f, fp16,
+                      transpose ? x[size_t(k) * ld + size_t(r)] : x[size_t(r) * ld + size_t(k)]));
+  return out;
+}
+
+int padded_k(int n) { return (n + kWgmmaK - 1) / kWgmmaK * kWgmmaK; }
+
+// MMA-Sim's Hopper model, the same for bf16 and fp16.
+constexpr WgmmaModel kHopper16 = wgmma_model_hopper(WgmmaInput::bf16);
+static_assert(wgmma_k(WgmmaInput::bf16) == kWgmmaK && wgmma_k(WgmmaInput::fp16) == kWgmmaK);
+static_assert(kHopper16.group == kWgmmaK);
+
+// A block's operands decoded once (decoded_rows), and the same as arrays of significands,
+// exponents and signs for finite_step when none is inf or NaN.
+struct DecodedBlock {
+  std::vector<WgmmaOperand> ops;
+  std::vector<uint32_t> sig, neg;
+  std::vector<int32_t> exp;
+  bool finite = true;
+  int frac = 0;  // fraction bits of every operand (the format's mantissa bits)
+
+  explicit DecodedBlock(std::vector<WgmmaOperand> o)
+      : ops(std::move(o)), sig(ops.size()), neg(ops.size()), exp(ops.size()) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      finite = finite && ops[i].kind <= 1;
+      sig[i] = ops[i].sig;
+      neg[i] = ops[i].neg ? 1u : 0u;
+      exp[i] = ops[i].exp;
+      frac = ops[i].frac;
+    }
+  }
+};
+
+// wgmma_step_pairs under kHopper16 for 16 finite operand pairs (a and b: offsets into two
+// DecodedBlocks) and a finite c: the same terms, alignment and packing, in branch-free loops over
+// arrays that the compiler vectorises (the general step copies operand structs and branches on
+// their kinds; this is 2-3x faster). test_sm90_forward checks it against the general step.
+// Under kHopper16 an aligned product fits in 32 bits: it is below 2^(2 frac + 2), shifted left by
+// at most frac_bits - 2 frac (exact), or right (capped at 31: the product, below 2^22, is gone).
+static_assert(kHopper16.align == WgmmaAlign::toward_zero && !kHopper16.renormalize_products &&
+              kHopper16.zero_positive && kHopper16.frac_bits <= 25);
+uint32_t finite_step(const DecodedBlock& A, size_t a0, const DecodedBlock& B, size_t b0,
+                     const WgmmaOperand& oc) {
+  const WgmmaModel& m = kHopper16;
+  const int frac2 = A.frac + B.frac;
+  uint32_t prod[kWgmmaK];
+  int32_t e[kWgmmaK];
+  int e_max = wgmma_c_term(m, oc).exp;
+  for (int k = 0; k < kWgmmaK; ++k) {
+    prod[k] = A.sig[a0 + size_t(k)] * B.sig[b0 + size_t(k)];
+    e[k] = prod[k] != 0 ? A.exp[a0 + size_t(k)] + B.exp[b0 + size_t(k)] : m.zero_exp;
+  }
+  for (int k = 0; k < kWgmmaK; ++k) e_max = e[k] > e_max ? e[k] : e_max;
+  int64_t sum = wgmma_align(m, wgmma_c_term(m, oc), e_max);
+  for (int k = 0; k < kWgmmaK; ++k) {
+    const int sh = m.frac_bits + e[k] - e_max - frac2;
+    const int rs = -sh < 31 ? -sh : 31;
+    const uint32_t mag = sh >= 0 ? prod[k] << sh : prod[k] >> rs;
+    const uint32_t neg = A.neg[a0 + size_t(k)] ^ B.neg[b0 + size_t(k)];
+    sum += neg ? -int64_t(mag) : int64_t(mag);
+  }
+  // An exact zero sum is +0 under kHopper16 (zero_positive): the sign of the zeros is not needed.
+  return wgmma_pack(m, sum, e_max, false);
+}
+
+// A chain of 16-product steps from c: pairs a0 .. a0 + k - 1 of A with b0 .. of B.
+uint32_t chain(const DecodedBlock& A, size_t a0, const DecodedBlock& B, size_t b0, int k,
+               uint32_t c) {
+  const bool finite = A.finite && B.finite;
+  for (int k0 = 0; k0 < k; k0 += kWgmmaK) {
+    const WgmmaOperand oc = wgmma_decode_f32(c);
+    if (finite && oc.kind <= 1)
+      c = finite_step(A, a0 + size_t(k0), B, b0 + size_t(k0), oc);
+    else
+      c = wgmma_dot_pairs(
+          kHopper16, kWgmmaK,
+          WgmmaDecodedPairs{A.ops.data() + a0 + size_t(k0), B.ops.data() + b0 + size_t(k0)}, c);
+  }
+  return c;
+}
+
+}  // namespace
+
+void Sm90WgmmaGemm::qk_tile(float* S, size_t lds, const float* Q, size_t ldq, int rows,
+                            const float* K, size_t ldk, int n, int d) const {
+  const int kd = padded_k(d);
+  const DecodedBlock q(decoded_rows(*f_, fp16_, Q, ldq, false, rows, d, kd));
+  const DecodedBlock k(decoded_rows(*f_, fp16_, K, ldk, false, n, d, kd));
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < n; ++c)  // zero_init: C = +0
+      S[size_t(r) * lds + size_t(c)] =
+          f32_from_bits(chain(q, size_t(r) * size_t(kd), k, size_t(c) * size_t(kd), kd, 0u));
+}
+
+void Sm90WgmmaGemm::pv_rows(float* O, size_t ldo, const float* P, size_t ldp, int rows,
+                            const float* V, size_t ldv, int n, int d) const {
+  const int kn = padded_k(n);
+  const DecodedBlock p(decoded_rows(*f_, fp16_, P, ldp, false, rows, n, kn));
+  const DecodedBlock vt(decoded_rows(*f_, fp16_, V, ldv, true, d, n, kn));
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < d; ++j) {
+      float& o = O[size_t(r) * ldo + size_t(j)];
+      o = f32_from_bits(
+          chain(p, size_t(r) * size_t(kn), vt, size_t(j) * size_t(kn), kn, f32_bits(o)));
+    }
+}
+
 Sm90RowBlock::Sm90RowBlock(const Sm90Softmax& sm, int rows, int d, const Sm90Gemm& gemm)
     : sm_(sm),
       rows_(std::max(rows, 1)),
@@ -101,7 +232,7 @@ void Sm90RowBlock::process_block(const float* S, size_t lds, const float* V, siz
   if (n < 1) return;
   const float sl2 = sm_.scale_log2;
   p_.resize(size_t(n));
-  pc_.resize(size_t(n));
+  pc_.resize(size_t(rows_) * size_t(n));  // P after its cast, row by row, for pv_rows
   std::vector<char> wants(size_t(rows_), 0);
   for (int r = 0; r < rows_; ++r) {
     const float* s = S + size_t(r) * lds;
@@ -149,14 +280,14 @@ void Sm90RowBlock::process_block(const float* S, size_t lds, const float* V, siz
         }
       if (lead) acc = first_ ? 0.0f : acc * row_scale;  // a thread without columns (n < 8)
     }
-    // P to the input dtype (cvt.rn), O rescaled, then O += P V.
-    for (int c = 0; c < n; ++c)
-      pc_[size_t(c)] = quantize(*sm_.p_format, p_[size_t(c)], Overflow::ieee);
+    // P to the input dtype (cvt.rn), O rescaled; O += P V for every row after this loop.
+    float* pc = pc_.data() + size_t(r) * size_t(n);
+    for (int c = 0; c < n; ++c) pc[c] = quantize(*sm_.p_format, p_[size_t(c)], Overflow::ieee);
     float* o = o_.data() + size_t(r) * size_t(d_);
     if (row_scale != 1.0f)
       for (int j = 0; j < d_; ++j) o[j] *= row_scale;
-    gemm_.pv(o, pc_.data(), V, ldv, n, d_);
   }
+  gemm_.pv_rows(o_.data(), size_t(d_), pc_.data(), size_t(n), rows_, V, ldv, n, d_);
   if (!first_) {
     for (int w0 = 0; w0 < rows_; w0 += sm_.warp_rows) {
       bool any = false;

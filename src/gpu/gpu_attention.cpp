@@ -299,16 +299,16 @@ void load_block(const GpuAttnShape& shape, const Decoded& d, int64_t bh, int64_t
                 int rows, int nb, int BN, const Sm90Gemm& gemm, std::vector<float>& S,
                 std::vector<float>& V) {
   const int D = shape.d;
-  for (int r = 0; r < rows; ++r) {
-    const int row = m0 + r;
-    for (int c = 0; c < BN; ++c) {
-      const int col = nb * BN + c;
-      S[size_t(r) * size_t(BN) + size_t(c)] =
-          visible(shape, row, col) ? gemm.qk(&d.q[size_t((bh * shape.seq_q + row) * D)],
-                                             &d.k[size_t((bhk * shape.seq_k + col) * D)], D)
-                                   : neg_inf_f32();
-    }
-  }
+  // Every key of the block before seq_k through the seam at once, then the mask: a masked score
+  // is computed and dropped (no side effects; causal blocks on the diagonal only).
+  const int col0 = nb * BN;
+  const int keys = std::clamp(int(shape.seq_k) - col0, 0, BN);
+  if (keys > 0)
+    gemm.qk_tile(S.data(), size_t(BN), &d.q[size_t((bh * shape.seq_q + m0) * D)], size_t(D), rows,
+                 &d.k[size_t((bhk * shape.seq_k + col0) * D)], size_t(D), keys, D);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < BN; ++c)
+      if (!visible(shape, m0 + r, col0 + c)) S[size_t(r) * size_t(BN) + size_t(c)] = neg_inf_f32();
   for (int c = 0; c < BN; ++c) {
     const int col = nb * BN + c;
     for (int x = 0; x < D; ++x)

@@ -226,6 +226,62 @@ TEST(Sm90Forward, WgmmaGemmTruncatesWhereTheExactDotRounds) {
   EXPECT_EQ(o_fma, 1.5f + std::ldexp(1.0f, -22));
 }
 
+// The wgmma model's block forms (each operand decoded once, finite steps in vectorised loops)
+// give the bits of the per-pair qk and per-row pv, which step through the bit patterns: random
+// codes of every magnitude (subnormals, +-0, the largest finite, whose products overflow the
+// float32 accumulator to inf, after which the general step takes over), d and n not multiples of
+// 16, O starting at random values (-0, inf), and blocks holding inf or NaN (the general path).
+TEST(Sm90Forward, WgmmaGemmTilesGiveThePerPairBits) {
+  std::mt19937 rng(20261204);
+  for (const Format* f : {&kBF16, &kFP16}) {
+    const Sm90WgmmaGemm w(*f);
+    // A value of the format from a random code; `finite` redraws inf and NaN codes.
+    auto value = [&](bool finite) {
+      for (;;) {
+        const uint32_t code = rng() & 0xFFFFu;
+        const float x = f == &kBF16 ? f32_from_bits(code << 16) : decode(*f, code);
+        if (!finite || std::isfinite(x)) return x;
+      }
+    };
+    // Codes drawn from a narrow exponent band half the time: sums where alignment matters.
+    auto draw = [&](std::vector<float>& x, bool finite, int zeros_pct) {
+      for (float& v : x) {
+        v = value(finite);
+        if (int(rng() % 100) < zeros_pct) v = (rng() & 1) ? 0.0f : -0.0f;
+        if ((rng() & 1) && std::isfinite(v) && v != 0.0f)
+          v = quantize(*f, std::ldexp(std::ldexp(v, -std::ilogb(v)), int(rng() % 9) - 4),
+                       Overflow::ieee);
+      }
+    };
+    for (int trial = 0; trial < 24; ++trial) {
+      const bool finite = trial % 6 != 5;  // every sixth trial: inf and NaN in the operands
+      const int rows = 1 + int(rng() % 9), n = 1 + int(rng() % 40), d = 8 * (1 + int(rng() % 6));
+      const int zeros = int(rng() % 60);
+      std::vector<float> Q(size_t(rows) * size_t(d)), K(size_t(n) * size_t(d));
+      std::vector<float> P(size_t(rows) * size_t(n)), V(size_t(n) * size_t(d));
+      std::vector<float> O(size_t(rows) * size_t(d));
+      draw(Q, finite, zeros), draw(K, finite, zeros), draw(P, finite, zeros),
+          draw(V, finite, zeros);
+      for (float& o : O) o = trial % 4 == 3 ? value(false) : value(true) * 0.5f;
+      std::vector<float> S(size_t(rows) * size_t(n));
+      w.qk_tile(S.data(), size_t(n), Q.data(), size_t(d), rows, K.data(), size_t(d), n, d);
+      std::vector<float> O_rows = O;
+      w.pv_rows(O_rows.data(), size_t(d), P.data(), size_t(n), rows, V.data(), size_t(d), n, d);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < n; ++c)
+          ASSERT_EQ(f32_bits(S[size_t(r) * size_t(n) + size_t(c)]),
+                    f32_bits(w.qk(&Q[size_t(r) * size_t(d)], &K[size_t(c) * size_t(d)], d)))
+              << f->name << " trial " << trial << " S[" << r << "][" << c << "]";
+        w.pv(&O[size_t(r) * size_t(d)], &P[size_t(r) * size_t(n)], V.data(), size_t(d), n, d);
+        for (int j = 0; j < d; ++j)
+          ASSERT_EQ(f32_bits(O_rows[size_t(r) * size_t(d) + size_t(j)]),
+                    f32_bits(O[size_t(r) * size_t(d) + size_t(j)]))
+              << f->name << " trial " << trial << " O[" << r << "][" << j << "]";
+      }
+    }
+  }
+}
+
 // A row without a visible key: O = 0, LSE -inf (finalize's zero_or_nan branch).
 TEST(Sm90Forward, EmptyRowGivesZeroAndMinusInfinity) {
   OneRow r;

@@ -719,7 +719,7 @@ TEST(GpuUpstream, ModelsDifferMostlyInTheLse) {
 // with the tensor core (sm90-wgmma) equals the old model on exactly as many elements in every run
 // of seq <= 1024, which a model that differs from upstream would only do by chance. (The same
 // count is not the same elements: the proof is `check --from` on saved outputs.) Slow: the wgmma
-// model's GEMMs, about 3 minutes on 2 threads.
+// model's GEMMs (about 16 CPU-s, 2026-12-03, the 2-core VM).
 TEST(GpuUpstream, SlowWgmmaModelAgreesWithTheOldModelAsOftenAsUpstreamDid) {
   const json rec = recorded_upstream("upstream_check_suite.json");
   const json& runs = rec.at("results").at("runs");

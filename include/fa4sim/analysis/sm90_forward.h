@@ -60,6 +60,14 @@ struct Sm90Gemm {
   virtual float qk(const float* q, const float* k, int d) const;
   // o[0..d) += sum_k p[k] v[k][0..d), keys k = 0..n-1 (v row stride ldv): wgmma with C = o.
   virtual void pv(float* o, const float* p, const float* v, size_t ldv, int n, int d) const;
+  // A key block at once, the same bits as the calls above: S[r][c] = qk(Q row r, K row c) for
+  // r < rows, c < n (row strides ldq, ldk, lds); O row r (stride ldo) = pv(O row r, P row r,
+  // V) for r < rows (P row stride ldp). The defaults make those calls; a model overrides them
+  // to prepare each operand once per block instead of once per row or pair.
+  virtual void qk_tile(float* S, size_t lds, const float* Q, size_t ldq, int rows, const float* K,
+                       size_t ldk, int n, int d) const;
+  virtual void pv_rows(float* O, size_t ldo, const float* P, size_t ldp, int rows, const float* V,
+                       size_t ldv, int n, int d) const;
 };
 
 // The tensor core through the seam: both GEMMs as chains of Hopper wgmma m64nNk16 steps, each
@@ -73,6 +81,11 @@ struct Sm90WgmmaGemm : Sm90Gemm {
   explicit Sm90WgmmaGemm(const Format& in_format);
   float qk(const float* q, const float* k, int d) const override;
   void pv(float* o, const float* p, const float* v, size_t ldv, int n, int d) const override;
+  // Each input decoded once per block (core/wgmma_model.h's WgmmaDecodedPairs): 2-3x faster.
+  void qk_tile(float* S, size_t lds, const float* Q, size_t ldq, int rows, const float* K,
+               size_t ldk, int n, int d) const override;
+  void pv_rows(float* O, size_t ldo, const float* P, size_t ldp, int rows, const float* V,
+               size_t ldv, int n, int d) const override;
 
  private:
   const Format* f_;

@@ -183,21 +183,19 @@ FA4_WGMMA_INLINE WgmmaTerm wgmma_c_term(const WgmmaModel& m, const WgmmaOperand&
   return WgmmaTerm{c.sig, c.sig == 0 ? m.zero_exp : c.exp, c.frac, c.neg};
 }
 
-// trunc (or floor) of |t| * 2^(frac_bits + t.exp - e_max - t.frac), signed.
+// trunc (or floor) of |t| * 2^(frac_bits + t.exp - e_max - t.frac), signed. Selects, not
+// branches: whether a term shifts left or right depends on the data (the CPU mispredicted it).
 FA4_WGMMA_INLINE int64_t wgmma_align(const WgmmaModel& m, const WgmmaTerm& t, int e_max) {
   const int sh = m.frac_bits + t.exp - e_max - t.frac;
-  uint64_t mag;
-  bool lost = false;
-  if (sh >= 0) {
-    mag = uint64_t(t.sig) << sh;  // sh <= frac_bits - t.frac: fits (sig < 2^(frac + 2))
-  } else if (sh > -40) {
-    mag = uint64_t(t.sig) >> -sh;
-    lost = (uint64_t(t.sig) & ((uint64_t(1) << -sh) - 1u)) != 0;
-  } else {
-    mag = 0;
-    lost = t.sig != 0;
+  const uint64_t sig = t.sig;
+  // sh >= 0: exact (sh <= frac_bits - t.frac, sig < 2^(frac + 2): fits). sh < 0: the shift is
+  // capped at 63, where sig (< 2^32) is gone whole, as for any larger shift.
+  const int rs = sh < 0 ? (-sh < 63 ? -sh : 63) : 0;
+  uint64_t mag = sh >= 0 ? sig << sh : sig >> rs;
+  if (m.align == WgmmaAlign::floor) {
+    const bool lost = (sig & ((uint64_t(1) << rs) - 1u)) != 0;
+    if (t.neg && lost) ++mag;  // floor of a negative value
   }
-  if (t.neg && lost && m.align == WgmmaAlign::floor) ++mag;  // floor of a negative value
   return t.neg ? -int64_t(mag) : int64_t(mag);
 }
 
@@ -256,17 +254,41 @@ FA4_HD uint32_t wgmma_pack(const WgmmaModel& m, int64_t sum, int e_max, bool all
   return sign | (uint32_t(mant) << (23 - of));  // subnormal: q = -126 - of
 }
 
-// ---- one fused step: C and the products of a[0..n), b[0..n)
+// ---- one fused step: C and the products of n operand pairs
 
-FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a, const uint16_t* b,
-                           int n, uint32_t c) {
+// The operands of a step, pair k: `get(k)` returns a WgmmaPair. WgmmaBitsPairs decodes bit
+// patterns as it goes (the device, where arrays of decoded operands would spill); a host caller
+// that reuses operands across many steps decodes them once (Sm90WgmmaGemm's tiles).
+struct WgmmaPair {
+  WgmmaOperand a, b;
+};
+
+struct WgmmaBitsPairs {
+  WgmmaInput in;
+  const uint16_t* a;
+  const uint16_t* b;
+  FA4_WGMMA_INLINE WgmmaPair operator()(int k) const {
+    return {wgmma_decode(in, a[k]), wgmma_decode(in, b[k])};
+  }
+};
+
+struct WgmmaDecodedPairs {
+  const WgmmaOperand* a;
+  const WgmmaOperand* b;
+  FA4_WGMMA_INLINE WgmmaPair operator()(int k) const { return {a[k], b[k]}; }
+};
+
+// Pairs k0 .. k0 + n - 1 of `get`.
+template <class Pairs>
+FA4_HD uint32_t wgmma_step_pairs(const WgmmaModel& m, const Pairs& get, int k0, int n, uint32_t c) {
   // Pass 1: special values and the largest alignment exponent (Note [wgmma fused sum]).
   const WgmmaOperand oc = wgmma_decode_f32(c);
   bool nan = oc.kind == 3, pinf = oc.kind == 2 && !oc.neg, ninf = oc.kind == 2 && oc.neg;
   bool all_neg_zero = oc.kind == 0 && oc.neg;
   int e_max = wgmma_c_term(m, oc).exp;
-  for (int k = 0; k < n; ++k) {
-    const WgmmaOperand oa = wgmma_decode(in, a[k]), ob = wgmma_decode(in, b[k]);
+  for (int k = k0; k < k0 + n; ++k) {
+    const WgmmaPair p = get(k);
+    const WgmmaOperand &oa = p.a, &ob = p.b;
     const bool neg = oa.neg != ob.neg;
     if (oa.kind == 3 || ob.kind == 3) {
       nan = true;
@@ -284,20 +306,32 @@ FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a
   if (ninf) return 0xFF800000u;
   // Pass 2: the aligned, truncated terms summed exactly (< 2^(frac_bits + 8) for n <= 32).
   int64_t sum = wgmma_align(m, wgmma_c_term(m, oc), e_max);
-  for (int k = 0; k < n; ++k)
-    sum += wgmma_align(m, wgmma_product_term(m, wgmma_decode(in, a[k]), wgmma_decode(in, b[k])),
-                       e_max);
+  for (int k = k0; k < k0 + n; ++k) {
+    const WgmmaPair p = get(k);
+    sum += wgmma_align(m, wgmma_product_term(m, p.a, p.b), e_max);
+  }
   return wgmma_pack(m, sum, e_max, all_neg_zero);
 }
 
-// D = A . B + C for one output element: wgmma_k(in) products, in steps of m.group.
+// C and the products of a[0..n), b[0..n) (bit patterns of `in`).
+FA4_HD uint32_t wgmma_step(const WgmmaModel& m, WgmmaInput in, const uint16_t* a, const uint16_t* b,
+                           int n, uint32_t c) {
+  return wgmma_step_pairs(m, WgmmaBitsPairs{in, a, b}, 0, n, c);
+}
+
+// D = A . B + C for one output element: k products (pairs 0 .. k - 1 of `get`), in steps of
+// m.group.
+template <class Pairs>
+FA4_HD uint32_t wgmma_dot_pairs(const WgmmaModel& m, int k, const Pairs& get, uint32_t c) {
+  const int g = m.group > 0 && m.group < k ? m.group : k;
+  for (int k0 = 0; k0 < k; k0 += g) c = wgmma_step_pairs(m, get, k0, k - k0 < g ? k - k0 : g, c);
+  return c;
+}
+
+// The same of bit patterns: wgmma_k(in) products.
 FA4_HD uint32_t wgmma_dot(const WgmmaModel& m, WgmmaInput in, const uint16_t* a, const uint16_t* b,
                           uint32_t c) {
-  const int k = wgmma_k(in);
-  const int g = m.group > 0 && m.group < k ? m.group : k;
-  for (int k0 = 0; k0 < k; k0 += g)
-    c = wgmma_step(m, in, a + k0, b + k0, k - k0 < g ? k - k0 : g, c);
-  return c;
+  return wgmma_dot_pairs(m, wgmma_k(in), WgmmaBitsPairs{in, a, b}, c);
 }
 
 // Note [wgmma fused sum]
