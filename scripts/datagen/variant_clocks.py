@@ -36,10 +36,12 @@ def seq_group(seq):
     return ">=16384" if seq >= 16384 else ("8192" if seq >= 8192 else "<=6144")
 
 
-def effective(fa4sim):
-    """The effective clock and the cycles' effects of each variant against stock (--effective)."""
+def effective(fa4sim, root):
+    """The effective clock and the cycles' effects of each variant against stock (--effective), from
+    the run folders under `root` (schedule_fit's default folders' names, and the newest others)."""
     spec = json.load(open(schedule_fit.SPEC))
-    a = argparse.Namespace(ncu=schedule_fit.NCU, data=schedule_fit.DATA)
+    a = argparse.Namespace(ncu=os.path.join(root, os.path.basename(schedule_fit.NCU)),
+                           data=os.path.join(root, os.path.basename(schedule_fit.DATA)))
     clk, cyc = collections.defaultdict(list), collections.defaultdict(list)
     for plan in schedule_fit.PLANS:
         if not os.path.exists(schedule_fit.plan_path(a, plan)):
@@ -78,15 +80,15 @@ def main():
     ap.add_argument("--effective", action="store_true", help="the effective clock and the cycles' effects")
     ap.add_argument("--fa4sim", default=os.path.join(ROOT, "build", "fa4sim"), help="for --effective")
     a = ap.parse_args()
+    if not os.path.isdir(a.root):
+        print(f"variant_clocks: error: no folder {a.root} (give --root the data/gpu/schedule folder)", file=sys.stderr)
+        sys.exit(2)
     if a.effective:
         if not os.access(a.fa4sim, os.X_OK):
             print(f"variant_clocks: error: fa4sim binary '{a.fa4sim}' not found (--fa4sim)", file=sys.stderr)
             sys.exit(2)
-        effective(a.fa4sim)
+        effective(a.fa4sim, a.root)
         return
-    if not os.path.isdir(a.root):
-        print(f"variant_clocks: error: no folder {a.root} (give --root the data/gpu/schedule folder)", file=sys.stderr)
-        sys.exit(2)
     change = collections.defaultdict(list)
     for folder in sorted(glob.glob(os.path.join(a.root, "*"))):
         log = load_clock_log(os.path.join(folder, "clocks.csv"))
