@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "fa4sim/analysis/schedule.h"
 #include "fa4sim/report/sections.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/parallel.h"
 #include "fa4sim/util/paths.h"
 #include "fa4sim/util/subprocess.h"
 
@@ -46,10 +48,13 @@ struct Compared {
 // Re-predicts each item (its "input", arch included) and compares with `measured_key`. With
 // `factored`, the item's stored kernel_factor scales the predicted time (Note [Kernel factors]:
 // schedule_fit.py eval --kernel-factors earlier stores each item's factor from earlier plans).
+// The predictions run on `threads` threads (each is independent; the rows keep the items' order).
 Compared compare(const json& items, const std::string& measured_key, const std::string& stored_key,
-                 bool skip_fit, bool factored = false) {
-  Compared c;
+                 bool skip_fit, int threads, bool factored = false) {
   std::map<std::string, std::pair<ArchSpec, ScheduleSpec>> cache;
+  std::vector<const json*> todo;
+  std::vector<ScheduleInput> inputs;
+  std::vector<const std::pair<ArchSpec, ScheduleSpec>*> specs;
   for (const json& it : items) {
     if (skip_fit && it.value("used_for_fit", false)) continue;
     const std::string arch = it.at("input").at("arch").get<std::string>();
@@ -58,10 +63,20 @@ Compared compare(const json& items, const std::string& measured_key, const std::
       ScheduleSpec s = load_schedule_spec(schedule_spec_for_arch(a));
       cache.emplace(arch, std::make_pair(std::move(a), std::move(s)));
     }
-    const auto& [a, s] = cache.at(arch);
-    const SchedulePrediction p =
-        predict_schedule(a, s, schedule_input_from_json(it["input"], ScheduleInput{}, "eval item"));
-    const double tflops = factored ? p.tflops / it.at("kernel_factor").get<double>() : p.tflops;
+    todo.push_back(&it);
+    inputs.push_back(schedule_input_from_json(it["input"], ScheduleInput{}, "eval item"));
+    specs.push_back(&cache.at(arch));
+  }
+  std::vector<double> predicted(todo.size());
+  parallel_chunks(todo.size(), 16, threads, [&](uint64_t, uint64_t b, uint64_t e) {
+    for (uint64_t i = b; i < e; ++i)
+      predicted[i] = predict_schedule(specs[i]->first, specs[i]->second, inputs[i]).tflops;
+  });
+  Compared c;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const json& it = *todo[i];
+    const double tflops =
+        factored ? predicted[i] / it.at("kernel_factor").get<double>() : predicted[i];
     const double meas = it.at(measured_key).get<double>(), ratio = tflops / meas;
     ++c.n;
     c.within5 += std::abs(ratio - 1) <= 0.05;
@@ -135,11 +150,12 @@ void report_schedule(ReportContext& ctx) {
   Compared held_model, held_factored;
   int last_held_out = 0;
   for (const auto& [plan, entry] : h200["plans"].items()) {  // PLANS order: as measured
-    const Compared c = compare(entry.at("items"), "measured_tflops", "predicted_tflops", false);
+    const Compared c =
+        compare(entry.at("items"), "measured_tflops", "predicted_tflops", false, ctx.threads);
     Compared f;
     if (earlier["plans"].contains(plan))
       f = compare(earlier["plans"][plan]["items"], "measured_tflops", "predicted_tflops", false,
-                  true);
+                  ctx.threads, true);
     if (const int n = held_out_number(plan)) {
       held_model += c, held_factored += f;
       last_held_out = std::max(last_held_out, n);
@@ -150,7 +166,8 @@ void report_schedule(ReportContext& ctx) {
     results["h200_" + plan] = to_json(c);
     if (f.n) results["h200_kf_" + plan] = to_json(f);
   }
-  const Compared held = compare(bw["items"], "published_tflops", "predicted_tflops", true);
+  const Compared held =
+      compare(bw["items"], "published_tflops", "predicted_tflops", true, ctx.threads);
   t.rows.push_back({"blackwell_published_held_out", fmt::format("{}", held.n),
                     share(held.within5, held.n), share(held.within10, held.n), "-", "-",
                     fmt::format("{}", held.stale)});
