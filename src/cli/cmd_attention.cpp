@@ -152,8 +152,8 @@ void add_check(CLI::App& root) {
     if (!r.results["safe"].get<bool>()) {
       std::vector<std::string> unsafe;  // each dtype once, however many of its taus are unsafe
       for (const auto& row : r.results["rows"])
-        if (!row["safe"].get<bool>() &&
-            std::find(unsafe.begin(), unsafe.end(), row["dtype"]) == unsafe.end())
+        if (!row["safe"].get<bool>() && std::find(unsafe.begin(), unsafe.end(),
+                                                  row["dtype"].get<std::string>()) == unsafe.end())
           unsafe.push_back(row["dtype"].get<std::string>());
       std::string which;
       for (const auto& d : unsafe) which += (which.empty() ? "" : ", ") + d;

@@ -72,8 +72,9 @@ std::optional<double> model_figure(const PublishedValues& pub, const std::string
   for (const char* f : {"cta_group", "d"})
     if (!e.contains(f) || !e[f].is_number_integer())
       pub.fail(key, fmt::format("needs an integer '{}'", f));
-  const auto a = std::find_if(archs.begin(), archs.end(),
-                              [&](const ArchSpec& s) { return s.name == e["arch"]; });
+  const auto a = std::find_if(archs.begin(), archs.end(), [&](const ArchSpec& s) {
+    return s.name == e["arch"].get<std::string>();
+  });
   if (a == archs.end()) return std::nullopt;
   const Direction dir = e["direction"] == "bwd" ? Direction::bwd : Direction::fwd;
   const OperandType t = e["dtype"] == "fp8" ? OperandType::fp8 : OperandType::bf16;
