@@ -133,9 +133,9 @@ struct DecodedBlock {
 };
 
 // wgmma_step_pairs under kHopper16 for 16 finite operand pairs (a and b: offsets into two
-// DecodedBlocks) and a finite c: the same terms, alignment and packing, in branch-free loops over
-// arrays that the compiler vectorises (the general step copies operand structs and branches on
-// their kinds; this is 2-3x faster). test_sm90_forward checks it against the general step.
+// DecodedBlocks) and a finite c: the same terms, alignment and packing, in loops of selects over
+// arrays (the general step copies operand structs and branches on their kinds).
+// test_sm90_forward checks it against the general step.
 // Under kHopper16 an aligned product fits in 32 bits: it is below 2^(2 frac + 2), shifted left by
 // at most frac_bits - 2 frac (exact), or right (capped at 31: the product, below 2^22, is gone).
 static_assert(kHopper16.align == WgmmaAlign::toward_zero && !kHopper16.renormalize_products &&
