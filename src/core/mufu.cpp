@@ -111,7 +111,7 @@ TableFile read_table_file(const std::string& bin_path, size_t want_bytes) {
   return t;
 }
 
-const json& field(const TableFile& t, const std::string& bin_path, const std::string& k) {
+const json& field(const TableFile& t, const std::string& bin_path, const char* k) {
   if (!t.meta.is_object() || !t.meta.contains(k))
     refuse(bin_path, fmt::format("sidecar '{}' has no '{}'", t.side, k));
   return t.meta.at(k);

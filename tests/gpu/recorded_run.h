@@ -20,7 +20,7 @@ inline json recorded(const std::string& path) {
 }
 
 inline void expect_recorded(const Report& r, const json& rec) {
-  EXPECT_EQ(r.command, rec.at("command"));
+  EXPECT_EQ(r.command, rec.at("command").get<std::string>());
   EXPECT_EQ(r.params, rec.at("params")) << r.params.dump();
   EXPECT_EQ(r.results, rec.at("results")) << r.results.dump();
 }
