@@ -14,7 +14,8 @@ out.
 Compute's cycles of one launch (gpc__cycles_elapsed.max, schedule_ncu.sh) over the timed runs'
 median time, variant against stock, as the median per mask, head dim (<= 128 or above), seq
 (<= 6144, 8192, >= 16384) and kind; and the same for the cycles alone (the effect in cycles,
-measured and modelled), which show whether a change in time is the clock's or the cycles'.
+measured and modelled), which show whether a change in time is the clock's or the cycles'. It reads
+the timed runs and counts under --root too.
 """
 import argparse
 import bisect

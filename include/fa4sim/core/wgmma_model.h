@@ -183,8 +183,8 @@ FA4_WGMMA_INLINE WgmmaTerm wgmma_c_term(const WgmmaModel& m, const WgmmaOperand&
   return WgmmaTerm{c.sig, c.sig == 0 ? m.zero_exp : c.exp, c.frac, c.neg};
 }
 
-// trunc (or floor) of |t| * 2^(frac_bits + t.exp - e_max - t.frac), signed. Selects, not
-// branches: whether a term shifts left or right depends on the data (the CPU mispredicted it).
+// trunc (or floor) of |t| * 2^(frac_bits + t.exp - e_max - t.frac), signed, in selects (the same
+// results as the earlier branches; no measured speed difference on the CPU).
 FA4_WGMMA_INLINE int64_t wgmma_align(const WgmmaModel& m, const WgmmaTerm& t, int e_max) {
   const int sh = m.frac_bits + t.exp - e_max - t.frac;
   const uint64_t sig = t.sig;
