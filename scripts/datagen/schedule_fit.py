@@ -141,7 +141,7 @@ def load_rows(path):
 
 
 NCU = os.path.join(ROOT, "data", "gpu", "schedule", "2026-12-01e")
-PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "diag7", "heldout8", "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20", "heldout21", "heldout22", "heldout23")
+PLANS = ("calibration", "heldout", "moonshot", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "diag7", "heldout8", "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20", "heldout21", "heldout22", "heldout23", "heldout24")
 CYCLE_PARAMS = ["tensor_efficiency", "wgmma_latency", "cta_fixed_cycles", "tau_cycles", "latency.mufu"]
 CLOCK_PARAMS = ["clock_mhz_base", "clock_tensor_slowdown"]
 
@@ -537,40 +537,54 @@ def kernel_ratios(rows, preds):
     return out
 
 
-def with_factors(preds, rows, factors):
-    """The predictions scaled by their kernels' factors ({key: (factor, n)}), as fa4sim applies them."""
-    out = []
-    for r, p in zip(rows, preds):
-        f, n = factors.get(kernel_key(r["input"]), (1.0, 0))
-        q = dict(p)
-        q.update(ms=p["ms"] * f, tflops=p["tflops"] / f, total_cycles=p["total_cycles"] * f,
-                 kernel_factor=f, kernel_factor_measurements=n)
-        out.append(q)
-    return out
+def kernel_list(ratios):
+    """The factors file's kernels from {kernel: measured / modelled times}."""
+    return [{"d": k[0], "causal": k[1], "tau": k[2], "emu_fraction": k[3], "degree": k[4],
+             "factor": factor_of(v), "measurements": len(v),
+             "min": round(min(v), 5), "max": round(max(v), 5)} for k, v in sorted(ratios.items())]
 
 
-def medians(ratios):
-    return {k: (factor_of(v), len(v)) for k, v in ratios.items()}
+def predict_with_ratios(fa4sim, spec, rows, ratios):
+    """fa4sim's predictions of `rows` with the factors of `ratios` (the model alone when empty)."""
+    inputs = [r["input"] for r in rows]
+    if not ratios:
+        return predict(fa4sim, spec, inputs)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "factors.json")
+        json.dump({"schema": "fa4sim/schedule-kernel-factors-v1", "spec": "schedule_fit", "archs": ["h200"],
+                   "kernels": kernel_list(ratios)}, open(path, "w"))
+        return predict(fa4sim, spec, inputs, path)
+
+
+FACTOR_PASSES = 2  # re-takes of the factors against predictions made with them (Note [Kernel factors in the clock])
+
+
+def fixed_point_ratios(fa4sim, spec, rows, raw):
+    """Per kernel, measured / modelled time of each configuration of `rows`, at the fixed point of
+    Note [Kernel factors in the clock]: first against the model alone (`raw`), then FACTOR_PASSES
+    times against fa4sim's predictions with the factors so far, each divided by its own factor (a
+    factor moves a variant's clock as well as its cycles)."""
+    ratios = kernel_ratios(rows, raw)
+    for _ in range(FACTOR_PASSES):
+        preds = predict_with_ratios(fa4sim, spec, rows, ratios)
+        ratios = kernel_ratios(rows, [dict(p, ms=p["ms"] / p["kernel_factor"]) for p in preds])
+    return ratios
 
 
 def cmd_factors(a):
     spec = json.load(open(a.spec))
     plans = [p for p in PLANS if os.path.exists(plan_path(a, p))] if a.fit_plans == "all" \
         else a.fit_plans.split(",")
-    ratios = collections.defaultdict(list)
-    for plan in plans:
-        rows = plan_rows(a, plan)
-        for k, v in kernel_ratios(rows, predict(a.fa4sim, spec, [r["input"] for r in rows])).items():
-            ratios[k] += v
-    kernels = [{"d": k[0], "causal": k[1], "tau": k[2], "emu_fraction": k[3], "degree": k[4],
-                "factor": factor_of(v), "measurements": len(v),
-                "min": round(min(v), 5), "max": round(max(v), 5)} for k, v in sorted(ratios.items())]
+    rows = [r for plan in plans for r in plan_rows(a, plan)]
+    kernels = kernel_list(fixed_point_ratios(a.fa4sim, spec, rows, predict(a.fa4sim, spec, [r["input"] for r in rows])))
     report = {"schema": "fa4sim/schedule-kernel-factors-v1", "spec": os.path.relpath(a.spec, ROOT),
               "archs": ["h200"],
               "what": "per compiled kernel of upstream FA4's sm90 forward (head dim, mask, tau, emulated "
                       "fraction; tile the kernel's own): the median of measured / modelled time over its "
                       "configurations measured on the H200 with the protocol of scripts/gpu/schedule_device.sh, "
-                      "min and max beside it (Note [Kernel factors] in include/fa4sim/analysis/schedule.h)",
+                      "min and max beside it (Note [Kernel factors] in include/fa4sim/analysis/schedule.h); "
+                      "modelled with the factors in a tricks variant's clock, at the fixed point of Note [Kernel "
+                      "factors in the clock]",
               "command": "python3 scripts/datagen/schedule_fit.py factors --fa4sim build/fa4sim --fit-plans "
                          + a.fit_plans,
               "plans": plans, "data": "data/gpu/schedule (each plan's runs, merged as eval merges them)",
@@ -607,7 +621,7 @@ def cmd_eval(a):
               "command": command, "date": datetime.date.today().isoformat(),
               "kernel_factors": kernel_factors_note(mode),
               "plans": {}}
-    earlier = collections.defaultdict(list)  # kernel -> ratios of the plans evaluated so far
+    seen, seen_raw = [], []  # the rows of the plans evaluated so far, and the model's predictions of them
     for plan in PLANS:
         path = plan_path(a, plan)
         if not os.path.exists(path):
@@ -615,10 +629,10 @@ def cmd_eval(a):
         rows = plan_rows(a, plan)
         inputs = [r["input"] for r in rows]
         if mode == "earlier":
-            raw = predict(a.fa4sim, spec, inputs)
-            preds = with_factors(raw, rows, medians(earlier))
-            for k, v in kernel_ratios(rows, raw).items():
-                earlier[k] += v
+            ratios = fixed_point_ratios(a.fa4sim, spec, seen, seen_raw) if seen else {}
+            preds = predict_with_ratios(a.fa4sim, spec, rows, ratios)
+            seen += rows
+            seen_raw += predict(a.fa4sim, spec, inputs)
         else:
             preds = predict(a.fa4sim, spec, inputs, mode)
         items = []

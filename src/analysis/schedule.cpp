@@ -749,14 +749,25 @@ SchedulePrediction finish_grid(const ArchSpec& a, const ScheduleSpec& s, const G
 }
 
 // The clock line under the power cap (Note [Schedule model], Note [Clock and duration]) for a
-// kernel of tensor share u and `cycles` clocks at head dim d.
-double clock_line(const ArchSpec& a, const ScheduleSpec& s, double u, double cycles, int d) {
+// kernel of tensor share u and `cycles` clocks at head dim d, before the arch's clock ceiling.
+double clock_line_uncapped(const ScheduleSpec& s, double u, double cycles, int d) {
   // The tensor core draws power for the padded head dim it multiplies (upstream's tile_hdim), and
   // the clock settles lower the longer a kernel runs.
   u *= static_cast<double>((d + 15) / 16 * 16) / d;
   const double slow = 1 + s.clock_tensor_slowdown * u +
                       s.clock_duration_slope * std::log(std::max(cycles, 1.0) / 1e6);
-  return std::min(a.sm_clock_mhz, s.clock_mhz_base / std::max(slow, 0.1));
+  return s.clock_mhz_base / std::max(slow, 0.1);
+}
+
+double clock_line(const ArchSpec& a, const ScheduleSpec& s, double u, double cycles, int d) {
+  return std::min(a.sm_clock_mhz, clock_line_uncapped(s, u, cycles, d));
+}
+
+// The weight of a tricks variant's own tensor share in its clock (Note [Clock follows the tricks
+// in long runs]) for a stock kernel of `stock_cycles`.
+double clock_tricks_weight(const ScheduleSpec& s, double stock_cycles) {
+  return std::clamp(
+      s.clock_tricks_slope * std::log(std::max(stock_cycles, 1.0) / s.clock_tricks_c0), 0.0, 1.0);
 }
 
 }  // namespace
@@ -778,6 +789,13 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
   stock.tricks.tau = rule.stock_tau;
   stock.tricks.emu_fraction = rule.stock_emu_fraction;
   const GridSim gs = same ? GridSim{} : simulate_ctas(a, s, stock);
+  // With kernel factors, the clock of a tricks variant sees the factors' cycles (Note [Kernel
+  // factors in the clock]): each kernel's tensor share divided by its factor, the stock kernel's
+  // length multiplied by its own.
+  const KernelFactor* kf = factors ? find_kernel_factor(*factors, a, in) : nullptr;
+  const KernelFactor* kf_stock =
+      factors && !same ? find_kernel_factor(*factors, a, stock) : nullptr;
+  const double f_variant = kf ? kf->factor : 1, f_stock = kf_stock ? kf_stock->factor : 1;
   // The loads' clocks depend on the clock and the clock on the cycles: a fixed point, reached in
   // a few steps (the clock's sensitivity to the loads is well below 1).
   double clock = in.clock_mhz > 0 ? in.clock_mhz : a.sm_clock_mhz;
@@ -786,21 +804,28 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
     p = finish_grid(a, s, g, clock);
     if (in.clock_mhz > 0) break;
     const SchedulePrediction sp = same ? p : finish_grid(a, s, gs, clock);
-    double u = sp.tensor_share_grid;
+    const double u = sp.tensor_share_grid;
+    double next = clock_line(a, s, u, sp.total_cycles, in.shape.d);
     if (!same && no_tile &&
         s.clock_tricks_slope > 0) {  // Note [Clock follows the tricks in long runs]
-      const double w = std::clamp(
-          s.clock_tricks_slope * std::log(std::max(sp.total_cycles, 1.0) / s.clock_tricks_c0), 0.0,
-          1.0);
-      u += w * (p.tensor_share_grid - sp.tensor_share_grid);
+      if (f_variant == 1 && f_stock == 1) {
+        const double w = clock_tricks_weight(s, sp.total_cycles);
+        next = clock_line(a, s, u + w * (p.tensor_share_grid - u), sp.total_cycles, in.shape.d);
+      } else {  // Note [Kernel factors in the clock]: the stock clock times the variant's change
+        const double us = u / f_stock, uv = p.tensor_share_grid / f_variant;
+        const double cs = sp.total_cycles * f_stock, w = clock_tricks_weight(s, cs);
+        next = std::min(a.sm_clock_mhz,
+                        clock_line_uncapped(s, u, sp.total_cycles, in.shape.d) *
+                            clock_line_uncapped(s, us + w * (uv - us), cs, in.shape.d) /
+                            clock_line_uncapped(s, us, cs, in.shape.d));
+      }
     }
-    const double next = clock_line(a, s, u, sp.total_cycles, in.shape.d);
     const bool done = std::abs(next - clock) < 0.01;
     clock = next;
     if (done) break;
   }
   p.clock_mhz = clock;
-  if (const KernelFactor* kf = factors ? find_kernel_factor(*factors, a, in) : nullptr) {
+  if (kf) {
     p.kernel_factor = kf->factor;
     p.kernel_factor_measurements = kf->measurements;
     p.total_cycles *= kf->factor;

@@ -243,6 +243,62 @@ TEST(Schedule, ClockFollowsTheTricksInLongRuns) {
   expect_refused_naming(bad, "calibrated.clock_tricks_slope");
 }
 
+// Note [Kernel factors in the clock]: a factor's cycles draw no tensor power, so with factors a
+// tricks variant's clock sees each kernel's share divided by its factor and the stock's length
+// multiplied by its own; the stock's clock and a factor of 1 change nothing.
+TEST(Schedule, KernelFactorsEnterTheClock) {
+  ScheduleInput emu = shape(128, false, 16384, 2, 16, 16);
+  emu.tricks.emu_fraction = 0.5;
+  const ScheduleInput stock_in = shape(128, false, 16384, 2, 16, 16);
+  const auto factors = [&](double f_variant, double f_stock) {
+    KernelFactors f;
+    f.archs = {h200().name};
+    f.kernels.push_back(KernelFactor{128, false, 0, 0.5, 3, f_variant, 4});
+    f.kernels.push_back(KernelFactor{128, false, 0, 0, 3, f_stock, 4});
+    return f;
+  };
+  ASSERT_EQ(tile_rule(sm90(), 128, false).stock_tau, 0);
+  ASSERT_EQ(tile_rule(sm90(), 128, false).stock_emu_fraction, 0);
+  const auto alone = predict_schedule(h200(), sm90(), emu);
+  const auto stock = predict_schedule(h200(), sm90(), stock_in);
+  // factors of 1: the model alone's clock, bit for bit
+  const KernelFactors ones = factors(1, 1);
+  EXPECT_EQ(predict_schedule(h200(), sm90(), emu, &ones).clock_mhz, alone.clock_mhz);
+  // the stock kernel keeps its clock whatever its factor; its time is scaled by it
+  const KernelFactors slow_stock = factors(1, 1.15);
+  const auto s2 = predict_schedule(h200(), sm90(), stock_in, &slow_stock);
+  EXPECT_EQ(s2.clock_mhz, stock.clock_mhz);
+  EXPECT_NEAR(s2.ms, stock.ms * 1.15, 1e-9 * stock.ms);
+  // a variant slower than modelled draws less tensor power per clock: a higher clock; a stock
+  // kernel slower than modelled leaves the variant less to gain: a lower one
+  const KernelFactors slow_variant = factors(1.15, 1);
+  const auto v = predict_schedule(h200(), sm90(), emu, &slow_variant);
+  EXPECT_GT(v.clock_mhz, alone.clock_mhz);
+  EXPECT_LT(predict_schedule(h200(), sm90(), emu, &slow_stock).clock_mhz, alone.clock_mhz);
+  // the closed form at w = 1, the stock's length corrected by its factor
+  ScheduleSpec full = sm90();
+  full.clock_tricks_c0 = 1;
+  full.clock_tricks_slope = 100;
+  const KernelFactors both = factors(1.15, 1.05);
+  const auto vf = predict_schedule(h200(), full, emu, &both);
+  const auto line = [&](double u, double cycles) {
+    return sm90().clock_mhz_base / (1 + sm90().clock_tensor_slowdown * u +
+                                    sm90().clock_duration_slope * std::log(cycles / 1e6));
+  };
+  const double us = stock.tensor_share_grid / 1.05, cs = stock.total_cycles * 1.05;
+  EXPECT_NEAR(
+      vf.clock_mhz,
+      std::min(h200().sm_clock_mhz, line(stock.tensor_share_grid, stock.total_cycles) *
+                                        line(vf.tensor_share_grid / 1.15, cs) / line(us, cs)),
+      1e-6);
+  EXPECT_DOUBLE_EQ(vf.kernel_factor, 1.15);
+  // no weight (short runs or no term): the stock clock, factors or not
+  ScheduleSpec none = sm90();
+  none.clock_tricks_slope = 0;
+  EXPECT_EQ(predict_schedule(h200(), none, emu, &both).clock_mhz,
+            predict_schedule(h200(), none, emu).clock_mhz);
+}
+
 // The optional calibrated terms: absent, they change nothing; present, each moves what it prices.
 TEST(Schedule, OptionalTermsPriceWhatTheyName) {
   json j =

@@ -129,6 +129,20 @@ struct TileRule {
 // squared error), judged on heldout14-22 and on heldout23, planned after the change and measured
 // blind.
 //
+// ---- Note [Kernel factors in the clock]
+// A kernel factor (Note [Kernel factors]) says how many more cycles than the model a compiled
+// kernel takes; those cycles draw no tensor power (Nsight Compute: no variant changes the tensor
+// pipe's active cycles against stock by more than 0.5 %, Note [O rescale and the tensor unit]). So
+// with factors, the clock of a tricks variant under Note [Clock follows the tricks in long runs]
+// takes each kernel's tensor share divided by its factor, and the stock kernel's length multiplied
+// by its own: the variant's clock is the stock clock times line(u's + w (u'v - u's)) / line(u's),
+// w from the stock's corrected length. The stock kernel's own clock, and any prediction without a
+// factor, are as before. Why: in the H200's long runs above d 128 the effective clock of emulated
+// variants is up to 9.5 % above stock's, where the model alone gave 1.5 % (d 256, half emulated,
+// 17 M cycles: Nsight Compute counts 17.5 % more cycles than stock, the model 6.9 %;
+// docs/schedule.md "Round 17"). The factors file is taken at the fixed point this makes
+// (schedule_fit.py factors: each factor re-taken against the predictions with the factors, twice).
+//
 // ---- Note [O rescale before the GEMM]
 // Upstream's sm90 forward rescales O before issuing O += PV when the tile's V head dim exceeds 128
 // (flash_fwd_sm90.py: rescale_O_before_gemm = tile_hdimv > 128 and intra_wg_overlap), after it
