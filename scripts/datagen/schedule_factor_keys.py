@@ -4,7 +4,11 @@ slope in seq, have predicted the H200 held-out sets better? (Note [Kernel factor
 include/fa4sim/analysis/schedule.h; docs/schedule.md, round 15.)
 
 Reads the model-alone evaluation (data/schedule/eval_h200.json, written by `schedule_fit.py eval`)
-and replays `eval --kernel-factors earlier` forward in time: each plan from heldout14 on gets, per
+and replays `eval --kernel-factors earlier` forward in time with each factor multiplying the modelled
+time and nothing else, as fa4sim applied factors up to round 16 (since round 17 a factor also moves
+a tricks variant's clock, Note [Kernel factors in the clock], which this replay leaves out; its
+`kernel` row agrees with round 16's stored scoring, data/schedule/eval_h200_kernel_factors_earlier_r16.json,
+over the plans that holds): each plan from heldout14 on gets, per
 configuration, the median of measured / modelled time of the configurations measured in the plans
 before it that share its key, falling back to the kernel's median when the finer key has fewer
 than two. Keys:
@@ -20,7 +24,8 @@ than two. Keys:
                      share at a shape cancels)
 Prints per key: configurations within 5 % and 10 %, and the effects beyond their spread with the
 sign right and within 3 points (the issue's targets); --json writes the same.
-  python3 scripts/datagen/schedule_factor_keys.py [--eval data/schedule/eval_h200.json] [--json OUT]
+  python3 scripts/datagen/schedule_factor_keys.py [--eval data/schedule/eval_h200.json] [--last PLAN] [--json OUT]
+--last: score the plans up to and including PLAN only.
 """
 import argparse
 import collections
@@ -95,8 +100,10 @@ def paired_ratios(ev, plans):
     return out
 
 
-def score(ev, name):
+def score(ev, name, last=None):
     plans = list(ev["plans"])
+    if last is not None:
+        plans = plans[:plans.index(last) + 1]
     tot = collections.Counter()
     for n, plan in enumerate(plans):
         num = plan[len("heldout"):]
@@ -154,6 +161,7 @@ def main():
     ap.add_argument("--eval", default=os.path.join(ROOT, "data/schedule/eval_h200.json"),
                     help="schedule_fit.py eval's model-alone report (default data/schedule/eval_h200.json)")
     ap.add_argument("--json", help="write the table to this file")
+    ap.add_argument("--last", help="the last plan to score (default: every plan of --eval)")
     a = ap.parse_args()
     try:
         ev = json.load(open(a.eval))
@@ -162,8 +170,13 @@ def main():
         print(f"schedule_factor_keys: error: cannot read --eval {a.eval!r}: {e} (run schedule_fit.py eval first)",
               file=sys.stderr)
         return 2
-    rows = {name: score(ev, name) for name in KEYS}
-    print(f"heldout{FIRST} and later, each plan's factors from the plans before it ({os.path.relpath(a.eval, ROOT)})")
+    if a.last is not None and a.last not in ev["plans"]:
+        print(f"schedule_factor_keys: error: --last {a.last!r} is not a plan of {a.eval} (one of "
+              f"{', '.join(ev['plans'])})", file=sys.stderr)
+        return 2
+    rows = {name: score(ev, name, a.last) for name in KEYS}
+    upto = f" to {a.last}" if a.last else " and later"
+    print(f"heldout{FIRST}{upto}, each plan's factors from the plans before it ({os.path.relpath(a.eval, ROOT)})")
     print(f"{'key':<18} {'configs':>7} {'<=5 %':>6} {'<=10 %':>6} {'effects':>7} {'sign':>5} {'<=3 pts':>7}")
     for name, t in rows.items():
         print(f"{name:<18} {t['configurations']:>7} {t['within_5pct']:>6} {t['within_10pct']:>6} "
@@ -171,7 +184,9 @@ def main():
     if a.json:
         write_atomic(a.json, (json.dumps({"schema": "fa4sim/schedule-factor-keys-v1",
                                           "eval": os.path.relpath(a.eval, ROOT), "first_plan": f"heldout{FIRST}",
-                                          "command": "python3 scripts/datagen/schedule_factor_keys.py --json "
+                                          "last_plan": a.last,
+                                          "command": "python3 scripts/datagen/schedule_factor_keys.py "
+                                                     + (f"--last {a.last} " if a.last else "") + "--json "
                                                      + os.path.relpath(os.path.abspath(a.json), ROOT),
                                           "keys": rows}, indent=1) + "\n").encode())
     return 0

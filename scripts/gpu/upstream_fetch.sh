@@ -3,9 +3,10 @@
 # as wheels for Python 3.12 / manylinux x86_64 (the GPU machine's python), into DIR (default
 # .upstream-wheels/, ignored by git). Run it on a machine that reaches PyPI; then bring DIR to the
 # GPU machine and run scripts/gpu/upstream_install.sh there (README "Upstream FA4").
-#   The 92 MB CUDA 13 runtime wheel is also written as two parts (<name>.part-aa/-ab, 60 MiB at
-#   most each) for transports that carry 64 MiB at a time; SHA256SUMS lists every whole wheel so
-#   the install step can check the reassembly.
+#   The 92 MB CUDA 13 runtime wheel is also written as parts (<name>.part-aa, -ab, ...; 60 MiB at
+#   most each, or FA4SIM_WHEEL_PART, a size for split -b, e.g. 9500000 where a transport carries
+#   only that much beside a working tree); SHA256SUMS lists every whole wheel so the install step
+#   can check the reassembly.
 # Usage: scripts/gpu/upstream_fetch.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,7 +28,7 @@ plat=(--only-binary=:all: --python-version 3.12 --implementation cp --platform m
   rm -f ./*.part-* SHA256SUMS
   sha256sum ./*.whl > SHA256SUMS
   big=$(ls nvidia_cutlass_dsl_libs_cu13-*.whl)
-  split -b 60M "$big" "$big.part-"
+  split -b "${FA4SIM_WHEEL_PART:-60M}" "$big" "$big.part-"
 )
 echo "upstream_fetch: $(ls "$dir"/*.whl | wc -l) wheels in $dir ($(du -sh "$dir" | cut -f1)); parts:"
 ls -l "$dir"/*.part-*

@@ -46,9 +46,11 @@ struct Compared {
 };
 
 // Re-predicts each item (its "input", arch included) and compares with `measured_key`. With
-// `factored`, the item's stored kernel_factor scales the predicted time (Note [Kernel factors]:
-// schedule_fit.py eval --kernel-factors earlier stores each item's factor from earlier plans).
-// The predictions run on `threads` threads (each is independent; the rows keep the items' order).
+// `factored`, with the kernel factors the items store (Note [Kernel factors]: schedule_fit.py eval
+// --kernel-factors earlier stores each item's factor from earlier plans; a plan's items hold one
+// factor per kernel, and a variant's clock reads its stock kernel's too, Note [Kernel factors in
+// the clock]). The predictions run on `threads` threads (each is independent; the rows keep the
+// items' order).
 Compared compare(const json& items, const std::string& measured_key, const std::string& stored_key,
                  bool skip_fit, int threads, bool factored = false) {
   std::map<std::string, std::pair<ArchSpec, ScheduleSpec>> cache;
@@ -67,16 +69,31 @@ Compared compare(const json& items, const std::string& measured_key, const std::
     inputs.push_back(schedule_input_from_json(it["input"], ScheduleInput{}, "eval item"));
     specs.push_back(&cache.at(arch));
   }
+  KernelFactors factors;
+  for (size_t i = 0; factored && i < todo.size(); ++i) {
+    if (todo[i]->at("kernel_factor_measurements").get<int>() == 0 || inputs[i].tile_m != 0 ||
+        inputs[i].tile_n != 0)
+      continue;  // no factor (or a tile override): the model alone
+    const ScheduleInput& in = inputs[i];
+    if (std::find(factors.archs.begin(), factors.archs.end(), specs[i]->first.name) ==
+        factors.archs.end())
+      factors.archs.push_back(specs[i]->first.name);
+    if (!find_kernel_factor(factors, specs[i]->first, in))
+      factors.kernels.push_back(KernelFactor{in.shape.d, in.shape.causal, in.tricks.tau,
+                                             in.tricks.emu_fraction, in.tricks.degree,
+                                             todo[i]->at("kernel_factor").get<double>(), 1});
+  }
   std::vector<double> predicted(todo.size());
   parallel_chunks(todo.size(), 16, threads, [&](uint64_t, uint64_t b, uint64_t e) {
     for (uint64_t i = b; i < e; ++i)
-      predicted[i] = predict_schedule(specs[i]->first, specs[i]->second, inputs[i]).tflops;
+      predicted[i] = predict_schedule(specs[i]->first, specs[i]->second, inputs[i],
+                                      factored ? &factors : nullptr)
+                         .tflops;
   });
   Compared c;
   for (size_t i = 0; i < todo.size(); ++i) {
     const json& it = *todo[i];
-    const double tflops =
-        factored ? predicted[i] / it.at("kernel_factor").get<double>() : predicted[i];
+    const double tflops = predicted[i];
     const double meas = it.at(measured_key).get<double>(), ratio = tflops / meas;
     ++c.n;
     c.within5 += std::abs(ratio - 1) <= 0.05;

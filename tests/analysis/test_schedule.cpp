@@ -243,7 +243,7 @@ TEST(Schedule, ClockFollowsTheTricksInLongRuns) {
   expect_refused_naming(bad, "calibrated.clock_tricks_slope");
 }
 
-// Note [Kernel factors in the clock]: a factor's cycles draw no tensor power, so with factors a
+// A factor's cycles draw no tensor power (Note [Kernel factors in the clock]), so with factors a
 // tricks variant's clock sees each kernel's share divided by its factor and the stock's length
 // multiplied by its own; the stock's clock and a factor of 1 change nothing.
 TEST(Schedule, KernelFactorsEnterTheClock) {
