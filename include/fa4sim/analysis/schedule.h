@@ -49,8 +49,9 @@
 // (data/schedule/sm90_kernel_factors.json, written by scripts/datagen/schedule_fit.py factors)
 // holds, per kernel measured on the H200, the median of measured / modelled time over its measured
 // configurations; a prediction of that kernel on an arch the file names has its time multiplied
-// by it (total_cycles and ms; TFLOP/s divided; the clock, the per-iteration figures and the busy
-// shares stay the model's). A kernel the file lacks, any --tile, or `--kernel-factors none` gives
+// by it (total_cycles and ms; TFLOP/s divided; the per-iteration figures and the busy shares stay
+// the model's, and so does the clock but for a tricks variant's, Note [Kernel factors in the
+// clock]). A kernel the file lacks, any --tile, or `--kernel-factors none` gives
 // the schedule model alone (kernel_factor 1). The search for the best (tau, fraction) compares like
 // with like: a setting against stock with both factors when both kernels have one, else both
 // without.
