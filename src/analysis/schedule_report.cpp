@@ -178,8 +178,9 @@ Report schedule_report(const ScheduleModelOptions& o, const ScheduleModelResult&
       "clk/iter: one main-loop iteration (one K/V block) of a CTA in steady state, SM clocks; busy: share "
       "of the CTA's clocks the resource is busy, per SM sub-partition; longest wait: where a warp "
       "waits longest per iteration (docs/schedule.md); kernel factor: measured / modelled time of this "
-      "compiled kernel on the H200, the median over (n) measured configurations, applied to ms and TFLOP/s "
-      "(Note [Kernel factors]; --kernel-factors none: the model alone)");
+      "compiled kernel on the H200, the median over (n) measured configurations, applied to ms and TFLOP/s, "
+      "and to a tricks variant's MHz in long runs (Note [Kernel factors], Note [Kernel factors in the "
+      "clock]; --kernel-factors none: the model alone)");
   rep.results = json{{"rows", rows}};
   rep.tables.push_back(std::move(t));
   return rep;
