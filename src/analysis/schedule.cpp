@@ -793,8 +793,8 @@ SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
   // factors in the clock]): each kernel's tensor share divided by its factor, the stock kernel's
   // length multiplied by its own.
   const KernelFactor* kf = factors ? find_kernel_factor(*factors, a, in) : nullptr;
-  const KernelFactor* kf_stock =
-      factors && !same ? find_kernel_factor(*factors, a, stock) : nullptr;
+  // A variant without a factor of its own keeps the model alone's clock.
+  const KernelFactor* kf_stock = kf && !same ? find_kernel_factor(*factors, a, stock) : nullptr;
   const double f_variant = kf ? kf->factor : 1, f_stock = kf_stock ? kf_stock->factor : 1;
   // The loads' clocks depend on the clock and the clock on the cycles: a fixed point, reached in
   // a few steps (the clock's sensitivity to the loads is well below 1).
