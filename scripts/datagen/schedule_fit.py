@@ -601,7 +601,7 @@ def kernel_factors_note(mode):
     if mode in ("none", "earlier"):
         return {"none": "none: the schedule model alone",
                 "earlier": "each plan's from the plans before it in PLANS (measured earlier): the median "
-                           "of measured / modelled time per kernel"}[mode]
+                           "of measured / modelled time per kernel, at the fixed point of Note [Kernel factors in the clock]"}[mode]
     with open(mode, "rb") as f:
         raw = f.read()
     path = os.path.abspath(mode)

@@ -195,7 +195,7 @@ void report_schedule(ReportContext& ctx) {
       "heldout4, the clock on the times of calibration to heldout5; heldout6 to heldout13 were each "
       "measured before a model change they then judged, and heldout14 and later after round 11, "
       "the model since, and used by no fit (docs/schedule.md). With kernel factors: each plan's "
-      "predictions times the kernel factors of the plans measured before it (Note [Kernel factors]; "
+      "predictions with the kernel factors of the plans measured before it (Note [Kernel factors]; "
       "`fa4sim schedule` applies those of data/schedule/sm90_kernel_factors.json, taken over every "
       "plan). Blackwell: published figures of data/published/fa4_speeds.json except PR #2109's rows, "
       "on which the sm100 MMA latency and issue window were fitted. docs/schedule.md has the misses "

@@ -349,7 +349,9 @@ double tma_tile_clocks(const ScheduleSpec& s, int d, int rows);
 
 // Throws Error for shapes the kernel cannot run (d not a multiple of 8 or > 256, seq 0, heads
 // not a multiple of heads_kv) and tricks out of range (fraction outside [0, 1], degree 0..5).
-// With `factors`, a kernel they hold is scaled by its factor (Note [Kernel factors]).
+// With `factors`, a kernel they hold is scaled by its factor, and a tricks variant that has one
+// reads it (and its stock kernel's) in its clock (Note [Kernel factors], Note [Kernel factors in
+// the clock]).
 SchedulePrediction predict_schedule(const ArchSpec& a, const ScheduleSpec& s,
                                     const ScheduleInput& in,
                                     const KernelFactors* factors = nullptr);
