@@ -263,8 +263,9 @@ def predict(fa4sim, spec, inputs, kernel_factors="none"):
         json.dump(inputs, open(ip, "w"))
         r = subprocess.run([fa4sim, "schedule", "--inputs", ip, "--spec", sp, "--kernel-factors",
                             kernel_factors, "--json", "-"], capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"schedule_fit: fa4sim schedule failed: {r.stderr.strip()}")
+        if r.returncode != 0:  # fa4sim's exit code 2 (bad input, such as a malformed factors file) is kept
+            print(f"schedule_fit: fa4sim schedule failed: {r.stderr.strip()}", file=sys.stderr)
+            sys.exit(2 if r.returncode == 2 else 1)
         return json.loads(r.stdout)["results"]["predictions"]
 
 

@@ -275,6 +275,14 @@ TEST(Schedule, KernelFactorsEnterTheClock) {
   const auto v = predict_schedule(h200(), sm90(), emu, &slow_variant);
   EXPECT_GT(v.clock_mhz, alone.clock_mhz);
   EXPECT_LT(predict_schedule(h200(), sm90(), emu, &slow_stock).clock_mhz, alone.clock_mhz);
+  // a file with the stock kernel's factor and not the variant's: the variant is the model alone,
+  // its clock included, bit for bit
+  KernelFactors stock_only = slow_stock;
+  stock_only.kernels.erase(stock_only.kernels.begin());
+  const auto v_alone = predict_schedule(h200(), sm90(), emu, &stock_only);
+  EXPECT_EQ(v_alone.clock_mhz, alone.clock_mhz);
+  EXPECT_EQ(v_alone.ms, alone.ms);
+  EXPECT_EQ(v_alone.kernel_factor, 1);
   // the closed form at w = 1, the stock's length corrected by its factor
   ScheduleSpec full = sm90();
   full.clock_tricks_c0 = 1;

@@ -5,7 +5,8 @@ heldout23's variants (12 shapes x 3 kinds at most; every plan's are about 700); 
 prints one row per variant shape of that root alone (no fewer than the table's groups of three
 or more count, 36 at most), each with three clock changes (measured, the model alone, with
 factors); a missing --root, or a missing --kernel-factors file with --per-shape, exits 2 with the
-script's error. Exit 77 without the stored runs or the fa4sim binary."""
+script's error, and a malformed one exits 2 with fa4sim's. Exit 77 without the stored runs or the
+fa4sim binary."""
 import os
 import re
 import subprocess
@@ -55,6 +56,14 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--kernel-factors", os.path.join(tmp, "missing.json")], capture_output=True, text=True)
     if r.returncode != 2 or "variant_clocks: error: no kernel-factors file" not in r.stderr:
         print(f"FAIL: a missing --kernel-factors gave exit {r.returncode}, stderr {r.stderr!r}")
+        fails += 1
+    bad = os.path.join(tmp, "malformed.json")
+    with open(bad, "w") as f:
+        f.write('{"schema": "not-kernel-factors"}')
+    r = subprocess.run([sys.executable, SCRIPT, "--effective", "--per-shape", "--fa4sim", FA4SIM, "--root", tmp,
+                        "--kernel-factors", bad], capture_output=True, text=True)
+    if r.returncode != 2 or "fa4sim: error: kernel factors file" not in r.stderr:
+        print(f"FAIL: a malformed --kernel-factors gave exit {r.returncode}, stderr {r.stderr!r}")
         fails += 1
     r = subprocess.run([sys.executable, SCRIPT, "--root", os.path.join(tmp, "missing"), "--effective"],
                        capture_output=True, text=True)
