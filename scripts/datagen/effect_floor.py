@@ -16,8 +16,11 @@ errors' distribution; for n = 1 and n >= 3 the script scales by sqrt(2 n) (exact
 the share within 3 sqrt(2 n). The sign: with the measured effect m standing in for the true one, an
 exact prediction's sign differs from the measured one when the runs' mean error exceeds |m| the other
 way: (1 - share within |m| sqrt(2 n)) / 2. The difference distribution is every pair of runs of every
-repeated effect. The runs of one plan were mostly taken back to back on one machine, so what they
-share is not in their difference: the floor is what an exact model could at best expect.
+repeated effect; and, since effects whose runs differ more are measured less precisely (their
+scored spread holds the runs' differences), also the pairs of the scored effects in the same band of
+spread (<= 1.5, 3, 6 points, wider), a band without pairs falling back to every pair. The runs of one
+plan were mostly taken back to back on one machine, so what they share is not in their difference:
+the floor is what an exact model could at best expect.
 
 Prints and writes (--json, default data/schedule/effect_floor.json): per effect, the measured and
 predicted effect, spread, runs, and an exact prediction's chances; in summary the model's counts,
@@ -88,9 +91,23 @@ def chances(diffs, measured_points, runs):
     return diffs.share_within(POINTS * scale), 1 - (1 - diffs.share_within(abs(measured_points) * scale)) / 2
 
 
+SPREAD_BINS = (1.5, 3.0, 6.0, math.inf)  # points: the strata of the spread-aware floor
+
+
+def spread_bin(points):
+    return next(i for i, top in enumerate(SPREAD_BINS) if points <= top)
+
+
 def floor(ev, rep, first):
     diffs = Differences(rep["items"])
     runs = {key(i["plan"], i["shape"], i["kind"]): len(i["runs"]) for i in rep["items"]}
+    # Effects whose runs differ more are measured less precisely, and their spread (which holds
+    # the runs' differences) says so: the repeated effects, stratified by their scored spread.
+    spreads = {key(plan, e["shape"], e["kind"]): 100 * e["spread"] for plan, v in ev["plans"].items()
+               for e in v["effects"]}
+    strata = [[i for i in rep["items"] if key(i["plan"], i["shape"], i["kind"]) in spreads and
+               spread_bin(spreads[key(i["plan"], i["shape"], i["kind"])]) == b] for b in range(len(SPREAD_BINS))]
+    by_spread = [Differences(items) if items else diffs for items in strata]
     effects = []
     for plan, v in ev["plans"].items():
         num = plan_number(plan)
@@ -102,11 +119,13 @@ def floor(ev, rep, first):
             n = runs.get(key(plan, e["shape"], e["kind"]), 1)
             m = 100 * e["measured_effect"]
             p3, ps = chances(diffs, m, n)
+            q3, qs = chances(by_spread[spread_bin(100 * e["spread"])], m, n)
             effects.append({"plan": plan, "shape": e["shape"], "kind": e["kind"], "runs": n,
                             "measured_points": round(m, 3), "predicted_points": round(100 * e["predicted_effect"], 3),
                             "spread_points": round(100 * e["spread"], 3),
                             "model_within_3": e["size_error_points"] <= POINTS, "model_sign_right": bool(e["sign_right"]),
-                            "exact_within_3_chance": round(p3, 5), "exact_sign_chance": round(ps, 5)})
+                            "exact_within_3_chance": round(p3, 5), "exact_sign_chance": round(ps, 5),
+                            "exact_within_3_chance_by_spread": round(q3, 5), "exact_sign_chance_by_spread": round(qs, 5)})
     if not effects:
         fail(f"no effect beyond its spread in the plans from heldout{first} on", "give an earlier --first-plan")
     tight = [e for e in effects if e["spread_points"] <= POINTS]
@@ -122,6 +141,15 @@ def floor(ev, rep, first):
         "exact_expected_signs_right": round(sum(e["exact_sign_chance"] for e in effects), 2),
         "exact_chance_every_within_3": math.prod(e["exact_within_3_chance"] for e in effects),
         "exact_chance_every_sign_right": math.prod(e["exact_sign_chance"] for e in effects),
+        "by_spread": {
+            "spread_bins_points": [f"<= {top}" for top in SPREAD_BINS],
+            "repeat_pairs": [len(d.d) if items else 0 for d, items in zip(by_spread, strata)],
+            "repeat_pairs_within_6_points": [d.share_within(6.0) if items else None
+                                             for d, items in zip(by_spread, strata)],
+            "exact_expected_within_3": round(sum(e["exact_within_3_chance_by_spread"] for e in effects), 2),
+            "exact_expected_signs_right": round(sum(e["exact_sign_chance_by_spread"] for e in effects), 2),
+            "exact_chance_every_within_3": math.prod(e["exact_within_3_chance_by_spread"] for e in effects),
+            "exact_chance_every_sign_right": math.prod(e["exact_sign_chance_by_spread"] for e in effects)},
         "spread_at_most_3_points": {"effects": len(tight), "model_within_3": sum(e["model_within_3"] for e in tight),
                                     "model_signs_right": sum(e["model_sign_right"] for e in tight)},
         "spread_above_3_points": {"effects": len(loose), "model_within_3": sum(e["model_within_3"] for e in loose),
@@ -152,6 +180,11 @@ def main():
     print(f"| an exact prediction, expected | {s['exact_expected_within_3']:.1f} | {s['exact_expected_signs_right']:.1f} |")
     print(f"| an exact prediction, chance of every one | {100 * s['exact_chance_every_within_3']:.2g} % | "
           f"{100 * s['exact_chance_every_sign_right']:.2g} % |")
+    b = s["by_spread"]
+    print(f"| the same, repeats stratified by spread, expected | {b['exact_expected_within_3']:.1f} | "
+          f"{b['exact_expected_signs_right']:.1f} |")
+    print(f"| the same, chance of every one | {100 * b['exact_chance_every_within_3']:.2g} % | "
+          f"{100 * b['exact_chance_every_sign_right']:.2g} % |")
     for name, part in (("spread <= 3 points", s["spread_at_most_3_points"]), ("spread > 3 points", s["spread_above_3_points"])):
         print(f"{name}: {part['effects']} effects, the model {part['model_within_3']} within 3 points, "
               f"{part['model_signs_right']} signs right")

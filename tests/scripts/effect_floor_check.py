@@ -3,7 +3,8 @@
   differ by 0.5, 2, 5 and 7 points, so an exact prediction is within 3 points of a two-run mean
   (differences <= 6) with chance 3/4 and of a single run (<= 3 sqrt 2) with 1/2; a single-run effect
   of -2 points keeps its sign with chance 1 - (1 - 2/4) / 2 = 3/4 (differences <= 2 sqrt 2). Effects
-  within their spread and plans before --first-plan are left out.
+  within their spread and plans before --first-plan are left out. Stratified by spread, a bin
+  holds the pairs of the scored effects in it, and an empty bin falls back to every pair.
 - On the stored files: the model's counts are the forward-in-time scoring's own (its summaries
   over heldout14 on), and the summary is data/schedule/effect_floor.json's.
 - A missing --eval, a --first-plan that is not a held-out plan, and a repeat file without an
@@ -75,6 +76,13 @@ with tempfile.TemporaryDirectory() as tmp:
         check("exact chance of every size", s["exact_chance_every_within_3"], 0.75 * 0.5 * 0.5)
         check("exact expected signs", s["exact_expected_signs_right"], 1 + 0.75 + 1)
         check("exact chance of every sign", s["exact_chance_every_sign_right"], 0.75)
+        # stratified by spread: only the first effect's pair is scored (spread 1 point, bin <= 1.5,
+        # differing by 2); the 5-point bin has no pair and falls back to every pair
+        b = s["by_spread"]
+        check("by spread: pairs", b["repeat_pairs"], [1, 0, 0, 0])
+        check("by spread: expected within 3", b["exact_expected_within_3"], 1 + 1 + 0.5)
+        check("by spread: chance of every size", b["exact_chance_every_within_3"], 0.5)
+        check("by spread: expected signs", b["exact_expected_signs_right"], 3)
         check("spread <= 3", s["spread_at_most_3_points"], {"effects": 2, "model_within_3": 1, "model_signs_right": 1})
         check("spread > 3", s["spread_above_3_points"], {"effects": 1, "model_within_3": 1, "model_signs_right": 1})
 
