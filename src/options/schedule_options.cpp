@@ -8,16 +8,20 @@
 
 #include "fa4sim/options/roofline_options.h"
 #include "fa4sim/util/error.h"
+#include "fa4sim/util/parse.h"
 
 namespace fa4sim {
 
 std::vector<ArchSpec> schedule_archs(const std::string& arch,
-                                     const std::vector<std::string>& arch_files) {
+                                     const std::vector<std::string>& arch_files,
+                                     const std::string& opt) {
   std::vector<ArchSpec> out;
-  for (const auto& name : list_items("--arch", arch, "an architecture"))
+  for (const auto& name : list_items(opt, arch, "an architecture"))
     out.push_back(name.find('/') != std::string::npos || name.ends_with(".json")
                       ? load_arch_file(name)
-                      : load_known_arch(name));
+                      : load_known_arch(name == "h100"
+                                            ? "h100_sxm"  // as `fa4sim roofline`
+                                            : parse_choice(opt, name, known_arch_names())));
   for (const auto& f : arch_files) out.push_back(load_arch_file(f));
   return out;
 }
@@ -83,7 +87,9 @@ Report schedule_inputs_report(const ScheduleCliOptions& c, const json& list,
     const std::string arch = e.is_object() && e.contains("arch") && e["arch"].is_string()
                                  ? e["arch"].get<std::string>()
                                  : c.arch;
-    if (!archs.count(arch)) archs.emplace(arch, schedule_archs(arch, {}).front());
+    if (!archs.count(arch))
+      archs.emplace(
+          arch, schedule_archs(arch, {}, fmt::format("arch in {}, entry {}:", where, i)).front());
     const ArchSpec& a = archs.at(arch);
     const ScheduleSpec s = load_schedule_spec(c.spec.empty() ? schedule_spec_for_arch(a) : c.spec);
     if (!factors.count(arch))

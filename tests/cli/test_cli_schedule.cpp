@@ -65,7 +65,8 @@ TEST(CliSchedule, BadInput) {
   expect_usage_error("--seq 0", "--seq");
   expect_usage_error("--emu-fraction 1.5", "--emu-fraction");
   expect_usage_error("--emu-fraction -0.1", "--emu-fraction");
-  expect_usage_error("--arch nosuch", "nosuch");
+  expect_usage_error("--arch nosuch",
+                     "unknown --arch 'nosuch' (valid: a100, h100_sxm, h200, b200, b300)");
   expect_usage_error("--arch a100", "no schedule model for a100");
   expect_usage_error("--heads 32 --kv-heads 5", "not a multiple of kv heads");
   expect_usage_error("--tile 100x128", "tile 100x128");
@@ -81,6 +82,13 @@ TEST(CliSchedule, BadInput) {
                                   [](json& j) { j["calibrated"].erase("wgmma_latency"); });
   expect_usage_error("--spec " + spec, "calibrated.wgmma_latency");
   expect_usage_error("--inputs /nonexistent.json", "does not exist");
+  // an --inputs entry naming an unknown arch: refused, naming the entry and the known archs
+  static const auto dir = fa4sim::test::temp_dir("schedule-bad-inputs");
+  const std::string in = (dir / "in.json").string();
+  std::ofstream(in) << R"([{"arch": "h200", "d": 64}, {"arch": "h201", "d": 64}])";
+  expect_usage_error("--inputs " + in, "unknown arch in inputs file '" + in +
+                                           "', entry 1: 'h201' (did you mean 'h200'?");
+  EXPECT_EQ(run_cli("schedule --no-search --arch h100 --d 64").code, 0);  // as fa4sim roofline
 }
 
 // A kernel description whose fields have the wrong JSON type is refused by name (found by

@@ -27,9 +27,11 @@ struct ScheduleCliOptions {
   CommonOptions common;
 };
 
-// --arch (names or arch JSON paths, comma-separated), then the --arch-file ones.
+// --arch (names or arch JSON paths, comma-separated), then the --arch-file ones. An unknown name
+// is refused with the known ones listed, as `opt` (the option or the entry it came from).
 std::vector<ArchSpec> schedule_archs(const std::string& arch,
-                                     const std::vector<std::string>& arch_files);
+                                     const std::vector<std::string>& arch_files,
+                                     const std::string& opt = "--arch");
 
 // The one configuration the options describe (kv_heads 0 = heads, seq_k 0 = seq).
 ScheduleInput schedule_input(const ScheduleCliOptions& c);
