@@ -25,7 +25,8 @@ the floor is what an exact model could at best expect.
 Prints and writes (--json, default data/schedule/effect_floor.json): per effect, the measured and
 predicted effect, spread, runs, and an exact prediction's chances; in summary the model's counts,
 an exact prediction's expected counts, the chance that it matches every effect, and the model's
-counts split by whether the measured spread is under 3 points.
+counts split by whether the measured spread is under 3 points, and the chance of every one within 3 points
+if every effect were the mean of n = 1..8 runs.
   python3 scripts/datagen/effect_floor.py [--eval FILE] [--repeat FILE] [--first-plan heldout14] [--json OUT]
 """
 import argparse
@@ -141,6 +142,10 @@ def floor(ev, rep, first):
         "exact_expected_signs_right": round(sum(e["exact_sign_chance"] for e in effects), 2),
         "exact_chance_every_within_3": math.prod(e["exact_within_3_chance"] for e in effects),
         "exact_chance_every_sign_right": math.prod(e["exact_sign_chance"] for e in effects),
+        # if every effect were the mean of n runs: an exact prediction's chance of every size
+        # within 3 points (every pair, scaled by sqrt(2 n); the pairs' tail holds few points)
+        "exact_chance_every_within_3_with_runs": {
+            str(n): diffs.share_within(POINTS * math.sqrt(2 * n)) ** len(effects) for n in range(1, 9)},
         "by_spread": {
             "spread_bins_points": [f"<= {top}" for top in SPREAD_BINS],
             "repeat_pairs": [len(d.d) if items else 0 for d, items in zip(by_spread, strata)],
@@ -188,6 +193,8 @@ def main():
     for name, part in (("spread <= 3 points", s["spread_at_most_3_points"]), ("spread > 3 points", s["spread_above_3_points"])):
         print(f"{name}: {part['effects']} effects, the model {part['model_within_3']} within 3 points, "
               f"{part['model_signs_right']} signs right")
+    print("if every effect were measured in n runs, an exact prediction's chance of every size within 3 points: " +
+          ", ".join(f"n {n}: {100 * c:.3g} %" for n, c in s["exact_chance_every_within_3_with_runs"].items()))
     report = {"schema": "fa4sim/schedule-effect-floor-v1",
               "what": "each effect beyond its spread in the forward-in-time scoring, with the chance that a prediction "
                       "without error lands within 3 points of the measured runs' mean and has its sign (from how far "

@@ -75,6 +75,11 @@ with tempfile.TemporaryDirectory() as tmp:
         check("exact expected within 3", s["exact_expected_within_3"], 0.75 + 0.5 + 0.5)
         check("exact chance of every size", s["exact_chance_every_within_3"], 0.75 * 0.5 * 0.5)
         check("exact expected signs", s["exact_expected_signs_right"], 1 + 0.75 + 1)
+        # n runs each: within 3 sqrt(2 n): 4.24 -> 2 of 4 pairs, 6 -> 3 of 4, 7.35 and more -> all
+        with_runs = s["exact_chance_every_within_3_with_runs"]
+        check("every size, 1 run each", with_runs["1"], 0.5 ** 3)
+        check("every size, 2 runs each", with_runs["2"], 0.75 ** 3)
+        check("every size, 3 runs each", with_runs["3"], 1.0)
         check("exact chance of every sign", s["exact_chance_every_sign_right"], 0.75)
         # stratified by spread: only the first effect's pair is scored (spread 1 point, bin <= 1.5,
         # differing by 2); the 5-point bin has no pair and falls back to every pair
