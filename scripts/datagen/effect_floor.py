@@ -106,8 +106,11 @@ def floor(ev, rep, first):
     # the runs' differences) says so: the repeated effects, stratified by their scored spread.
     spreads = {key(plan, e["shape"], e["kind"]): 100 * e["spread"] for plan, v in ev["plans"].items()
                for e in v["effects"]}
-    strata = [[i for i in rep["items"] if key(i["plan"], i["shape"], i["kind"]) in spreads and
-               spread_bin(spreads[key(i["plan"], i["shape"], i["kind"])]) == b] for b in range(len(SPREAD_BINS))]
+    strata = [[] for _ in SPREAD_BINS]
+    for i in rep["items"]:
+        k = key(i["plan"], i["shape"], i["kind"])
+        if k in spreads:
+            strata[spread_bin(spreads[k])].append(i)
     by_spread = [Differences(items) if items else diffs for items in strata]
     effects = []
     for plan, v in ev["plans"].items():

@@ -24,16 +24,10 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
     for (const auto& item : split(spec, ',')) {
       if (item == "all") {
         for (const auto& n : known) out.push_back(load_known_arch(n));
-      } else if (item.find('/') != std::string::npos || item.ends_with(".json")) {
-        out.push_back(load_arch_file(item));
       } else {
-        if (item == "h100") {  // the common name of the one H100 we model
-          out.push_back(load_known_arch("h100_sxm"));
-          continue;
-        }
         std::vector<std::string> choices = known;
         choices.push_back("all");
-        out.push_back(load_known_arch(parse_choice("--arch", item, choices)));
+        out.push_back(load_arch_item("--arch", item, choices));
       }
     }
   }
@@ -48,6 +42,14 @@ std::vector<ArchSpec> parse_archs(const std::string& spec, const std::vector<std
 }
 
 }  // namespace
+
+ArchSpec load_arch_item(const std::string& opt, const std::string& item,
+                        const std::vector<std::string>& choices) {
+  if (item.find('/') != std::string::npos || item.ends_with(".json")) return load_arch_file(item);
+  if (item == "h100")
+    return load_known_arch("h100_sxm");  // the common name of the one H100 we model
+  return load_known_arch(parse_choice(opt, item, choices));
+}
 
 std::pair<int, int> parse_tile(const std::string& s) {
   const auto x = s.find('x');

@@ -8,7 +8,6 @@
 
 #include "fa4sim/options/roofline_options.h"
 #include "fa4sim/util/error.h"
-#include "fa4sim/util/parse.h"
 
 namespace fa4sim {
 
@@ -17,11 +16,7 @@ std::vector<ArchSpec> schedule_archs(const std::string& arch,
                                      const std::string& opt) {
   std::vector<ArchSpec> out;
   for (const auto& name : list_items(opt, arch, "an architecture"))
-    out.push_back(name.find('/') != std::string::npos || name.ends_with(".json")
-                      ? load_arch_file(name)
-                      : load_known_arch(name == "h100"
-                                            ? "h100_sxm"  // as `fa4sim roofline`
-                                            : parse_choice(opt, name, known_arch_names())));
+    out.push_back(load_arch_item(opt, name, known_arch_names()));
   for (const auto& f : arch_files) out.push_back(load_arch_file(f));
   return out;
 }

@@ -34,7 +34,11 @@ inline constexpr int kRooflineMaxD =
 // The parts parse_roofline_options() parses, also checked by the CLI as each option is read.
 std::pair<int, int> parse_tile(const std::string& s);  // MxN, each 1..4096
 std::vector<int> parse_sweep(const std::string& s);    // LO:HI:STEP, each 1..kRooflineMaxD
-double parse_emu_fraction(const std::string& s);       // 0..1
+// One --arch item: an arch JSON path (it holds '/' or ends in .json), "h100" (h100_sxm, the one
+// H100 modelled), or a name of data/archs; an unknown name is refused as `opt`, listing `choices`.
+ArchSpec load_arch_item(const std::string& opt, const std::string& item,
+                        const std::vector<std::string>& choices);
+double parse_emu_fraction(const std::string& s);  // 0..1
 
 // Validates every option before any work and builds the analysis' options (params included).
 RooflineOptions parse_roofline_options(const RooflineCliOptions& c);
